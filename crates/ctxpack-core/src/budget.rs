@@ -1,0 +1,178 @@
+//! The budget: a positive safe integer in the units of a meter.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A validated budget: an integer in `1 ..= 2^53 - 1`, the range every JSON consumer can
+/// represent exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct Budget(u64);
+
+/// Why a budget was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    /// Zero admits nothing and is always a mistake.
+    #[error("budget must be a positive integer, got 0")]
+    Zero,
+    /// Above the largest integer a JSON consumer can represent exactly.
+    #[error("budget {0} is above the largest safe integer (2^53 - 1 = 9007199254740991)")]
+    TooLarge(String),
+    /// Negative numbers.
+    #[error("budget must be a positive integer, got {0}")]
+    Negative(String),
+    /// Fractions, exponents that leave a fraction, NaN and friends.
+    #[error("budget must be a whole number, got {0}")]
+    NotWhole(String),
+    /// Anything that is not a number at all.
+    #[error("budget must be a positive integer, got `{0}`")]
+    NotANumber(String),
+}
+
+impl Budget {
+    /// The largest accepted budget, `2^53 - 1`.
+    pub const MAX: u64 = (1 << 53) - 1;
+
+    /// Validates an integer budget.
+    pub fn new(value: u64) -> Result<Self, BudgetError> {
+        match value {
+            0 => Err(BudgetError::Zero),
+            v if v > Self::MAX => Err(BudgetError::TooLarge(v.to_string())),
+            v => Ok(Budget(v)),
+        }
+    }
+
+    /// Validates a budget given as a JSON number.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, BudgetError> {
+        match value {
+            serde_json::Value::Number(n) => {
+                if let Some(v) = n.as_u64() {
+                    Budget::new(v)
+                } else if n.as_i64().is_some() {
+                    Err(BudgetError::Negative(n.to_string()))
+                } else {
+                    let f = n.as_f64().unwrap_or(f64::NAN);
+                    if f.fract() != 0.0 || !f.is_finite() {
+                        Err(BudgetError::NotWhole(n.to_string()))
+                    } else if f <= 0.0 {
+                        Err(BudgetError::Negative(n.to_string()))
+                    } else if f > Self::MAX as f64 {
+                        Err(BudgetError::TooLarge(n.to_string()))
+                    } else {
+                        // A whole float such as `50.0` in range: exact as an integer.
+                        Budget::new(f as u64)
+                    }
+                }
+            }
+            other => Err(BudgetError::NotANumber(other.to_string())),
+        }
+    }
+
+    /// The budget as an integer.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl FromStr for Budget {
+    type Err = BudgetError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        if let Ok(v) = t.parse::<u64>() {
+            return Budget::new(v);
+        }
+        if t.starts_with('-') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1 {
+            return Err(BudgetError::Negative(t.to_owned()));
+        }
+        if t.chars().all(|c| c.is_ascii_digit()) && !t.is_empty() {
+            return Err(BudgetError::TooLarge(t.to_owned()));
+        }
+        match t.parse::<f64>() {
+            Ok(f) if f.is_finite() && f.fract() != 0.0 => Err(BudgetError::NotWhole(t.to_owned())),
+            Ok(f) if f.is_finite() && f <= 0.0 => Err(BudgetError::Negative(t.to_owned())),
+            Ok(f) if f.is_finite() => {
+                let json = serde_json::Number::from_f64(f).map(serde_json::Value::Number);
+                json.map_or(Err(BudgetError::NotANumber(t.to_owned())), |v| {
+                    Budget::from_json(&v)
+                })
+            }
+            _ => Err(BudgetError::NotANumber(t.to_owned())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_cases() {
+        let cases: &[(&str, Result<u64, &str>)] = &[
+            ("1", Ok(1)),
+            ("1200", Ok(1200)),
+            ("9007199254740991", Ok(Budget::MAX)),
+            ("1e3", Ok(1000)),
+            ("0", Err("budget must be a positive integer, got 0")),
+            ("-5", Err("budget must be a positive integer, got -5")),
+            ("2.5", Err("budget must be a whole number, got 2.5")),
+            (
+                "9007199254740992",
+                Err(
+                    "budget 9007199254740992 is above the largest safe integer (2^53 - 1 = 9007199254740991)",
+                ),
+            ),
+            (
+                "99999999999999999999999",
+                Err(
+                    "budget 99999999999999999999999 is above the largest safe integer (2^53 - 1 = 9007199254740991)",
+                ),
+            ),
+            ("ten", Err("budget must be a positive integer, got `ten`")),
+            ("", Err("budget must be a positive integer, got ``")),
+            ("NaN", Err("budget must be a positive integer, got `NaN`")),
+        ];
+        for (input, expected) in cases {
+            let got = input
+                .parse::<Budget>()
+                .map(Budget::get)
+                .map_err(|e| e.to_string());
+            assert_eq!(got, expected.map_err(str::to_owned), "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn json_cases() {
+        let cases: &[(&str, Result<u64, &str>)] = &[
+            ("50", Ok(50)),
+            ("50.0", Ok(50)),
+            ("0", Err("budget must be a positive integer, got 0")),
+            ("-1", Err("budget must be a positive integer, got -1")),
+            ("0.5", Err("budget must be a whole number, got 0.5")),
+            (
+                "1e300",
+                Err(
+                    "budget 1e+300 is above the largest safe integer (2^53 - 1 = 9007199254740991)",
+                ),
+            ),
+            (
+                "\"50\"",
+                Err("budget must be a positive integer, got `\"50\"`"),
+            ),
+            ("null", Err("budget must be a positive integer, got `null`")),
+        ];
+        for (input, expected) in cases {
+            let value: serde_json::Value = serde_json::from_str(input).expect("test input is JSON");
+            let got = Budget::from_json(&value)
+                .map(Budget::get)
+                .map_err(|e| e.to_string());
+            assert_eq!(got, expected.map_err(str::to_owned), "input {input}");
+        }
+    }
+}

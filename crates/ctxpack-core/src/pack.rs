@@ -1,0 +1,151 @@
+//! The pack: what a model is shown, with everything needed to account for it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use ctxpack_meter::Meter;
+
+use crate::budget::Budget;
+use crate::model::{Candidate, Dropped, Hit};
+use crate::select::{Counters, Selection, Selector, select};
+
+/// A warning carried by a pack. Its text is part of the output contract.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Warning {
+    /// Candidates existed but none fit whole.
+    NoCompleteHitFits,
+    /// The worktree has uncommitted changes that the pack does not include.
+    DirtyWorktree,
+    /// A surface-specific notice (for example a field embedded on the fly).
+    Notice(String),
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::NoCompleteHitFits => {
+                f.write_str("context pack budget admitted no complete hit")
+            }
+            Warning::DirtyWorktree => f.write_str(
+                "worktree has uncommitted changes; the pack reads the committed snapshot and excludes them",
+            ),
+            Warning::Notice(text) => f.write_str(text),
+        }
+    }
+}
+
+/// How many secrets were masked in the candidates, by kind of secret.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RedactionSummary {
+    /// Count per rule kind, ordered by kind.
+    pub by_kind: BTreeMap<String, u64>,
+}
+
+impl RedactionSummary {
+    /// Total number of masked secrets.
+    pub fn total(&self) -> u64 {
+        self.by_kind.values().sum()
+    }
+
+    /// Records `n` redactions of `kind`.
+    pub fn add(&mut self, kind: &str, n: u64) {
+        if n > 0 {
+            *self.by_kind.entry(kind.to_owned()).or_default() += n;
+        }
+    }
+}
+
+/// Which snapshot a pack was built from and how it was chosen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotInfo {
+    /// The reference as the caller gave it (`HEAD`, a SHA or a prefix).
+    pub requested_ref: String,
+    /// The full SHA it resolved to.
+    pub resolved_sha: String,
+    /// How the snapshot was chosen (`exact`).
+    pub selection: String,
+    /// The snapshot's state in the store (`indexed`).
+    pub status: String,
+    /// The checked-out branch, if any.
+    pub branch: Option<String>,
+    /// Whether HEAD is detached.
+    pub detached: bool,
+    /// Whether the worktree had uncommitted changes.
+    pub worktree_dirty: bool,
+}
+
+/// What a pack is asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackRequest {
+    /// The goal or purpose the pack serves.
+    pub goal: String,
+    /// The hard budget.
+    pub budget: Budget,
+    /// The unit the budget and every cost are measured in.
+    pub meter: Meter,
+    /// The selection policy.
+    pub selector: Selector,
+}
+
+/// A finished pack.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pack {
+    /// The goal or purpose.
+    pub goal: String,
+    /// The snapshot, for packs built from one.
+    pub snapshot: Option<SnapshotInfo>,
+    /// The hard budget.
+    pub budget: Budget,
+    /// The unit of budget and costs.
+    pub meter: Meter,
+    /// Sum of the selected hits' costs; `used <= budget`.
+    pub used: u64,
+    /// The selection policy.
+    pub selector: Selector,
+    /// The counters.
+    pub counters: Counters,
+    /// The selected hits, in pack order.
+    pub hits: Vec<Hit>,
+    /// What was left out and why.
+    pub dropped: Vec<Dropped>,
+    /// Warnings, in the order they arose.
+    pub warnings: Vec<Warning>,
+    /// What masking removed.
+    pub redactions: RedactionSummary,
+}
+
+impl Pack {
+    /// Selects from `candidates` (in retrieval rank order, costs in `request.meter`) and
+    /// assembles the pack, warning when candidates existed but none fit.
+    pub fn build(request: PackRequest, candidates: Vec<Candidate>) -> Pack {
+        let Selection {
+            selector,
+            hits,
+            dropped,
+            used,
+            counters,
+        } = select(candidates, request.budget, request.selector);
+        let mut warnings = Vec::new();
+        if counters.candidate_hits > 0 && hits.is_empty() {
+            warnings.push(Warning::NoCompleteHitFits);
+        }
+        Pack {
+            goal: request.goal,
+            snapshot: None,
+            budget: request.budget,
+            meter: request.meter,
+            used,
+            selector,
+            counters,
+            hits,
+            dropped,
+            warnings,
+            redactions: RedactionSummary::default(),
+        }
+    }
+
+    /// Whether any unique candidate was left out for budget reasons.
+    pub fn truncated(&self) -> bool {
+        self.counters.budget_rejected_hits > 0
+    }
+}

@@ -1,0 +1,353 @@
+//! Selectors: the policies that choose whole hits under a budget.
+//!
+//! Every selector starts the same way: exact duplicate citation ids are removed (the first
+//! occurrence stays eligible), then the pinned tier is admitted in rank order, drop-and-continue,
+//! before any visible candidate is looked at. What differs is how visible candidates compete
+//! for the budget that is left. Whatever the policy, hits are whole, `used <= budget`, and every
+//! candidate ends up either selected or dropped with a reason.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::budget::Budget;
+use crate::model::{Candidate, Citation, DropReason, Dropped, Family, Hit, Tier};
+
+/// A selection policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Selector {
+    /// citation-diverse-v2: a diversity pass that takes the first fitting hit of each source
+    /// family in rank order, then a fill pass over the rest in rank order. Representatives are
+    /// listed first, then fill hits.
+    Diverse,
+    /// Best-first; stops at the first hit that does not fit, which marks the pack truncated.
+    Prefix,
+    /// Drop-and-continue in rank order: a hit that does not fit is dropped and packing goes on.
+    Skip,
+    /// ctxpack's own: greedy relevance-per-cost with diminishing returns for repeated source
+    /// families, listed in rank order.
+    Coverage,
+}
+
+impl Selector {
+    /// Every selector.
+    pub const ALL: [Selector; 4] = [
+        Selector::Diverse,
+        Selector::Prefix,
+        Selector::Skip,
+        Selector::Coverage,
+    ];
+
+    /// The name accepted by `--selector`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Selector::Diverse => "diverse",
+            Selector::Prefix => "prefix",
+            Selector::Skip => "skip",
+            Selector::Coverage => "coverage",
+        }
+    }
+
+    /// The strategy identifier reported in a pack's `selection.strategy`.
+    pub fn strategy(self) -> &'static str {
+        match self {
+            Selector::Diverse => "citation-diverse-v2",
+            Selector::Prefix => "greedy-prefix",
+            Selector::Skip => "drop-and-continue",
+            Selector::Coverage => "coverage-v1",
+        }
+    }
+}
+
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error for a selector name that is not one of [`Selector::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown selector `{0}`: expected one of diverse, prefix, skip, coverage")]
+pub struct UnknownSelector(pub String);
+
+impl FromStr for Selector {
+    type Err = UnknownSelector;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Selector::ALL
+            .into_iter()
+            .find(|sel| sel.name() == s)
+            .ok_or_else(|| UnknownSelector(s.to_owned()))
+    }
+}
+
+/// The selection counters of a pack. They always satisfy
+/// `unique_citations = selected_hits + budget_rejected_hits` and
+/// `candidate_hits = unique_citations + duplicate_citations_skipped`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counters {
+    /// Candidates offered.
+    pub candidate_hits: usize,
+    /// Candidates after exact-citation deduplication.
+    pub unique_citations: usize,
+    /// Distinct source families among the selected hits.
+    pub selected_sources: usize,
+    /// Candidates removed because an earlier one had the same citation id.
+    pub duplicate_citations_skipped: usize,
+    /// Unique candidates that the budget did not admit.
+    pub budget_rejected_hits: usize,
+}
+
+/// The outcome of a selection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selection {
+    /// The policy that made it.
+    pub selector: Selector,
+    /// Selected hits, in the order the policy lists them.
+    pub hits: Vec<Hit>,
+    /// Every candidate not selected, in rank order, with its reason.
+    pub dropped: Vec<Dropped>,
+    /// Sum of the selected hits' costs; never above the budget.
+    pub used: u64,
+    /// The counters.
+    pub counters: Counters,
+}
+
+impl Selection {
+    /// Whether any unique candidate was left out for budget reasons.
+    pub fn truncated(&self) -> bool {
+        self.counters.budget_rejected_hits > 0
+    }
+}
+
+/// A unique candidate awaiting a decision.
+struct Slot {
+    rank: usize,
+    candidate: Candidate,
+}
+
+/// Selects whole candidates under `budget` with `selector`. Candidates must be in retrieval
+/// rank order; the result is a pure function of the arguments.
+pub fn select(candidates: Vec<Candidate>, budget: Budget, selector: Selector) -> Selection {
+    let candidate_hits = candidates.len();
+    let mut seen: HashSet<Citation> = HashSet::with_capacity(candidates.len());
+    let mut dropped = Vec::new();
+    let mut pinned = Vec::new();
+    let mut visible = Vec::new();
+    for (i, candidate) in candidates.into_iter().enumerate() {
+        let rank = i + 1;
+        if !seen.insert(candidate.citation.clone()) {
+            dropped.push(drop_of(rank, &candidate, DropReason::Duplicate, None));
+            continue;
+        }
+        let slot = Slot { rank, candidate };
+        match slot.candidate.tier {
+            Tier::Pinned => pinned.push(slot),
+            Tier::Visible => visible.push(slot),
+        }
+    }
+    let duplicates = dropped.len();
+    let unique = candidate_hits - duplicates;
+
+    let mut state = State {
+        remaining: budget.get(),
+        chosen: Vec::new(),
+        dropped,
+    };
+    // The pinned tier always goes first, drop-and-continue, whatever the policy.
+    for slot in pinned {
+        state.offer(slot, DropReason::OverBudget);
+    }
+    match selector {
+        Selector::Diverse => diverse(&mut state, visible),
+        Selector::Prefix => prefix(&mut state, visible),
+        Selector::Skip => {
+            for slot in visible {
+                state.offer(slot, DropReason::OverBudget);
+            }
+        }
+        Selector::Coverage => coverage(&mut state, visible),
+    }
+
+    let State {
+        remaining,
+        chosen,
+        mut dropped,
+    } = state;
+    dropped.sort_by_key(|d| d.rank);
+    let hits: Vec<Hit> = chosen
+        .into_iter()
+        .map(|slot| Hit {
+            rank: slot.rank,
+            candidate: slot.candidate,
+        })
+        .collect();
+    let selected_sources = hits
+        .iter()
+        .map(|h| &h.candidate.family)
+        .collect::<HashSet<_>>()
+        .len();
+    let counters = Counters {
+        candidate_hits,
+        unique_citations: unique,
+        selected_sources,
+        duplicate_citations_skipped: duplicates,
+        budget_rejected_hits: unique - hits.len(),
+    };
+    Selection {
+        selector,
+        used: budget.get() - remaining,
+        hits,
+        dropped,
+        counters,
+    }
+}
+
+struct State {
+    remaining: u64,
+    chosen: Vec<Slot>,
+    dropped: Vec<Dropped>,
+}
+
+impl State {
+    fn fits(&self, slot: &Slot) -> bool {
+        slot.candidate.cost <= self.remaining
+    }
+
+    fn take(&mut self, slot: Slot) {
+        self.remaining -= slot.candidate.cost;
+        self.chosen.push(slot);
+    }
+
+    fn drop_slot(&mut self, slot: &Slot, reason: DropReason) {
+        let remaining = Some(self.remaining);
+        self.dropped
+            .push(drop_of(slot.rank, &slot.candidate, reason, remaining));
+    }
+
+    /// Takes the slot if it fits, else records it as dropped for `reason`. Returns whether it
+    /// was taken.
+    fn offer(&mut self, slot: Slot, reason: DropReason) -> bool {
+        if self.fits(&slot) {
+            self.take(slot);
+            true
+        } else {
+            self.drop_slot(&slot, reason);
+            false
+        }
+    }
+}
+
+fn drop_of(rank: usize, c: &Candidate, reason: DropReason, remaining: Option<u64>) -> Dropped {
+    Dropped {
+        rank: Some(rank),
+        citation: c.citation.clone(),
+        family: c.family.clone(),
+        cost: c.cost,
+        reason,
+        remaining,
+    }
+}
+
+/// citation-diverse-v2 over the visible tier.
+fn diverse(state: &mut State, visible: Vec<Slot>) {
+    let mut represented: HashSet<Family> = state
+        .chosen
+        .iter()
+        .map(|s| s.candidate.family.clone())
+        .collect();
+    let mut rest = Vec::new();
+    for slot in visible {
+        if !represented.contains(&slot.candidate.family) && state.fits(&slot) {
+            represented.insert(slot.candidate.family.clone());
+            state.take(slot);
+        } else {
+            rest.push(slot);
+        }
+    }
+    for slot in rest {
+        state.offer(slot, DropReason::OverBudget);
+    }
+}
+
+/// Best-first prefix over the visible tier: the first miss ends packing.
+fn prefix(state: &mut State, visible: Vec<Slot>) {
+    let mut stopped = false;
+    for slot in visible {
+        if stopped {
+            state.drop_slot(&slot, DropReason::PrefixTruncated);
+        } else if !state.offer(slot, DropReason::OverBudget) {
+            stopped = true;
+        }
+    }
+}
+
+/// How much a further hit from an already represented family is worth, relative to the first.
+const FAMILY_DECAY: f64 = 0.5;
+
+/// Greedy budgeted coverage over the visible tier.
+///
+/// Each candidate has a relevance in `[0, 1]`: its score divided by the best score when every
+/// visible candidate carries a non-negative finite score, else a rank discount
+/// `1 / log2(rank + 1)`. Its marginal gain is that relevance times `FAMILY_DECAY` for every hit
+/// of its family already chosen, and the candidate with the best gain per square root of cost
+/// is taken next (ties by rank), until nothing left fits. The square root keeps a long,
+/// highly relevant chunk competitive with a short, weak one. Hits are listed in rank order.
+fn coverage(state: &mut State, visible: Vec<Slot>) {
+    let relevance = relevance_of(&visible);
+    let mut family_count: HashMap<Family, i32> = HashMap::new();
+    for slot in &state.chosen {
+        *family_count
+            .entry(slot.candidate.family.clone())
+            .or_default() += 1;
+    }
+    let mut open: Vec<Option<Slot>> = visible.into_iter().map(Some).collect();
+    loop {
+        let mut best: Option<(usize, f64)> = None;
+        for (i, slot) in open.iter().enumerate() {
+            let Some(slot) = slot else { continue };
+            if !state.fits(slot) {
+                continue;
+            }
+            let seen = family_count
+                .get(&slot.candidate.family)
+                .copied()
+                .unwrap_or(0);
+            let gain = relevance[i] * FAMILY_DECAY.powi(seen);
+            let density = gain / (slot.candidate.cost.max(1) as f64).sqrt();
+            // Strictly greater keeps the earliest rank on ties.
+            if best.is_none_or(|(_, d)| density > d) {
+                best = Some((i, density));
+            }
+        }
+        let Some((i, _)) = best else { break };
+        let slot = open[i]
+            .take()
+            .expect("the best index points at an open slot");
+        *family_count
+            .entry(slot.candidate.family.clone())
+            .or_default() += 1;
+        state.take(slot);
+    }
+    for slot in open.into_iter().flatten() {
+        state.drop_slot(&slot, DropReason::OverBudget);
+    }
+    state.chosen.sort_by_key(|s| (s.candidate.tier, s.rank));
+}
+
+fn relevance_of(visible: &[Slot]) -> Vec<f64> {
+    let scores: Option<Vec<f64>> = visible
+        .iter()
+        .map(|s| s.candidate.score.filter(|v| v.is_finite() && *v >= 0.0))
+        .collect();
+    match scores {
+        Some(scores) if scores.iter().any(|&s| s > 0.0) => {
+            let max = scores.iter().copied().fold(0.0, f64::max);
+            scores.into_iter().map(|s| s / max).collect()
+        }
+        _ => (0..visible.len())
+            .map(|i| 1.0 / ((i + 2) as f64).log2())
+            .collect(),
+    }
+}

@@ -1,0 +1,181 @@
+//! The command line: argument parsing, dispatch, output and exit codes.
+
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use ctxpack_core::{Budget, Format, Meter, RenderOptions, Selector, View};
+
+use crate::commands::select::{self, SelectOptions};
+use crate::failure::{Failure, FailureKind};
+
+/// ctxpack: the best evidence for a task, inside a hard token budget, every piece cited.
+#[derive(Debug, Parser)]
+#[command(name = "ctxpack", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Pack candidates given as JSON (no index needed).
+    ///
+    /// Reads a JSON array of {"id" or "citation", "text", "family"?, "score"?, "pinned"?}
+    /// objects in rank order and prints the pack.
+    Select(SelectArgs),
+}
+
+/// Options shared by every command that prints a pack.
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Output format: text, json, both, markdown or xml.
+    #[arg(long, default_value = "text", value_parser = parse_format)]
+    format: Format,
+    /// How much of each hit to show: minimal, default or full.
+    #[arg(long, default_value = "default", value_parser = parse_view)]
+    view: View,
+    /// Pretty-print JSON over several lines (default: one canonical line).
+    #[arg(long)]
+    pretty: bool,
+}
+
+impl OutputArgs {
+    fn render_options(&self) -> RenderOptions {
+        RenderOptions {
+            format: self.format,
+            view: self.view,
+            pretty: self.pretty,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct SelectArgs {
+    /// Candidates file, or `-` for standard input.
+    #[arg(long, short = 'i', default_value = "-")]
+    input: String,
+    /// A label for the pack (its goal).
+    #[arg(long, default_value = "")]
+    goal: String,
+    /// The hard budget, a positive integer in units of --meter.
+    #[arg(long, default_value = "1200", value_parser = parse_budget, allow_negative_numbers = true)]
+    budget: Budget,
+    /// Budget unit: o200k, cl100k, words, chars or approx.
+    #[arg(long, default_value = "o200k", value_parser = parse_meter)]
+    meter: Meter,
+    /// Selection policy: diverse, prefix, skip or coverage.
+    #[arg(long, default_value = "diverse", value_parser = parse_selector)]
+    selector: Selector,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+fn parse_budget(s: &str) -> Result<Budget, String> {
+    s.parse()
+        .map_err(|e: ctxpack_core::BudgetError| e.to_string())
+}
+
+fn parse_meter(s: &str) -> Result<Meter, String> {
+    s.parse()
+        .map_err(|e: ctxpack_meter::UnknownMeter| e.to_string())
+}
+
+fn parse_selector(s: &str) -> Result<Selector, String> {
+    s.parse()
+        .map_err(|e: ctxpack_core::UnknownSelector| e.to_string())
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+        .map_err(|e: ctxpack_core::UnknownFormat| e.to_string())
+}
+
+fn parse_view(s: &str) -> Result<View, String> {
+    s.parse()
+        .map_err(|e: ctxpack_core::UnknownView| e.to_string())
+}
+
+/// Reads a file, or standard input for `-`.
+fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
+    if input == "-" {
+        let mut buf = Vec::new();
+        io::stdin().read_to_end(&mut buf).map_err(|e| {
+            Failure::new(
+                FailureKind::Internal,
+                format!("reading standard input: {e}"),
+            )
+        })?;
+        Ok(buf)
+    } else {
+        let path = PathBuf::from(input);
+        std::fs::read(&path).map_err(|e| {
+            let kind = if e.kind() == io::ErrorKind::NotFound {
+                FailureKind::NotFound
+            } else {
+                FailureKind::InvalidInput
+            };
+            Failure::new(kind, format!("cannot read {}: {e}", path.display()))
+        })
+    }
+}
+
+/// Parses the process arguments, runs the command and returns the exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json_errors = cli.wants_json();
+    match cli.run() {
+        Ok(output) => emit(&output),
+        Err(failure) => {
+            if json_errors {
+                let line = format!("{}\n", failure.envelope());
+                // The envelope goes where the data would have gone.
+                let _ = emit(&line);
+            }
+            let mut stderr = io::stderr().lock();
+            let _ = writeln!(stderr, "{failure}");
+            ExitCode::from(failure.kind.exit_code())
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`ctxpack … | head`) is a normal end, not an error.
+fn emit(output: &str) -> ExitCode {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(output.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "error: writing output: {e}");
+            ExitCode::from(FailureKind::Internal.exit_code())
+        }
+    }
+}
+
+impl Cli {
+    fn wants_json(&self) -> bool {
+        match &self.command {
+            Command::Select(args) => args.output.format == Format::Json,
+        }
+    }
+
+    fn run(self) -> Result<String, Failure> {
+        match self.command {
+            Command::Select(args) => {
+                let input = read_input(&args.input)?;
+                let options = SelectOptions {
+                    goal: args.goal,
+                    budget: args.budget,
+                    meter: args.meter,
+                    selector: args.selector,
+                    render: args.output.render_options(),
+                };
+                select::run(&input, &options)
+            }
+        }
+    }
+}

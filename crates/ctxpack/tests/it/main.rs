@@ -1,0 +1,45 @@
+//! Integration tests of the `ctxpack` command line, run as a real process.
+
+mod select;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// What a run of the binary produced.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// stdout and stderr with the exit code, for snapshots.
+    pub fn transcript(&self) -> String {
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `ctxpack ARGS` with `stdin` and waits for it.
+pub fn ctxpack(args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("NO_COLOR", "1")
+        .spawn()
+        .expect("the ctxpack binary starts");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    // The process may exit before reading everything; a broken pipe here is fine.
+    let _ = pipe.write_all(stdin);
+    drop(pipe);
+    let out = child.wait_with_output().expect("ctxpack finishes");
+    Run {
+        code: out.status.code().expect("exited normally, not by a signal"),
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+    }
+}
