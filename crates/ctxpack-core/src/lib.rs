@@ -25,7 +25,7 @@
 //! assert_eq!(pack.used, 8);
 //! assert_eq!(pack.hits.len(), 2);
 //! let json = render(&pack, &RenderOptions { format: Format::Json, ..Default::default() });
-//! assert!(json.starts_with(r#"{"goal":"budget","budget":6,"#));
+//! assert!(json.starts_with(r#"{"goal":"budget","budget":8,"#));
 //! ```
 
 mod budget;

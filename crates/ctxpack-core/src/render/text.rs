@@ -54,15 +54,15 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
             }
         }
         out.push('\n');
-        if view != View::Minimal {
-            if let Some(symbol) = h.location.as_ref().and_then(|l| l.symbol.as_ref()) {
-                let _ = writeln!(out, "symbol: {symbol}");
-            }
+        if view != View::Minimal
+            && let Some(symbol) = h.location.as_ref().and_then(|l| l.symbol.as_ref())
+        {
+            let _ = writeln!(out, "symbol: {symbol}");
         }
-        if view == View::Full {
-            if let Some(title) = &h.title {
-                let _ = writeln!(out, "title: {}", one_line(title));
-            }
+        if view == View::Full
+            && let Some(title) = &h.title
+        {
+            let _ = writeln!(out, "title: {}", one_line(title));
         }
         out.push_str(&h.text);
         if !h.text.ends_with('\n') {
@@ -77,10 +77,10 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
                 "dropped: {} {} ({} {}",
                 d.citation, d.reason, d.cost, pack.meter
             );
-            if view == View::Full {
-                if let Some(remaining) = d.remaining {
-                    let _ = write!(out, ", {remaining} remaining");
-                }
+            if view == View::Full
+                && let Some(remaining) = d.remaining
+            {
+                let _ = write!(out, ", {remaining} remaining");
             }
             out.push_str(")\n");
         }

@@ -7,8 +7,11 @@ use std::process::{Command, Stdio};
 
 /// What a run of the binary produced.
 pub struct Run {
+    /// The exit code.
     pub code: i32,
+    /// Standard output.
     pub stdout: String,
+    /// Standard error.
     pub stderr: String,
 }
 
