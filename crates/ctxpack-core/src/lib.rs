@@ -29,6 +29,7 @@
 //! ```
 
 mod budget;
+mod mask;
 mod model;
 mod pack;
 mod render;
@@ -36,6 +37,7 @@ mod select;
 
 pub use budget::{Budget, BudgetError};
 pub use ctxpack_meter::Meter;
+pub use mask::{MASK_RULES_VERSION, Masker, Rule};
 pub use model::{Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Tier};
 pub use pack::{Pack, PackRequest, RedactionSummary, SnapshotInfo, Warning};
 pub use render::{Format, RenderOptions, UnknownFormat, UnknownView, View, pack_json, render};

@@ -7,7 +7,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use ctxpack_core::{Budget, Format, Meter, RenderOptions, Selector, View};
 
+use crate::commands::index::{self, IndexArgs};
+use crate::commands::pack::{self, PackArgs, QueryArgs};
 use crate::commands::select::{self, SelectOptions};
+use crate::commands::status::{self, StatusArgs};
 use crate::failure::{Failure, FailureKind};
 
 /// ctxpack: the best evidence for a task, inside a hard token budget, every piece cited.
@@ -25,24 +28,42 @@ enum Command {
     /// Reads a JSON array of {"id" or "citation", "text", "family"?, "score"?, "pinned"?}
     /// objects in rank order and prints the pack.
     Select(SelectArgs),
+    /// Index a commit (HEAD by default) into the store.
+    Index(IndexArgs),
+    /// Show the store's snapshots and whether HEAD is indexed.
+    Status(StatusArgs),
+    /// Show raw retrieval hits with their score breakdown.
+    Query(QueryArgs),
+    /// Pack context for a goal from the exact committed snapshot.
+    Pack(PackArgs),
+    /// Context commands (`ctxpack context pack` is `ctxpack pack`).
+    #[command(subcommand)]
+    Context(ContextCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ContextCommand {
+    /// Pack context for a goal from the exact committed snapshot.
+    Pack(PackArgs),
 }
 
 /// Options shared by every command that prints a pack.
 #[derive(Debug, Args)]
-struct OutputArgs {
+pub struct OutputArgs {
     /// Output format: text, json, both, markdown or xml.
     #[arg(long, default_value = "text", value_parser = parse_format)]
-    format: Format,
+    pub format: Format,
     /// How much of each hit to show: minimal, default or full.
     #[arg(long, default_value = "default", value_parser = parse_view)]
-    view: View,
+    pub view: View,
     /// Pretty-print JSON over several lines (default: one canonical line).
     #[arg(long)]
-    pretty: bool,
+    pub pretty: bool,
 }
 
 impl OutputArgs {
-    fn render_options(&self) -> RenderOptions {
+    /// The render options these flags select.
+    pub fn render_options(&self) -> RenderOptions {
         RenderOptions {
             format: self.format,
             view: self.view,
@@ -72,27 +93,27 @@ struct SelectArgs {
     output: OutputArgs,
 }
 
-fn parse_budget(s: &str) -> Result<Budget, String> {
+pub(crate) fn parse_budget(s: &str) -> Result<Budget, String> {
     s.parse()
         .map_err(|e: ctxpack_core::BudgetError| e.to_string())
 }
 
-fn parse_meter(s: &str) -> Result<Meter, String> {
+pub(crate) fn parse_meter(s: &str) -> Result<Meter, String> {
     s.parse()
         .map_err(|e: ctxpack_meter::UnknownMeter| e.to_string())
 }
 
-fn parse_selector(s: &str) -> Result<Selector, String> {
+pub(crate) fn parse_selector(s: &str) -> Result<Selector, String> {
     s.parse()
         .map_err(|e: ctxpack_core::UnknownSelector| e.to_string())
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
+pub(crate) fn parse_format(s: &str) -> Result<Format, String> {
     s.parse()
         .map_err(|e: ctxpack_core::UnknownFormat| e.to_string())
 }
 
-fn parse_view(s: &str) -> Result<View, String> {
+pub(crate) fn parse_view(s: &str) -> Result<View, String> {
     s.parse()
         .map_err(|e: ctxpack_core::UnknownView| e.to_string())
 }
@@ -160,6 +181,12 @@ impl Cli {
     fn wants_json(&self) -> bool {
         match &self.command {
             Command::Select(args) => args.output.format == Format::Json,
+            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => {
+                args.output.format == Format::Json
+            }
+            Command::Index(args) => args.format == "json",
+            Command::Status(args) => args.format == "json",
+            Command::Query(args) => args.format == "json",
         }
     }
 
@@ -175,6 +202,12 @@ impl Cli {
                     render: args.output.render_options(),
                 };
                 select::run(&input, &options)
+            }
+            Command::Index(args) => index::run(&args),
+            Command::Status(args) => status::run(&args),
+            Command::Query(args) => pack::query(&args),
+            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => {
+                pack::run(&args, &read_input)
             }
         }
     }

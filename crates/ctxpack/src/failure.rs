@@ -99,3 +99,36 @@ impl fmt::Display for Failure {
 }
 
 impl std::error::Error for Failure {}
+
+impl From<ctxpack_store::StoreError> for Failure {
+    fn from(e: ctxpack_store::StoreError) -> Failure {
+        use ctxpack_store::StoreError as E;
+        let kind = match &e {
+            E::NotFound { .. } | E::Locked { .. } => FailureKind::NotFound,
+            E::Unsupported { .. } | E::Corrupt { .. } => FailureKind::Corrupt,
+            E::ReadOnly { .. } | E::Io { .. } | E::Sqlite { .. } | E::Lexical { .. } => {
+                FailureKind::Internal
+            }
+        };
+        Failure::new(kind, e.to_string())
+    }
+}
+
+impl From<ctxpack_index::IndexError> for Failure {
+    fn from(e: ctxpack_index::IndexError) -> Failure {
+        use ctxpack_index::IndexError as E;
+        match e {
+            E::Store(e) => e.into(),
+            E::NotARepository { .. } => Failure::invalid(e.to_string())
+                .with_hint("run inside a git repository or pass --cwd PATH"),
+            E::EmptyRepository => Failure::new(FailureKind::NotFound, e.to_string()),
+            E::InvalidReference { .. }
+            | E::UnknownCommit { .. }
+            | E::AmbiguousPrefix { .. }
+            | E::NotACommit { .. } => Failure::invalid(e.to_string()),
+            E::Object { .. } => Failure::new(FailureKind::Corrupt, e.to_string())
+                .with_hint("the repository is missing objects; try `git fsck`"),
+            E::Git(_) => Failure::new(FailureKind::Internal, e.to_string()),
+        }
+    }
+}

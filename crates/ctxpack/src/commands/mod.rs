@@ -1,3 +1,7 @@
 //! One module per subcommand.
 
+pub mod index;
+pub mod pack;
+pub mod repo;
 pub mod select;
+pub mod status;

@@ -1,5 +1,6 @@
 //! Integration tests of the `ctxpack` command line, run as a real process.
 
+mod pack;
 mod select;
 
 use std::io::Write;

@@ -1,0 +1,138 @@
+//! Properties: arbitrary filters never panic, `compare_values` is a total order, and kNN
+//! agrees with a brute-force sort.
+
+use std::cmp::Ordering;
+
+use ctxpack_docs::embed::{DIM, Vector};
+use ctxpack_docs::filter::{Filter, compare_values};
+use ctxpack_docs::knn::top_k;
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+/// Keys that exercise every branch of the parser, plus arbitrary ones.
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => prop::sample::select(vec![
+            "a", "b", "a.b", "a.0", "a.0.b", "0", "a..b", "", ".", "$and", "$or", "$nor", "$not",
+            "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$regex",
+            "$options", "$oid", "$minKey", "$maxKey", "$foo", "$elemMatch",
+        ])
+        .prop_map(str::to_owned),
+        1 => "[a-z$.0-9]{0,6}",
+    ]
+}
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|i| json!(i)),
+        any::<u64>().prop_map(|u| json!(u)),
+        (-1e6f64..1e6).prop_map(|f| json!(f)),
+        prop::sample::select(vec![0.0f64, -0.0, 1.0, 1e300, -1e300, 0.5]).prop_map(|f| json!(f)),
+        prop::sample::select(vec![
+            "",
+            "a",
+            "A",
+            "^a",
+            "(",
+            "[",
+            "a|b",
+            "\\",
+            "*",
+            "imsx",
+            "q",
+            "é",
+            "000000000000000000000001",
+        ])
+        .prop_map(|s| json!(s)),
+        ".{0,8}".prop_map(Value::String),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec((key(), inner), 0..5)
+                .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+fn row(seed: &[f32]) -> Vec<f32> {
+    (0..DIM)
+        .map(|i| seed[i % seed.len()] * ((i % 7) as f32 - 3.0))
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn filters_never_panic(filter in value(), docs in prop::collection::vec(value(), 1..4)) {
+        if let Ok(compiled) = Filter::parse(&filter) {
+            for doc in &docs {
+                let _ = compiled.matches(doc);
+            }
+        }
+    }
+
+    #[test]
+    fn object_filters_never_panic(
+        pairs in prop::collection::vec((key(), value()), 0..4),
+        docs in prop::collection::vec(value(), 1..4),
+    ) {
+        let filter = Value::Object(pairs.into_iter().collect());
+        if let Ok(compiled) = Filter::parse(&filter) {
+            for doc in &docs {
+                let _ = compiled.matches(doc);
+            }
+        }
+    }
+
+    #[test]
+    fn compare_values_is_a_total_order(a in value(), b in value(), c in value()) {
+        prop_assert_eq!(compare_values(&a, &a), Ordering::Equal);
+        prop_assert_eq!(compare_values(&a, &b), compare_values(&b, &a).reverse());
+        if compare_values(&a, &b) != Ordering::Greater && compare_values(&b, &c) != Ordering::Greater {
+            prop_assert_ne!(compare_values(&a, &c), Ordering::Greater);
+        }
+    }
+
+    #[test]
+    fn equality_filter_matches_the_value_itself(v in value()) {
+        // `{"f": {"$eq": v}}` always matches `{"f": v}`.
+        let filter = json!({"f": {"$eq": v.clone()}});
+        let compiled = Filter::parse(&filter).expect("$eq accepts any operand");
+        let doc = json!({"f": v});
+        prop_assert!(compiled.matches(&doc), "{} on {}", filter, doc);
+    }
+
+    #[test]
+    fn top_k_is_a_stable_sort(
+        seeds in prop::collection::vec(prop::collection::vec(-4i8..4, 1..4), 0..40),
+        k in 0usize..12,
+    ) {
+        // Small integer components make many exact ties.
+        let mut matrix = Vec::new();
+        for seed in &seeds {
+            let s: Vec<f32> = seed.iter().map(|&x| f32::from(x)).collect();
+            matrix.extend(row(&s));
+        }
+        let mut q = [0.0f32; DIM];
+        q[0] = 1.0;
+        q[3] = 1.0;
+        let query = Vector(q);
+        let got = top_k(&matrix, &query, k);
+        let norm = 2f32.sqrt();
+        let mut all: Vec<(usize, f32)> = matrix
+            .chunks_exact(DIM)
+            .enumerate()
+            .map(|(i, r)| (i, r.iter().zip(&q).map(|(x, y)| x * y).sum::<f32>() / norm))
+            .collect();
+        all.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        all.truncate(k);
+        let got_idx: Vec<usize> = got.iter().map(|g| g.0).collect();
+        let want_idx: Vec<usize> = all.iter().map(|w| w.0).collect();
+        prop_assert_eq!(got_idx, want_idx);
+    }
+}

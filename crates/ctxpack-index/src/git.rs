@@ -1,0 +1,244 @@
+//! Reading git: resolving references strictly, walking a commit's tree, reading blobs.
+//!
+//! References are resolved without revision syntax: `HEAD`, a full SHA, or a unique
+//! hexadecimal prefix. A name like `main` or `v1.0` is rejected even when such a ref exists,
+//! so a pack is always bound to an exact commit the caller named.
+
+use std::path::{Path, PathBuf};
+
+use gix::bstr::ByteSlice;
+
+use crate::error::IndexError;
+
+/// An open repository.
+pub struct Repo {
+    repo: gix::Repository,
+}
+
+/// What HEAD points at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeadInfo {
+    /// The commit, if there is one.
+    pub sha: Option<String>,
+    /// The branch's short name, unless detached.
+    pub branch: Option<String>,
+    /// Whether HEAD is detached.
+    pub detached: bool,
+}
+
+/// The kind of a tree entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular or executable file.
+    File,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A submodule commit (not descended into).
+    Submodule,
+}
+
+/// A non-tree entry of a commit's tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// `/`-separated path from the repository root.
+    pub path: String,
+    /// Blob (or commit, for submodules) id, hex.
+    pub id: String,
+    /// Its kind.
+    pub kind: EntryKind,
+}
+
+fn git_err(e: impl std::fmt::Display) -> IndexError {
+    IndexError::Git(e.to_string())
+}
+
+impl Repo {
+    /// Finds the repository containing `path`.
+    pub fn discover(path: &Path) -> Result<Repo, IndexError> {
+        let repo = gix::discover(path).map_err(|e| IndexError::NotARepository {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        })?;
+        Ok(Repo { repo })
+    }
+
+    /// The worktree root (or the git directory of a bare repository).
+    pub fn root(&self) -> PathBuf {
+        self.repo
+            .workdir()
+            .unwrap_or_else(|| self.repo.git_dir())
+            .to_owned()
+    }
+
+    /// HEAD's commit, branch and detachment.
+    pub fn head(&self) -> Result<HeadInfo, IndexError> {
+        let head = self.repo.head().map_err(git_err)?;
+        let detached = head.is_detached();
+        let branch = self
+            .repo
+            .head_name()
+            .map_err(git_err)?
+            .map(|name| name.shorten().to_str_lossy().into_owned());
+        let sha = self.repo.head_id().ok().map(|id| id.to_string());
+        Ok(HeadInfo {
+            sha,
+            branch,
+            detached,
+        })
+    }
+
+    /// Whether tracked files differ from HEAD (untracked files do not count).
+    pub fn is_dirty(&self) -> bool {
+        // A repository whose status cannot be computed (bare, damaged index) is treated as
+        // clean: the pack reads committed objects either way.
+        self.repo.workdir().is_some() && self.repo.is_dirty().unwrap_or(false)
+    }
+
+    /// Resolves `HEAD`, a full SHA or a unique hex prefix to a full commit SHA.
+    pub fn resolve(&self, reference: &str) -> Result<String, IndexError> {
+        if reference == "HEAD" {
+            return self
+                .repo
+                .head_id()
+                .map(|id| id.to_string())
+                .map_err(|_| IndexError::EmptyRepository);
+        }
+        let is_hex = reference.len() >= 4
+            && reference.len() <= 40
+            && reference.bytes().all(|b| b.is_ascii_hexdigit());
+        if !is_hex {
+            return Err(IndexError::InvalidReference {
+                reference: reference.to_owned(),
+            });
+        }
+        let lower = reference.to_ascii_lowercase();
+        let id = if lower.len() == 40 {
+            gix::ObjectId::from_hex(lower.as_bytes()).map_err(|_| IndexError::InvalidReference {
+                reference: reference.to_owned(),
+            })?
+        } else {
+            let prefix =
+                gix::hash::Prefix::from_hex(&lower).map_err(|_| IndexError::InvalidReference {
+                    reference: reference.to_owned(),
+                })?;
+            match self
+                .repo
+                .objects
+                .lookup_prefix(prefix, None)
+                .map_err(git_err)?
+            {
+                Some(Ok(id)) => id,
+                Some(Err(())) => {
+                    return Err(IndexError::AmbiguousPrefix {
+                        reference: reference.to_owned(),
+                    });
+                }
+                None => {
+                    return Err(IndexError::UnknownCommit {
+                        reference: reference.to_owned(),
+                    });
+                }
+            }
+        };
+        let header = self
+            .repo
+            .find_header(id)
+            .map_err(|_| IndexError::UnknownCommit {
+                reference: reference.to_owned(),
+            })?;
+        if header.kind() != gix::object::Kind::Commit {
+            return Err(IndexError::NotACommit {
+                reference: reference.to_owned(),
+            });
+        }
+        Ok(id.to_string())
+    }
+
+    /// Every file, symlink and submodule entry of a commit's tree, sorted by path.
+    pub fn tree_entries(&self, sha: &str) -> Result<Vec<TreeEntry>, IndexError> {
+        let id = object_id(sha)?;
+        let commit = self.repo.find_commit(id).map_err(|e| IndexError::Object {
+            id: sha.to_owned(),
+            detail: e.to_string(),
+        })?;
+        let tree = commit.tree().map_err(|e| IndexError::Object {
+            id: sha.to_owned(),
+            detail: e.to_string(),
+        })?;
+        let mut recorder = gix::traverse::tree::Recorder::default();
+        tree.traverse()
+            .breadthfirst(&mut recorder)
+            .map_err(|e| IndexError::Object {
+                id: sha.to_owned(),
+                detail: e.to_string(),
+            })?;
+        let mut entries: Vec<TreeEntry> = recorder
+            .records
+            .into_iter()
+            .filter_map(|e| {
+                let kind = if e.mode.is_tree() {
+                    return None;
+                } else if e.mode.is_commit() {
+                    EntryKind::Submodule
+                } else if e.mode.is_link() {
+                    EntryKind::Symlink
+                } else {
+                    EntryKind::File
+                };
+                Some(TreeEntry {
+                    path: e.filepath.to_str_lossy().into_owned(),
+                    id: e.oid.to_string(),
+                    kind,
+                })
+            })
+            .collect();
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(entries)
+    }
+
+    /// The size of a blob in bytes, without reading it.
+    pub fn blob_size(&self, id: &str) -> Result<u64, IndexError> {
+        let header = self
+            .repo
+            .find_header(object_id(id)?)
+            .map_err(|e| IndexError::Object {
+                id: id.to_owned(),
+                detail: e.to_string(),
+            })?;
+        Ok(header.size())
+    }
+
+    /// A blob's content.
+    pub fn read_blob(&self, id: &str) -> Result<Vec<u8>, IndexError> {
+        let blob = self
+            .repo
+            .find_blob(object_id(id)?)
+            .map_err(|e| IndexError::Object {
+                id: id.to_owned(),
+                detail: e.to_string(),
+            })?;
+        Ok(blob.detach().data)
+    }
+
+    /// The first-parent-agnostic ancestors of `sha` (itself excluded), nearest first, at most
+    /// `limit`. A shallow boundary or missing object ends the walk quietly.
+    pub fn ancestors(&self, sha: &str, limit: usize) -> Vec<String> {
+        let Ok(id) = object_id(sha) else {
+            return Vec::new();
+        };
+        let Ok(walk) = self.repo.rev_walk([id]).all() else {
+            return Vec::new();
+        };
+        walk.skip(1)
+            .take(limit)
+            .map_while(Result::ok)
+            .map(|info| info.id.to_string())
+            .collect()
+    }
+}
+
+fn object_id(hex: &str) -> Result<gix::ObjectId, IndexError> {
+    gix::ObjectId::from_hex(hex.as_bytes()).map_err(|_| IndexError::InvalidReference {
+        reference: hex.to_owned(),
+    })
+}

@@ -1,0 +1,729 @@
+//! The SQLite system of record.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ctxpack_meter::Meter;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+
+use crate::error::StoreError;
+use crate::lexical::{Lexical, LexicalDoc, LexicalHit, QueryTerms};
+use crate::lock::WriterLock;
+
+/// The newest store format this build reads and writes.
+pub const FORMAT_VERSION: i64 = 1;
+
+const DB_FILE: &str = "ctxpack.sqlite";
+
+const SCHEMA: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    chunker INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    skip_reason TEXT,
+    ready INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (path, blob, chunker)
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id),
+    ordinal INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    symbol TEXT,
+    text TEXT NOT NULL,
+    cost_o200k INTEGER,
+    cost_cl100k INTEGER,
+    cost_words INTEGER,
+    cost_chars INTEGER,
+    cost_approx INTEGER,
+    redactions TEXT
+);
+CREATE INDEX chunks_by_file ON chunks (file_id, ordinal);
+CREATE TABLE snapshots (
+    sha TEXT PRIMARY KEY,
+    indexed_at INTEGER NOT NULL,
+    files INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    skipped TEXT NOT NULL,
+    seconds REAL NOT NULL
+);
+CREATE TABLE manifest (
+    snapshot TEXT NOT NULL REFERENCES snapshots(sha),
+    path TEXT NOT NULL,
+    file_id INTEGER NOT NULL REFERENCES files(id),
+    PRIMARY KEY (snapshot, path)
+) WITHOUT ROWID;
+";
+
+/// An indexed snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotRow {
+    /// Full commit SHA.
+    pub sha: String,
+    /// Unix seconds when it was committed to the store.
+    pub indexed_at: i64,
+    /// Files in its manifest (skipped ones included).
+    pub files: u64,
+    /// Chunks of its files.
+    pub chunks: u64,
+    /// Skipped files by reason.
+    pub skipped: BTreeMap<String, u64>,
+    /// Seconds the index run took.
+    pub seconds: f64,
+}
+
+/// Statistics of an index run, recorded with its snapshot.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SnapshotStats {
+    /// Files in the manifest.
+    pub files: u64,
+    /// Chunks of those files.
+    pub chunks: u64,
+    /// Skipped files by reason.
+    pub skipped: BTreeMap<String, u64>,
+    /// Seconds the run took.
+    pub seconds: f64,
+}
+
+/// A stored file version: one path with one blob, chunked by one chunker version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileVersion {
+    /// Its id.
+    pub id: i64,
+    /// Whether its lexical entries are committed (false after a crash mid-run).
+    pub ready: bool,
+}
+
+/// A chunk to store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewChunk {
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, inclusive.
+    pub end_line: u32,
+    /// The symbol it defines, if known.
+    pub symbol: Option<String>,
+    /// Masked text.
+    pub text: String,
+    /// Cost per meter, in the order of [`Meter::ALL`]; `None` for meters not configured.
+    pub costs: [Option<u64>; 5],
+    /// Secrets masked in it, by kind.
+    pub redactions: BTreeMap<String, u64>,
+}
+
+/// A file version to store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewFile {
+    /// Repository-relative path.
+    pub path: String,
+    /// Git blob id (hex).
+    pub blob: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Why it was not chunked, if it was skipped.
+    pub skip_reason: Option<String>,
+    /// Its chunks (empty when skipped).
+    pub chunks: Vec<NewChunk>,
+}
+
+/// A stored chunk with its file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkRow {
+    /// Chunk id.
+    pub id: i64,
+    /// File version id.
+    pub file_id: i64,
+    /// Repository-relative path.
+    pub path: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+    /// Symbol, if known.
+    pub symbol: Option<String>,
+    /// Masked text.
+    pub text: String,
+    /// Cost per meter in the order of [`Meter::ALL`].
+    pub costs: [Option<u64>; 5],
+    /// Secrets masked, by kind.
+    pub redactions: BTreeMap<String, u64>,
+}
+
+impl ChunkRow {
+    /// The cost in `meter`, computed now if the store was not configured for it.
+    pub fn cost(&self, meter: Meter) -> u64 {
+        let i = Meter::ALL
+            .iter()
+            .position(|m| *m == meter)
+            .expect("Meter::ALL lists every meter");
+        self.costs[i].unwrap_or_else(|| meter.count(&self.text))
+    }
+}
+
+/// An open store.
+pub struct Store {
+    dir: PathBuf,
+    conn: Connection,
+    lexical: Option<Lexical>,
+    writable: bool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.dir)
+            .field("writable", &self.writable)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens an existing store read-only. Never writes, never takes the writer lock.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        let db = dir.join(DB_FILE);
+        if !db.is_file() {
+            return Err(StoreError::NotFound {
+                dir: dir.to_owned(),
+            });
+        }
+        let conn = Connection::open_with_flags(
+            &db,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| sql_error(dir, e))?;
+        let mut store = Store {
+            dir: dir.to_owned(),
+            conn,
+            lexical: None,
+            writable: false,
+        };
+        store.configure()?;
+        let version = store.version()?;
+        if version == 0 {
+            return Err(StoreError::Corrupt {
+                dir: dir.to_owned(),
+                detail: "the database has no ctxpack schema".into(),
+            });
+        }
+        store.check_version(version)?;
+        store.lexical = Lexical::open(dir, false)?;
+        if store.lexical.is_none() && !store.snapshots()?.is_empty() {
+            return Err(StoreError::Corrupt {
+                dir: dir.to_owned(),
+                detail: "the lexical index directory is missing".into(),
+            });
+        }
+        Ok(store)
+    }
+
+    /// Opens a store for writing, creating it if needed.
+    pub fn open_or_create(dir: &Path) -> Result<Store, StoreError> {
+        let mut store = Store::open_writable(dir)?;
+        let has_snapshots = !store.snapshots()?.is_empty();
+        store.lexical = Lexical::open(dir, !has_snapshots)?;
+        if store.lexical.is_none() {
+            return Err(StoreError::Corrupt {
+                dir: dir.to_owned(),
+                detail: "the lexical index directory is missing".into(),
+            });
+        }
+        Ok(store)
+    }
+
+    /// Rebuilds what can be rebuilt. A readable database keeps its chunks and snapshots and
+    /// gets a fresh lexical index built from them; a database that is damaged or written by
+    /// an unsupported format is moved aside (never deleted: its path is returned) and the
+    /// store starts empty. Requires the writer lock.
+    pub fn rebuild(dir: &Path, _lock: &WriterLock) -> Result<(Store, Option<PathBuf>), StoreError> {
+        let lexical_dir = Lexical::path(dir);
+        if lexical_dir.exists() {
+            std::fs::remove_dir_all(&lexical_dir).map_err(|source| StoreError::Io {
+                path: lexical_dir.clone(),
+                source,
+            })?;
+        }
+        let (mut store, moved) = match Store::open_writable(dir) {
+            Ok(store) => (store, None),
+            Err(StoreError::Corrupt { .. } | StoreError::Unsupported { .. }) => {
+                let stamp = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let aside = dir.join(format!("{DB_FILE}.unreadable-{stamp}"));
+                std::fs::rename(dir.join(DB_FILE), &aside).map_err(|source| StoreError::Io {
+                    path: aside.clone(),
+                    source,
+                })?;
+                for suffix in ["-wal", "-shm"] {
+                    let _ = std::fs::remove_file(dir.join(format!("{DB_FILE}{suffix}")));
+                }
+                (Store::open_writable(dir)?, Some(aside))
+            }
+            Err(e) => return Err(e),
+        };
+        store.lexical = Lexical::open(dir, true)?;
+        let ids: Vec<i64> =
+            store.query_ids("SELECT id FROM files WHERE skip_reason IS NULL", [])?;
+        store.index_lexical(&ids)?;
+        Ok((store, moved))
+    }
+
+    /// Opens (creating if needed) the database for writing and checks or installs the schema.
+    fn open_writable(dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        // Keep the store out of `git add -A` without touching the repository's own ignores.
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(&ignore, "*\n").map_err(|source| StoreError::Io {
+                path: ignore.clone(),
+                source,
+            })?;
+        }
+        let conn = Connection::open(dir.join(DB_FILE)).map_err(|e| sql_error(dir, e))?;
+        let mut store = Store {
+            dir: dir.to_owned(),
+            conn,
+            lexical: None,
+            writable: true,
+        };
+        store.configure()?;
+        let version = store.version()?;
+        if version != 0 {
+            store.check_version(version)?;
+            return Ok(store);
+        }
+        let tables: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| sql_error(dir, e))?;
+        if tables > 0 {
+            return Err(StoreError::Corrupt {
+                dir: dir.to_owned(),
+                detail: "the database has tables but no ctxpack format version".into(),
+            });
+        }
+        let tx = store.conn.transaction().map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(SCHEMA).map_err(|e| sql_error(dir, e))?;
+        tx.pragma_update(None, "user_version", FORMAT_VERSION)
+            .map_err(|e| sql_error(dir, e))?;
+        tx.commit().map_err(|e| sql_error(dir, e))?;
+        Ok(store)
+    }
+
+    fn configure(&mut self) -> Result<(), StoreError> {
+        let dir = self.dir.clone();
+        self.conn
+            .busy_timeout(Duration::from_secs(10))
+            .map_err(|e| sql_error(&dir, e))?;
+        if self.writable {
+            self.conn
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(|e| sql_error(&dir, e))?;
+            self.conn
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(|e| sql_error(&dir, e))?;
+        }
+        Ok(())
+    }
+
+    fn version(&self) -> Result<i64, StoreError> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    fn check_version(&self, found: i64) -> Result<(), StoreError> {
+        if !(0..=FORMAT_VERSION).contains(&found) {
+            return Err(StoreError::Unsupported {
+                dir: self.dir.clone(),
+                found,
+                supported: FORMAT_VERSION,
+            });
+        }
+        Ok(())
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Takes the writer lock for this store.
+    pub fn lock(&self, wait: bool) -> Result<WriterLock, StoreError> {
+        WriterLock::acquire(&self.dir, wait)
+    }
+
+    /// Total size on disk, in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        fn walk(p: &Path) -> u64 {
+            match std::fs::read_dir(p) {
+                Ok(entries) => entries
+                    .filter_map(Result::ok)
+                    .map(|e| match e.metadata() {
+                        Ok(m) if m.is_dir() => walk(&e.path()),
+                        Ok(m) => m.len(),
+                        Err(_) => 0,
+                    })
+                    .sum(),
+                Err(_) => 0,
+            }
+        }
+        walk(&self.dir)
+    }
+
+    /// Every indexed snapshot, most recent first.
+    pub fn snapshots(&self) -> Result<Vec<SnapshotRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT sha, indexed_at, files, chunks, skipped, seconds FROM snapshots \
+                 ORDER BY indexed_at DESC, sha",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let rows = stmt
+            .query_map([], snapshot_row)
+            .map_err(|e| sql_error(&self.dir, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    /// The snapshot for a full SHA, if indexed.
+    pub fn snapshot(&self, sha: &str) -> Result<Option<SnapshotRow>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT sha, indexed_at, files, chunks, skipped, seconds FROM snapshots WHERE sha = ?1",
+                [sha],
+                snapshot_row,
+            )
+            .optional()
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    /// The stored version of a file, if this path, blob and chunker were seen before.
+    pub fn file_version(
+        &self,
+        path: &str,
+        blob: &str,
+        chunker: u32,
+    ) -> Result<Option<FileVersion>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT id, ready FROM files WHERE path = ?1 AND blob = ?2 AND chunker = ?3",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![path, blob, chunker], |r| {
+                    Ok(FileVersion {
+                        id: r.get(0)?,
+                        ready: r.get::<_, i64>(1)? != 0,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    /// Stores new file versions and their chunks in one transaction; returns their ids in
+    /// order. They are not part of any snapshot until [`Store::commit_snapshot`].
+    pub fn insert_files(
+        &mut self,
+        files: &[NewFile],
+        chunker: u32,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.require_writable()?;
+        let dir = self.dir.clone();
+        let e = |err| sql_error(&dir, err);
+        let tx = self.conn.transaction().map_err(e)?;
+        let mut ids = Vec::with_capacity(files.len());
+        {
+            let mut file_stmt = tx
+                .prepare_cached(
+                    "INSERT INTO files (path, blob, chunker, bytes, skip_reason, ready) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                )
+                .map_err(e)?;
+            let mut chunk_stmt = tx
+                .prepare_cached(
+                    "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
+                     cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )
+                .map_err(e)?;
+            for file in files {
+                // A skipped file has no lexical entries, so it is ready at once.
+                let ready = i64::from(file.skip_reason.is_some());
+                let id: i64 = file_stmt
+                    .query_row(
+                        params![
+                            file.path,
+                            file.blob,
+                            chunker,
+                            file.bytes as i64,
+                            file.skip_reason,
+                            ready
+                        ],
+                        |r| r.get(0),
+                    )
+                    .map_err(e)?;
+                for (ordinal, c) in file.chunks.iter().enumerate() {
+                    let redactions = if c.redactions.is_empty() {
+                        None
+                    } else {
+                        Some(
+                            serde_json::to_string(&c.redactions)
+                                .expect("a map of counts serializes"),
+                        )
+                    };
+                    let cost = |i: usize| c.costs[i].map(|v| v as i64);
+                    chunk_stmt
+                        .execute(params![
+                            id,
+                            ordinal as i64,
+                            c.start_line,
+                            c.end_line,
+                            c.symbol,
+                            c.text,
+                            cost(0),
+                            cost(1),
+                            cost(2),
+                            cost(3),
+                            cost(4),
+                            redactions
+                        ])
+                        .map_err(e)?;
+                }
+                ids.push(id);
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(ids)
+    }
+
+    /// Writes the lexical entries of these file versions (replacing any a crashed run left)
+    /// and commits the lexical index.
+    pub fn index_lexical(&mut self, file_ids: &[i64]) -> Result<(), StoreError> {
+        self.require_writable()?;
+        let lexical = self.lexical.as_ref().ok_or_else(|| StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: "the lexical index is not open".into(),
+        })?;
+        let mut writer = lexical.writer()?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, f.path, c.symbol, c.text FROM chunks c JOIN files f ON f.id = c.file_id \
+                 WHERE c.file_id = ?1 ORDER BY c.ordinal",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        for &file_id in file_ids {
+            writer.delete_file(file_id);
+            let rows = stmt
+                .query_map([file_id], |r| {
+                    Ok(LexicalDoc {
+                        chunk_id: r.get::<_, i64>(0)? as u64,
+                        file_id: file_id as u64,
+                        path: r.get(1)?,
+                        symbol: r.get(2)?,
+                        text: r.get(3)?,
+                    })
+                })
+                .map_err(|e| sql_error(&self.dir, e))?;
+            for doc in rows {
+                writer.add(doc.map_err(|e| sql_error(&self.dir, e))?)?;
+            }
+        }
+        writer.commit()?;
+        Ok(())
+    }
+
+    /// File versions whose lexical entries were never committed (left by a crashed run).
+    pub fn pending_files(&self) -> Result<Vec<i64>, StoreError> {
+        self.query_ids("SELECT id FROM files WHERE ready = 0", [])
+    }
+
+    /// Commits a snapshot: marks its file versions ready and writes the snapshot row and its
+    /// manifest in one transaction. Until this returns, readers do not see the snapshot.
+    pub fn commit_snapshot(
+        &mut self,
+        sha: &str,
+        manifest: &[(String, i64)],
+        stats: &SnapshotStats,
+    ) -> Result<(), StoreError> {
+        self.require_writable()?;
+        let dir = self.dir.clone();
+        let e = |err| sql_error(&dir, err);
+        let tx = self.conn.transaction().map_err(e)?;
+        {
+            let mut ready = tx
+                .prepare_cached("UPDATE files SET ready = 1 WHERE id = ?1 AND ready = 0")
+                .map_err(e)?;
+            let mut entry = tx
+                .prepare_cached(
+                    "INSERT INTO manifest (snapshot, path, file_id) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(e)?;
+            tx.execute("DELETE FROM manifest WHERE snapshot = ?1", [sha])
+                .map_err(e)?;
+            tx.execute("DELETE FROM snapshots WHERE sha = ?1", [sha])
+                .map_err(e)?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            tx.execute(
+                "INSERT INTO snapshots (sha, indexed_at, files, chunks, skipped, seconds) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    sha,
+                    now,
+                    stats.files as i64,
+                    stats.chunks as i64,
+                    serde_json::to_string(&stats.skipped).expect("a map of counts serializes"),
+                    stats.seconds
+                ],
+            )
+            .map_err(e)?;
+            for (path, file_id) in manifest {
+                ready.execute([file_id]).map_err(e)?;
+                entry.execute(params![sha, path, file_id]).map_err(e)?;
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(())
+    }
+
+    /// Counts of a prospective manifest: files, chunks, and skipped files by reason.
+    pub fn manifest_stats(&self, manifest: &[(String, i64)]) -> Result<SnapshotStats, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT skip_reason, (SELECT count(*) FROM chunks WHERE file_id = f.id) \
+                 FROM files f WHERE id = ?1",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let mut stats = SnapshotStats {
+            files: manifest.len() as u64,
+            ..SnapshotStats::default()
+        };
+        for (_, id) in manifest {
+            let (skip, chunks): (Option<String>, i64) = stmt
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| sql_error(&self.dir, e))?;
+            stats.chunks += chunks as u64;
+            if let Some(reason) = skip {
+                *stats.skipped.entry(reason).or_default() += 1;
+            }
+        }
+        Ok(stats)
+    }
+
+    /// BM25 retrieval over the chunks of one snapshot: the top `k` chunk ids with scores.
+    pub fn search(
+        &self,
+        sha: &str,
+        terms: &QueryTerms,
+        k: usize,
+    ) -> Result<Vec<LexicalHit>, StoreError> {
+        let Some(lexical) = &self.lexical else {
+            return Ok(Vec::new());
+        };
+        let allowed: HashSet<u64> = self
+            .query_ids("SELECT file_id FROM manifest WHERE snapshot = ?1", [sha])?
+            .into_iter()
+            .map(|id| id as u64)
+            .collect();
+        lexical.search(terms, allowed, k)
+    }
+
+    /// Chunks by id, in the order of `ids` (missing ids are left out).
+    pub fn chunks(&self, ids: &[i64]) -> Result<Vec<ChunkRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
+                 c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions \
+                 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = stmt
+                .query_row([id], |r| {
+                    let redactions: Option<String> = r.get(12)?;
+                    let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
+                        Ok(r.get::<_, Option<i64>>(7 + i)?.map(|v| v as u64))
+                    };
+                    Ok(ChunkRow {
+                        id: r.get(0)?,
+                        file_id: r.get(1)?,
+                        path: r.get(2)?,
+                        start_line: r.get(3)?,
+                        end_line: r.get(4)?,
+                        symbol: r.get(5)?,
+                        text: r.get(6)?,
+                        costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
+                        redactions: redactions
+                            .and_then(|s| serde_json::from_str(&s).ok())
+                            .unwrap_or_default(),
+                    })
+                })
+                .optional()
+                .map_err(|e| sql_error(&self.dir, e))?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    fn query_ids<P: rusqlite::Params>(&self, sql: &str, p: P) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let rows = stmt
+            .query_map(p, |r| r.get(0))
+            .map_err(|e| sql_error(&self.dir, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    fn require_writable(&self) -> Result<(), StoreError> {
+        if self.writable {
+            Ok(())
+        } else {
+            Err(StoreError::ReadOnly {
+                dir: self.dir.clone(),
+            })
+        }
+    }
+}
+
+fn snapshot_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SnapshotRow> {
+    let skipped: String = r.get(4)?;
+    Ok(SnapshotRow {
+        sha: r.get(0)?,
+        indexed_at: r.get(1)?,
+        files: r.get::<_, i64>(2)? as u64,
+        chunks: r.get::<_, i64>(3)? as u64,
+        skipped: serde_json::from_str(&skipped).unwrap_or_default(),
+        seconds: r.get(5)?,
+    })
+}
+
+/// Maps SQLite errors: a file that is not a database, or a damaged one, is corruption.
+pub(crate) fn sql_error(dir: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+            dir: dir.to_owned(),
+            detail: e.to_string(),
+        },
+        _ => StoreError::Sqlite {
+            dir: dir.to_owned(),
+            source: e,
+        },
+    }
+}

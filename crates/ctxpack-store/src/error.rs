@@ -1,0 +1,70 @@
+//! Store errors: each says what went wrong, where, and what to do next.
+
+use std::path::PathBuf;
+
+/// What can go wrong opening, reading or writing a store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// There is no store at the path.
+    #[error("no ctxpack store at {}; run `ctxpack index` to create one", .dir.display())]
+    NotFound {
+        /// The store directory.
+        dir: PathBuf,
+    },
+    /// Another process holds the writer lock.
+    #[error("store {} is locked by pid {pid}; wait for it to finish or pass --wait", .dir.display())]
+    Locked {
+        /// The store directory.
+        dir: PathBuf,
+        /// The holder's process id, as it recorded it (0 when unknown).
+        pid: u32,
+    },
+    /// The store was written by a newer ctxpack.
+    #[error("store {} has format version {found}, this ctxpack reads up to {supported}; upgrade ctxpack or rebuild the store with `ctxpack index --rebuild`", .dir.display())]
+    Unsupported {
+        /// The store directory.
+        dir: PathBuf,
+        /// The version found.
+        found: i64,
+        /// The newest version this build reads.
+        supported: i64,
+    },
+    /// The database or lexical index is damaged or missing.
+    #[error("store {} is corrupt: {detail}; run `ctxpack index --rebuild`", .dir.display())]
+    Corrupt {
+        /// The store directory.
+        dir: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A write was attempted on a store opened read-only.
+    #[error("store {} is open read-only", .dir.display())]
+    ReadOnly {
+        /// The store directory.
+        dir: PathBuf,
+    },
+    /// An operating-system error on a store file.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// An unexpected database error.
+    #[error("database error in {}: {source}", .dir.display())]
+    Sqlite {
+        /// The store directory.
+        dir: PathBuf,
+        /// The underlying error.
+        source: rusqlite::Error,
+    },
+    /// An unexpected lexical-index error.
+    #[error("lexical index error in {}: {detail}", .dir.display())]
+    Lexical {
+        /// The store directory.
+        dir: PathBuf,
+        /// The underlying error, as text.
+        detail: String,
+    },
+}

@@ -1,0 +1,30 @@
+//! The ctxpack store: what ctxpack indexed, kept in a directory.
+//!
+//! SQLite (bundled, WAL) is the system of record: snapshots, their manifests (path → file
+//! version), chunk text and costs, and the format version. A tantivy index beside it
+//! (`lexical/`) answers BM25 queries over chunk text, paths and symbols. Writes are atomic per
+//! snapshot: chunks and their lexical entries are written first, and the snapshot row with its
+//! manifest is committed last in one transaction, so a reader sees a snapshot whole or not at
+//! all. One writer at a time holds `writer.lock`; readers never take it.
+//!
+//! ```no_run
+//! use ctxpack_store::Store;
+//!
+//! let store = Store::open(std::path::Path::new(".ctxpack"))?;
+//! for snapshot in store.snapshots()? {
+//!     println!("{} {} files", snapshot.sha, snapshot.files);
+//! }
+//! # Ok::<(), ctxpack_store::StoreError>(())
+//! ```
+
+mod db;
+mod error;
+mod lexical;
+mod lock;
+
+pub use db::{
+    ChunkRow, FORMAT_VERSION, FileVersion, NewChunk, NewFile, SnapshotRow, SnapshotStats, Store,
+};
+pub use error::StoreError;
+pub use lexical::{LexicalHit, QueryTerms, ScoreBreakdown, analyze};
+pub use lock::WriterLock;
