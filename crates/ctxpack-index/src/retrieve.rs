@@ -1,6 +1,13 @@
 //! Retrieval: a goal in, ranked candidates of one snapshot out.
+//!
+//! Ranking has two stages. BM25 over chunk text, path and symbol (in the store) proposes a
+//! wide pool of chunks; then each chunk's score is blended with the evidence of its whole file
+//! (the best few chunk scores of that file in the pool), because a file whose many chunks
+//! match moderately is usually more about the goal than one chunk that matches a rare word.
+//! Tests, fixtures and snapshots are down-weighted: they restate what the code does rather
+//! than do it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use ctxpack_core::{Candidate, Citation, Family, Location, Tier};
 use ctxpack_meter::Meter;
@@ -8,17 +15,90 @@ use ctxpack_store::{QueryTerms, ScoreBreakdown, Store};
 
 use crate::error::IndexError;
 
+/// How many lexical hits are pooled per requested candidate (at least [`MIN_POOL`]).
+const POOL_FACTOR: usize = 8;
+const MIN_POOL: usize = 200;
+/// How many of a file's best chunks count towards its file score.
+const FILE_TOP_CHUNKS: usize = 5;
+/// Weight of the file score against the chunk's own score (both normalised to the best).
+const FILE_WEIGHT: f32 = 0.5;
+/// Multiplier for chunks of test and fixture files.
+const TEST_PRIOR: f32 = 0.5;
+
 /// A retrieved chunk: the candidate offered to selection and how its score came about.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Retrieved {
     /// The candidate (citation, family, masked text, cost in the requested meter, score).
     pub candidate: Candidate,
-    /// Combined retrieval score.
+    /// Final ranking score.
     pub score: f32,
-    /// Per-field BM25 contributions.
-    pub breakdown: ScoreBreakdown,
+    /// How the score came about.
+    pub breakdown: Breakdown,
     /// Secrets masked in the text, by kind.
     pub redactions: BTreeMap<String, u64>,
+}
+
+/// The components of a retrieval score.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Breakdown {
+    /// Per-field BM25 contributions of the chunk itself.
+    pub bm25: ScoreBreakdown,
+    /// The chunk's BM25 score (sum of the fields).
+    pub chunk: f32,
+    /// The file's evidence: the sum of its best chunk scores in the pool.
+    pub file: f32,
+    /// The path prior applied (1 for source files, lower for tests and fixtures).
+    pub prior: f32,
+}
+
+/// The evidence one file contributes through its pooled chunks.
+#[derive(Default)]
+struct FileEvidence {
+    chunks: usize,
+    text: f32,
+    path: f32,
+    symbol: f32,
+}
+
+impl FileEvidence {
+    /// Chunks arrive best first, so the first [`FILE_TOP_CHUNKS`] are the best.
+    fn add(&mut self, b: ScoreBreakdown) {
+        if self.chunks < FILE_TOP_CHUNKS {
+            self.text += b.text;
+        }
+        self.chunks += 1;
+        self.path = self.path.max(b.path);
+        self.symbol = self.symbol.max(b.symbol);
+    }
+
+    fn score(&self) -> f32 {
+        self.text + self.path + self.symbol
+    }
+}
+
+/// Whether a path is a test, fixture or snapshot rather than code under test.
+pub fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    lower.split('/').any(|seg| {
+        matches!(
+            seg,
+            "test"
+                | "tests"
+                | "testing"
+                | "__tests__"
+                | "spec"
+                | "specs"
+                | "fixtures"
+                | "testdata"
+                | "snapshots"
+        )
+    }) || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || name.contains("_spec.")
+        || name.ends_with(".snap")
 }
 
 /// The top `top_k` chunks of snapshot `sha` for `goal`, best first, costed in `meter`.
@@ -30,33 +110,112 @@ pub fn retrieve(
     meter: Meter,
 ) -> Result<Vec<Retrieved>, IndexError> {
     let terms = QueryTerms::from_goal(goal);
-    let hits = store.search(sha, &terms, top_k)?;
-    let ids: Vec<i64> = hits.iter().map(|h| h.chunk_id).collect();
-    let rows = store.chunks(&ids)?;
-    let mut out = Vec::with_capacity(rows.len());
-    for (hit, row) in hits.iter().zip(rows) {
-        debug_assert_eq!(hit.chunk_id, row.id);
-        let candidate = Candidate {
-            citation: Citation::code(&row.path, row.start_line, row.end_line, sha),
-            family: Family::document(&row.path),
-            cost: row.cost(meter),
-            tier: Tier::Visible,
-            score: Some(f64::from(hit.score)),
-            location: Some(Location {
-                path: row.path.clone(),
-                start_line: row.start_line,
-                end_line: row.end_line,
-                symbol: row.symbol.clone(),
-            }),
-            title: None,
-            text: row.text,
-        };
-        out.push(Retrieved {
-            candidate,
-            score: hit.score,
-            breakdown: hit.breakdown,
-            redactions: row.redactions,
-        });
+    let pool = store.search(sha, &terms, (top_k * POOL_FACTOR).max(MIN_POOL))?;
+    if pool.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let ids: Vec<i64> = pool.iter().map(|h| h.chunk_id).collect();
+    let rows = store.chunks(&ids)?;
+    let rows: HashMap<i64, _> = rows.into_iter().map(|r| (r.id, r)).collect();
+
+    // File evidence, as if the file were one document: the text scores of its best chunks
+    // add up, while its path and symbol matches count once (every chunk repeats the path).
+    let mut per_file: HashMap<&str, FileEvidence> = HashMap::new();
+    for hit in &pool {
+        if let Some(row) = rows.get(&hit.chunk_id) {
+            per_file
+                .entry(row.path.as_str())
+                .or_default()
+                .add(hit.breakdown);
+        }
+    }
+    let best_chunk = pool
+        .iter()
+        .map(|h| h.score)
+        .fold(f32::MIN_POSITIVE, f32::max);
+    let best_file = per_file
+        .values()
+        .map(FileEvidence::score)
+        .fold(f32::MIN_POSITIVE, f32::max);
+
+    let mut scored: Vec<(f32, Breakdown, i64)> = pool
+        .iter()
+        .filter_map(|hit| {
+            let row = rows.get(&hit.chunk_id)?;
+            let file = per_file
+                .get(row.path.as_str())
+                .map_or(0.0, FileEvidence::score);
+            let in_test = is_test_path(&row.path)
+                || row
+                    .symbol
+                    .as_deref()
+                    .is_some_and(|s| s == "tests" || s.starts_with("tests::"));
+            let prior = if in_test { TEST_PRIOR } else { 1.0 };
+            let blended =
+                (1.0 - FILE_WEIGHT) * hit.score / best_chunk + FILE_WEIGHT * file / best_file;
+            let breakdown = Breakdown {
+                bm25: hit.breakdown,
+                chunk: hit.score,
+                file,
+                prior,
+            };
+            Some((blended * prior, breakdown, hit.chunk_id))
+        })
+        .collect();
+    // Best first; ties by chunk id so the order is stable.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+    scored.truncate(top_k);
+
+    let mut rows = rows;
+    Ok(scored
+        .into_iter()
+        .filter_map(|(score, breakdown, id)| {
+            let row = rows.remove(&id)?;
+            let candidate = Candidate {
+                citation: Citation::code(&row.path, row.start_line, row.end_line, sha),
+                family: Family::document(&row.path),
+                cost: row.cost(meter),
+                tier: Tier::Visible,
+                score: Some(f64::from(score)),
+                location: Some(Location {
+                    path: row.path.clone(),
+                    start_line: row.start_line,
+                    end_line: row.end_line,
+                    symbol: row.symbol.clone(),
+                }),
+                title: None,
+                text: row.text,
+            };
+            Some(Retrieved {
+                candidate,
+                score,
+                breakdown,
+                redactions: row.redactions,
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_test_path;
+
+    #[test]
+    fn test_paths() {
+        let cases: &[(&str, bool)] = &[
+            ("src/select.rs", false),
+            ("tests/it/main.rs", true),
+            ("crates/core/tests/it/snapshots/a.snap", true),
+            ("pkg/server_test.go", true),
+            ("tests.py", false),
+            ("test_client.py", true),
+            ("web/app.spec.ts", true),
+            ("web/app.test.js", true),
+            ("src/testing_utils.rs", false),
+            ("src/contest.rs", false),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(is_test_path(path), *expected, "{path}");
+        }
+    }
 }

@@ -58,6 +58,27 @@ CREATE TABLE manifest (
     file_id INTEGER NOT NULL REFERENCES files(id),
     PRIMARY KEY (snapshot, path)
 ) WITHOUT ROWID;
+CREATE TABLE collections (
+    name TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE documents (
+    collection TEXT NOT NULL REFERENCES collections(name),
+    id_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (collection, id_key)
+);
+CREATE INDEX documents_by_seq ON documents (collection, seq);
+CREATE TABLE embeddings (
+    collection TEXT NOT NULL,
+    id_key TEXT NOT NULL,
+    field TEXT NOT NULL,
+    embedder TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (collection, id_key, field)
+);
 ";
 
 /// An indexed snapshot.
@@ -167,8 +188,8 @@ impl ChunkRow {
 
 /// An open store.
 pub struct Store {
-    dir: PathBuf,
-    conn: Connection,
+    pub(crate) dir: PathBuf,
+    pub(crate) conn: Connection,
     lexical: Option<Lexical>,
     writable: bool,
 }
@@ -691,7 +712,7 @@ impl Store {
             .map_err(|e| sql_error(&self.dir, e))
     }
 
-    fn require_writable(&self) -> Result<(), StoreError> {
+    pub(crate) fn require_writable(&self) -> Result<(), StoreError> {
         if self.writable {
             Ok(())
         } else {

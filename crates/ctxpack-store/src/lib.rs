@@ -18,6 +18,7 @@
 //! ```
 
 mod db;
+pub mod docs;
 mod error;
 mod lexical;
 mod lock;

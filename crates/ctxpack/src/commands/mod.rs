@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod docs;
 pub mod index;
 pub mod pack;
 pub mod repo;

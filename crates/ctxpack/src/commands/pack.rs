@@ -305,9 +305,12 @@ pub fn query(args: &QueryArgs) -> Result<String, Failure> {
                 "tokens": h.candidate.cost,
                 "score": round4(h.score),
                 "scoreBreakdown": {
-                    "text": round4(h.breakdown.text),
-                    "path": round4(h.breakdown.path),
-                    "symbol": round4(h.breakdown.symbol),
+                    "text": round4(h.breakdown.bm25.text),
+                    "path": round4(h.breakdown.bm25.path),
+                    "symbol": round4(h.breakdown.bm25.symbol),
+                    "chunk": round4(h.breakdown.chunk),
+                    "file": round4(h.breakdown.file),
+                    "prior": round4(h.breakdown.prior),
                 },
             })).collect::<Vec<_>>(),
         });
@@ -326,13 +329,16 @@ pub fn query(args: &QueryArgs) -> Result<String, Failure> {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{:>3}. {}  score {:.4} = text {:.4} + path {:.4} + symbol {:.4}  ({} {}){symbol}",
+            "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; prior {:.2})  ({} {}){symbol}",
             i + 1,
             h.candidate.citation,
             h.score,
-            h.breakdown.text,
-            h.breakdown.path,
-            h.breakdown.symbol,
+            h.breakdown.chunk,
+            h.breakdown.bm25.text,
+            h.breakdown.bm25.path,
+            h.breakdown.bm25.symbol,
+            h.breakdown.file,
+            h.breakdown.prior,
             h.candidate.cost,
             args.meter
         );

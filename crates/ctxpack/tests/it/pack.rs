@@ -397,7 +397,206 @@ fn status_and_query() {
         + b["path"].as_f64().expect("f")
         + b["symbol"].as_f64().expect("f");
     assert!(
-        (sum - hit["score"].as_f64().expect("score")).abs() < 1e-3,
+        (sum - b["chunk"].as_f64().expect("chunk")).abs() < 1e-3,
         "{hit}"
     );
+}
+
+#[test]
+fn pack_index_flag_indexes_head_first() {
+    let (f, sha) = project();
+    let run = f.run(&["pack", "--index", "budget", "--format", "json"]);
+    let pack = json(&run);
+    assert_eq!(pack["snapshotSha"], Value::String(sha.clone()));
+    assert!(
+        run.stderr.contains(&format!("indexed {}", &sha[..12])),
+        "{}",
+        run.stderr
+    );
+    // Already indexed: nothing more to do, and nothing printed about indexing.
+    let run = f.run(&["pack", "--index", "budget"]);
+    assert_eq!(run.code, 0);
+    assert!(!run.stderr.contains("indexed"), "{}", run.stderr);
+}
+
+#[test]
+fn a_second_writer_is_refused_or_waits() {
+    let (f, _) = project();
+    assert_eq!(f.run(&["index"]).code, 0);
+    let dir = f.path().join(".ctxpack");
+    let lock = ctxpack_store::WriterLock::acquire(&dir, false).expect("lock");
+    f.write("more.rs", "fn more() {}\n");
+    f.commit("more");
+    let run = f.run(&["index"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("is locked by pid {}", std::process::id())),
+        "{}",
+        run.stderr
+    );
+    // Readers are not blocked by the writer.
+    assert_eq!(
+        f.run(&["pack", "budget", "--at", &f.git(&["rev-parse", "HEAD~1"])])
+            .code,
+        0
+    );
+    // A waiting writer proceeds once the lock is released.
+    let cwd = f.cwd();
+    let waiter = std::thread::spawn(move || ctxpack(&["index", "--wait", "--cwd", &cwd], b""));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(lock);
+    let run = waiter.join().expect("waiter thread");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn awkward_trees_are_indexed_or_skipped_with_reasons() {
+    let f = Fixture::new();
+    // An empty repository has no snapshot to index.
+    let run = f.run(&["index"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("no commits yet"), "{}", run.stderr);
+
+    f.write(
+        "dir with spaces/naïve café.rs",
+        "fn café() { let budget = 1; }\n",
+    );
+    f.write("latin1.txt", "");
+    std::fs::write(f.path().join("latin1.txt"), b"caf\xe9 budget\n").expect("write");
+    std::fs::write(f.path().join("nul.txt"), b"budget\0budget\n").expect("write");
+    f.write("big.txt", &"budget line\n".repeat(20_000));
+    f.write("ignored/skip.rs", "fn budget() {}\n");
+    f.write(".ctxpackignore", "ignored/\n");
+    std::os::unix::fs::symlink("latin1.txt", f.path().join("link.txt")).expect("symlink");
+    // A submodule entry (a gitlink) without cloning anything.
+    let head = {
+        f.write("seed.txt", "seed\n");
+        f.commit("seed")
+    };
+    f.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{head},vendor/sub"),
+    ]);
+    f.git(&["commit", "-q", "-m", "awkward"]);
+    let report = json(&f.run(&["index", "--max-file-bytes", "100000", "--format", "json"]));
+    let skipped = &report["skipped"];
+    assert_eq!(skipped["invalid_utf8"], 1, "{report}");
+    assert_eq!(skipped["binary"], 1, "{report}");
+    assert_eq!(skipped["too_large"], 1, "{report}");
+    assert_eq!(skipped["ignored"], 1, "{report}");
+    assert_eq!(skipped["symlink"], 1, "{report}");
+    assert_eq!(skipped["submodule"], 1, "{report}");
+    let pack = json(&f.run(&["pack", "café budget", "--format", "json"]));
+    let cites: Vec<&str> = pack["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .filter_map(|h| h["citation"].as_str())
+        .collect();
+    assert!(
+        cites
+            .iter()
+            .any(|c| c.starts_with("dir with spaces/naïve café.rs#L1-L1@")),
+        "{cites:?}"
+    );
+}
+
+#[test]
+fn shallow_clone_indexes_and_guides_without_history() {
+    let (f, _) = project();
+    f.write("src/extra.rs", "fn extra_budget() {}\n");
+    f.commit("second");
+    let clone = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", f.cwd());
+    let out = Command::new("git")
+        .args([
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &url,
+            clone.path().to_str().expect("UTF-8"),
+        ])
+        .output()
+        .expect("git clone");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cwd = clone.path().to_str().expect("UTF-8");
+    let run = ctxpack(&["index", "--cwd", cwd], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = ctxpack(&["pack", "budget", "--cwd", cwd, "--format", "json"], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn kill_during_index_leaves_earlier_snapshots_intact() {
+    let f = Fixture::new();
+    f.write("src/budget.rs", BUDGET_RS);
+    let first = f.commit("first");
+    assert_eq!(f.run(&["index"]).code, 0);
+    // A second commit large enough that indexing it takes a while.
+    for i in 0..400 {
+        f.write(
+            &format!("gen/module_{i}.rs"),
+            &format!("/// Module {i}.\npub fn budget_{i}(x: u64) -> u64 {{\n    x + {i}\n}}\n")
+                .repeat(20),
+        );
+    }
+    let second = f.commit("second");
+    let cwd = f.cwd();
+    for delay_ms in [5, 20, 50, 100, 200, 400, 800] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+            .args(["index", "--cwd", &cwd])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        // The store is readable and the first snapshot packs as before.
+        let status = json(&f.run(&["status", "--format", "json"]));
+        assert!(
+            status["snapshots"]
+                .as_array()
+                .expect("snapshots")
+                .iter()
+                .any(|s| s["sha"] == Value::String(first.clone()))
+        );
+        let pack = json(&f.run(&["pack", "budget", "--at", &first, "--format", "json"]));
+        assert!(
+            pack["hits"][0]["citation"]
+                .as_str()
+                .expect("hit")
+                .starts_with("src/budget.rs")
+        );
+        // The second is either complete or absent, never half there.
+        let run = f.run(&["pack", "budget", "--at", &second, "--format", "json"]);
+        if run.code == 0 {
+            let stats = status["snapshots"]
+                .as_array()
+                .expect("snapshots")
+                .iter()
+                .find(|s| s["sha"] == Value::String(second.clone()))
+                .cloned();
+            assert_eq!(stats.expect("a packable snapshot is listed")["files"], 401);
+        } else {
+            assert_eq!(run.code, 3, "{}", run.stderr);
+        }
+    }
+    // Finishing the run afterwards gives the complete snapshot.
+    let report = json(&f.run(&["index", "--format", "json"]));
+    assert_eq!(report["files"], 401);
+    let pack = json(&f.run(&["pack", "budget 399", "--format", "json"]));
+    assert!(pack["hits"].as_array().expect("hits").iter().any(|h| {
+        h["citation"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("gen/module_399.rs"))
+    }));
 }

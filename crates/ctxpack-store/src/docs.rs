@@ -1,0 +1,1 @@
+//! JSON document collections in the store: documents with `_id`, and their embeddings.

@@ -1,0 +1,1 @@
+//! `ctxpack docs`: JSON document collections, vector search and document packs.
