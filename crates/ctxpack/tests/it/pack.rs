@@ -363,11 +363,10 @@ fn newer_store_format_is_refused() {
     let (f, _) = project();
     assert_eq!(f.run(&["index"]).code, 0);
     let db = f.path().join(".ctxpack/ctxpack.sqlite");
-    let out = Command::new("python3")
-        .args(["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.commit()", db.to_str().expect("UTF-8")])
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success());
+    let conn = rusqlite::Connection::open(&db).expect("open the store database");
+    conn.pragma_update(None, "user_version", 99)
+        .expect("set the format version");
+    drop(conn);
     let run = f.run(&["pack", "budget"]);
     assert_eq!(run.code, 4, "{}", run.stderr);
     assert!(run.stderr.contains("format version 99"), "{}", run.stderr);
@@ -599,4 +598,18 @@ fn kill_during_index_leaves_earlier_snapshots_intact() {
             .as_str()
             .is_some_and(|c| c.starts_with("gen/module_399.rs"))
     }));
+}
+
+#[test]
+fn a_missing_git_object_is_a_typed_failure() {
+    let f = Fixture::new();
+    f.write("src/a.rs", "fn budget() {}\n");
+    f.commit("first");
+    let blob = f.git(&["rev-parse", "HEAD:src/a.rs"]);
+    let object = f.path().join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    std::fs::remove_file(object).expect("the blob is a loose object");
+    let run = f.run(&["index"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(run.stderr.contains(&blob), "{}", run.stderr);
+    assert!(run.stderr.contains("git fsck"), "{}", run.stderr);
 }
