@@ -209,36 +209,40 @@ fn exact_snapshot(repo: &Repo, location: &Location, sha: &str) -> Result<Store, 
     .with_hint(hint))
 }
 
-/// Runs `ctxpack pack`.
-pub fn run(
-    args: &PackArgs,
-    read_input: &dyn Fn(&str) -> Result<Vec<u8>, Failure>,
-) -> Result<String, Failure> {
-    let request = reconcile(args, read_input)?;
-    check_scope(&args.scope)?;
-    if args.top_k == 0 {
-        return Err(Failure::invalid("--top-k must be at least 1"));
+/// A snapshot pack as every surface asks for it (the CLI after reconciling `--input`, the MCP
+/// server from tool arguments).
+#[derive(Clone, Debug)]
+pub struct SnapshotPackRequest {
+    /// The goal.
+    pub goal: String,
+    /// The hard budget.
+    pub budget: Budget,
+    /// `HEAD`, a full SHA or a unique hex prefix, as the caller gave it.
+    pub at: String,
+    /// `durable`, or an artifact scope.
+    pub scope: String,
+    /// Budget unit.
+    pub meter: Meter,
+    /// Selection policy.
+    pub selector: Selector,
+    /// Retrieval candidates offered to selection.
+    pub top_k: usize,
+}
+
+/// Builds a pack from the exact snapshot `request.at` resolves to.
+pub fn snapshot_pack(location: &Location, request: &SnapshotPackRequest) -> Result<Pack, Failure> {
+    if request.goal.trim().is_empty() {
+        return Err(Failure::invalid("the goal is empty"));
     }
-    let repo = args.location.repo()?;
+    check_scope(&request.scope)?;
+    if request.top_k == 0 {
+        return Err(Failure::invalid("top-k must be at least 1"));
+    }
+    let repo = location.repo()?;
     let sha = repo.resolve(&request.at)?;
     let head = repo.head()?;
-    if args.index && store_lacks(&repo, &args.location, &sha)? {
-        if head.sha.as_deref() != Some(sha.as_str()) {
-            return Err(Failure::invalid(
-                "--index indexes HEAD only; run `ctxpack index --at REV` first",
-            ));
-        }
-        let dir = args.location.store_dir(&repo);
-        let report = index_into(&repo, &dir, &sha, false, &IndexOptions::default())?;
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "{}",
-            crate::commands::index::summary(&report)
-        );
-    }
-    let store = exact_snapshot(&repo, &args.location, &sha)?;
-    let retrieved = retrieve(&store, &sha, &request.goal, args.top_k, args.meter)?;
+    let store = exact_snapshot(&repo, location, &sha)?;
+    let retrieved = retrieve(&store, &sha, &request.goal, request.top_k, request.meter)?;
     let mut redactions = RedactionSummary::default();
     let candidates: Vec<Candidate> = retrieved
         .into_iter()
@@ -251,16 +255,16 @@ pub fn run(
         .collect();
     let mut pack = Pack::build(
         PackRequest {
-            goal: request.goal,
+            goal: request.goal.clone(),
             budget: request.budget,
-            meter: args.meter,
-            selector: args.selector,
+            meter: request.meter,
+            selector: request.selector,
         },
         candidates,
     );
     let dirty = repo.is_dirty();
     pack.snapshot = Some(SnapshotInfo {
-        requested_ref: request.at,
+        requested_ref: request.at.clone(),
         resolved_sha: sha,
         selection: "exact".into(),
         status: "indexed".into(),
@@ -272,7 +276,53 @@ pub fn run(
         pack.warnings.push(Warning::DirtyWorktree);
     }
     pack.redactions = redactions;
+    Ok(pack)
+}
+
+/// Runs `ctxpack pack`.
+pub fn run(
+    args: &PackArgs,
+    read_input: &dyn Fn(&str) -> Result<Vec<u8>, Failure>,
+) -> Result<String, Failure> {
+    let request = reconcile(args, read_input)?;
+    let request = SnapshotPackRequest {
+        goal: request.goal,
+        budget: request.budget,
+        at: request.at,
+        scope: args.scope.clone(),
+        meter: args.meter,
+        selector: args.selector,
+        top_k: args.top_k,
+    };
+    check_scope(&request.scope)?;
+    if args.index {
+        index_head_if_missing(&args.location, &request.at)?;
+    }
+    let pack = snapshot_pack(&args.location, &request)?;
     Ok(render(&pack, &args.output.render_options()))
+}
+
+/// `pack --index`: indexes HEAD first when `at` is HEAD's commit and it is not indexed.
+fn index_head_if_missing(location: &Location, at: &str) -> Result<(), Failure> {
+    let repo = location.repo()?;
+    let sha = repo.resolve(at)?;
+    if !store_lacks(&repo, location, &sha)? {
+        return Ok(());
+    }
+    if repo.head()?.sha.as_deref() != Some(sha.as_str()) {
+        return Err(Failure::invalid(
+            "--index indexes HEAD only; run `ctxpack index --at REV` first",
+        ));
+    }
+    let dir = location.store_dir(&repo);
+    let report = index_into(&repo, &dir, &sha, false, &IndexOptions::default())?;
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}",
+        crate::commands::index::summary(&report)
+    );
+    Ok(())
 }
 
 fn store_lacks(repo: &Repo, location: &Location, sha: &str) -> Result<bool, Failure> {
@@ -285,36 +335,12 @@ fn store_lacks(repo: &Repo, location: &Location, sha: &str) -> Result<bool, Fail
 
 /// Runs `ctxpack query`: raw hits with their score breakdown.
 pub fn query(args: &QueryArgs) -> Result<String, Failure> {
-    if args.goal.trim().is_empty() {
-        return Err(Failure::invalid("the goal is empty"));
-    }
-    let repo = args.location.repo()?;
-    let sha = repo.resolve(&args.at)?;
-    let store = exact_snapshot(&repo, &args.location, &sha)?;
-    let hits = retrieve(&store, &sha, &args.goal, args.top_k, args.meter)?;
+    let (sha, hits) = query_hits(&args.location, &args.goal, &args.at, args.top_k, args.meter)?;
     if args.format == "json" {
-        let v = json!({
-            "goal": args.goal,
-            "snapshotSha": sha,
-            "meter": args.meter.name(),
-            "hits": hits.iter().enumerate().map(|(i, h)| json!({
-                "rank": i + 1,
-                "citation": h.candidate.citation,
-                "path": h.candidate.location.as_ref().map(|l| l.path.clone()),
-                "symbol": h.candidate.location.as_ref().and_then(|l| l.symbol.clone()),
-                "tokens": h.candidate.cost,
-                "score": round4(h.score),
-                "scoreBreakdown": {
-                    "text": round4(h.breakdown.bm25.text),
-                    "path": round4(h.breakdown.bm25.path),
-                    "symbol": round4(h.breakdown.bm25.symbol),
-                    "chunk": round4(h.breakdown.chunk),
-                    "file": round4(h.breakdown.file),
-                    "prior": round4(h.breakdown.prior),
-                },
-            })).collect::<Vec<_>>(),
-        });
-        return Ok(format!("{v}\n"));
+        return Ok(format!(
+            "{}\n",
+            query_json(&args.goal, &sha, args.meter, &hits)
+        ));
     }
     let mut out = String::new();
     let _ = writeln!(out, "goal: {}", args.goal.replace('\n', " "));
@@ -344,6 +370,49 @@ pub fn query(args: &QueryArgs) -> Result<String, Failure> {
         );
     }
     Ok(out)
+}
+
+/// Raw retrieval hits of the exact snapshot `at` resolves to, with the resolved SHA.
+pub fn query_hits(
+    location: &Location,
+    goal: &str,
+    at: &str,
+    top_k: usize,
+    meter: Meter,
+) -> Result<(String, Vec<Retrieved>), Failure> {
+    if goal.trim().is_empty() {
+        return Err(Failure::invalid("the goal is empty"));
+    }
+    let repo = location.repo()?;
+    let sha = repo.resolve(at)?;
+    let store = exact_snapshot(&repo, location, &sha)?;
+    let hits = retrieve(&store, &sha, goal, top_k, meter)?;
+    Ok((sha, hits))
+}
+
+/// Raw hits as JSON, with each score's breakdown.
+pub fn query_json(goal: &str, sha: &str, meter: Meter, hits: &[Retrieved]) -> Value {
+    json!({
+        "goal": goal,
+        "snapshotSha": sha,
+        "meter": meter.name(),
+        "hits": hits.iter().enumerate().map(|(i, h)| json!({
+                "rank": i + 1,
+                "citation": h.candidate.citation,
+                "path": h.candidate.location.as_ref().map(|l| l.path.clone()),
+                "symbol": h.candidate.location.as_ref().and_then(|l| l.symbol.clone()),
+                "tokens": h.candidate.cost,
+                "score": round4(h.score),
+                "scoreBreakdown": {
+                    "text": round4(h.breakdown.bm25.text),
+                    "path": round4(h.breakdown.bm25.path),
+                    "symbol": round4(h.breakdown.bm25.symbol),
+                    "chunk": round4(h.breakdown.chunk),
+                    "file": round4(h.breakdown.file),
+                    "prior": round4(h.breakdown.prior),
+                },
+        })).collect::<Vec<_>>(),
+    })
 }
 
 fn round4(x: f32) -> f64 {

@@ -606,7 +606,11 @@ fn a_missing_git_object_is_a_typed_failure() {
     f.write("src/a.rs", "fn budget() {}\n");
     f.commit("first");
     let blob = f.git(&["rev-parse", "HEAD:src/a.rs"]);
-    let object = f.path().join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    let object = f
+        .path()
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
     std::fs::remove_file(object).expect("the blob is a loose object");
     let run = f.run(&["index"]);
     assert_eq!(run.code, 4, "{}", run.stderr);
