@@ -182,7 +182,9 @@ pub struct Hit {
 }
 
 /// Why a candidate (or a plan member) is not in the pack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DropReason {
     /// An earlier candidate had the same citation id.

@@ -112,6 +112,8 @@ pub struct Pack {
     pub warnings: Vec<Warning>,
     /// What masking removed.
     pub redactions: RedactionSummary,
+    /// Ids of the artifacts whose chunks are in the pack.
+    pub artifacts: Vec<String>,
 }
 
 impl Pack {
@@ -141,6 +143,7 @@ impl Pack {
             dropped,
             warnings,
             redactions: RedactionSummary::default(),
+            artifacts: Vec::new(),
         }
     }
 

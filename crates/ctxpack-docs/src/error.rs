@@ -18,8 +18,8 @@ impl fmt::Display for Scope {
     }
 }
 
-/// Everything that can go wrong in this crate: an invalid filter, or stored vector bytes of
-/// the wrong shape. Messages name the offending operator and its field path.
+/// Everything that can go wrong in this crate: an invalid filter or document, or stored vector
+/// bytes of the wrong shape. Messages name the offending operator and its field path.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DocsError {
     /// The filter itself (or a clause of `$and`/`$or`/`$nor`) is not a JSON object.
@@ -111,6 +111,26 @@ pub enum DocsError {
         path: String,
         /// Where the clause sits.
         scope: Scope,
+    },
+    /// Document text that is not valid JSON.
+    #[error("invalid JSON: {message}")]
+    InvalidJson {
+        /// The parser's explanation, with line and column.
+        message: String,
+    },
+    /// A document that is valid JSON but not an object.
+    #[error("a document must be a JSON object, got {found}")]
+    NotAnObject {
+        /// The JSON type found, with its article (`an array`).
+        found: &'static str,
+    },
+    /// An `_id` that cannot key a document.
+    #[error("invalid _id {found}: {reason}")]
+    BadId {
+        /// The `_id` as compact JSON.
+        found: String,
+        /// What is wrong with it.
+        reason: &'static str,
     },
     /// Stored embedding bytes that are not 256 little-endian `f32`s.
     #[error("a stored vector must be {expected} bytes (256 little-endian f32), got {len}")]

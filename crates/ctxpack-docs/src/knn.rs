@@ -135,3 +135,64 @@ fn rank_key(score: f32) -> f32 {
         score
     }
 }
+
+/// The cosine similarity of every row of a row-major n × 256 `matrix` to `query`, in row
+/// order. Rows must be L2-normalised or zero; the query is normalised here.
+pub fn scores(matrix: &[f32], query: &Vector) -> Vec<f32> {
+    debug_assert_eq!(matrix.len() % DIM, 0, "the matrix holds whole rows");
+    let norm = query.norm();
+    let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+    matrix
+        .chunks_exact(DIM)
+        .map(|row| dot(row, &query.0) * scale)
+        .collect()
+}
+
+/// Positions of the `k` best `scores` (all of them for `None`), best first: higher score
+/// first (NaN lowest), equal scores by ascending `order` key (for example insertion order),
+/// then by position. Runs in `O(n + k log k)`, so ranking a whole collection is cheap.
+pub fn rank(scores: &[f32], order: &[i64], k: Option<usize>) -> Vec<usize> {
+    debug_assert_eq!(scores.len(), order.len());
+    let better = |a: &usize, b: &usize| {
+        rank_key(scores[*b])
+            .total_cmp(&rank_key(scores[*a]))
+            .then(order[*a].cmp(&order[*b]))
+            .then(a.cmp(b))
+    };
+    let mut positions: Vec<usize> = (0..scores.len()).collect();
+    let k = k.unwrap_or(positions.len()).min(positions.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < positions.len() {
+        positions.select_nth_unstable_by(k - 1, better);
+        positions.truncate(k);
+    }
+    positions.sort_unstable_by(better);
+    positions
+}
+
+/// The dot product of a stored vector (`Vector::BYTES` little-endian `f32` bytes, as
+/// [`Vector::to_le_bytes`] writes them) with `query`, read straight from the bytes so a scan
+/// never copies a row. Equal to `dot(&Vector::from_le_bytes(bytes)?.0, &query.0)`, bit for
+/// bit. `None` when the length is wrong.
+pub fn dot_le_bytes(bytes: &[u8], query: &Vector) -> Option<f32> {
+    if bytes.len() != Vector::BYTES {
+        return None;
+    }
+    let (chunks, _) = bytes.as_chunks::<{ 4 * LANES }>();
+    let (cq, _) = query.0.as_chunks::<LANES>();
+    let mut lo = [0.0f32; LANES / 2];
+    let mut hi = [0.0f32; LANES / 2];
+    for (x, y) in chunks.iter().zip(cq) {
+        let lane =
+            |i: usize| f32::from_le_bytes([x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3]]);
+        for i in 0..LANES / 2 {
+            lo[i] += lane(i) * y[i];
+            hi[i] += lane(i + LANES / 2) * y[i + LANES / 2];
+        }
+    }
+    // DIM is a multiple of LANES, so there is no tail; sum exactly as `dot` does.
+    let s = [lo[0] + hi[0], lo[1] + hi[1], lo[2] + hi[2], lo[3] + hi[3]];
+    Some((s[0] + s[1]) + (s[2] + s[3]) + 0.0)
+}

@@ -3,8 +3,9 @@
 //! Document packs give a model the JSON documents most relevant to a query, under a budget and
 //! cited by `_id`. This crate holds everything about them that is a function of data: the
 //! MongoDB-style [`filter`] language, the offline hashing embedder ([`embed`]), exact flat
-//! cosine top-k ([`knn`]) and the assembly of a context pack through the pack engine
-//! ([`context`]). It does no IO: the document store that feeds it lives elsewhere.
+//! cosine top-k ([`knn`]), the assembly of a context pack through the pack engine
+//! ([`context`]) and documents as text ([`document`]: `_id` keys, exact round-trips, field
+//! paths). It does no IO: the document store that feeds it lives elsewhere.
 //!
 //! ```
 //! use ctxpack_docs::context::{self, ContextItem, ContextOptions};
@@ -40,6 +41,7 @@
 //! ```
 
 pub mod context;
+pub mod document;
 pub mod embed;
 mod error;
 pub mod filter;

@@ -194,7 +194,7 @@ pub fn index_commit(
 }
 
 /// A file's chunks, or the reason it was skipped after reading it.
-type Chunked = Result<Vec<NewChunk>, &'static str>;
+pub type Chunked = Result<Vec<NewChunk>, &'static str>;
 
 /// Decodes, chunks, masks and costs files on worker threads.
 fn chunk_all(
@@ -250,6 +250,12 @@ fn chunk_all(
             Err(reason) => files[index].skip_reason = Some(reason.to_owned()),
         }
     }
+}
+
+/// Decodes, chunks, masks and costs one text the way indexing does (for artifacts): the reason
+/// it cannot be indexed (`binary`, `invalid_utf8`) otherwise.
+pub fn prepare_text(name: &str, bytes: &[u8], options: &IndexOptions) -> Chunked {
+    chunk_file(name, bytes, options, &Masker::new())
 }
 
 fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker) -> Chunked {

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use ctxpack_core::{Candidate, Citation, Family, Location, Tier};
 use ctxpack_meter::Meter;
+use ctxpack_store::artifacts::ArtifactRow;
 use ctxpack_store::{QueryTerms, ScoreBreakdown, Store};
 
 use crate::error::IndexError;
@@ -36,6 +37,8 @@ pub struct Retrieved {
     pub breakdown: Breakdown,
     /// Secrets masked in the text, by kind.
     pub redactions: BTreeMap<String, u64>,
+    /// The artifact the chunk belongs to, if it is one.
+    pub artifact: Option<String>,
 }
 
 /// The components of a retrieval score.
@@ -101,16 +104,18 @@ pub fn is_test_path(path: &str) -> bool {
         || name.ends_with(".snap")
 }
 
-/// The top `top_k` chunks of snapshot `sha` for `goal`, best first, costed in `meter`.
+/// The top `top_k` chunks of snapshot `sha` and of the artifacts of `scopes` for `goal`, best
+/// first, costed in `meter`.
 pub fn retrieve(
     store: &Store,
     sha: &str,
+    scopes: &[&str],
     goal: &str,
     top_k: usize,
     meter: Meter,
 ) -> Result<Vec<Retrieved>, IndexError> {
     let terms = QueryTerms::from_goal(goal);
-    let pool = store.search(sha, &terms, (top_k * POOL_FACTOR).max(MIN_POOL))?;
+    let pool = store.search(sha, scopes, &terms, (top_k * POOL_FACTOR).max(MIN_POOL))?;
     if pool.is_empty() {
         return Ok(Vec::new());
     }
@@ -167,34 +172,80 @@ pub fn retrieve(
     scored.truncate(top_k);
 
     let mut rows = rows;
-    Ok(scored
-        .into_iter()
-        .filter_map(|(score, breakdown, id)| {
-            let row = rows.remove(&id)?;
-            let candidate = Candidate {
-                citation: Citation::code(&row.path, row.start_line, row.end_line, sha),
-                family: Family::document(&row.path),
-                cost: row.cost(meter),
-                tier: Tier::Visible,
-                score: Some(f64::from(score)),
-                location: Some(Location {
+    let mut artifacts: HashMap<i64, Option<ArtifactRow>> = HashMap::new();
+    let mut out = Vec::with_capacity(scored.len());
+    for (score, breakdown, id) in scored {
+        let Some(row) = rows.remove(&id) else {
+            continue;
+        };
+        let artifact = if row.path.starts_with(ARTIFACT_PREFIX) {
+            match artifacts.get(&row.file_id) {
+                Some(a) => a.clone(),
+                None => {
+                    let a = store.artifact_of_file(row.file_id)?;
+                    artifacts.insert(row.file_id, a.clone());
+                    a
+                }
+            }
+        } else {
+            None
+        };
+        let (citation, family, location, title) = match &artifact {
+            Some(a) => {
+                let kind = if a.scope == "evidence" {
+                    "evidence"
+                } else {
+                    "artifact"
+                };
+                let family = if kind == "evidence" {
+                    Family::evidence(&a.family_id)
+                } else {
+                    Family::artifact(&a.family_id)
+                };
+                (
+                    Citation(format!(
+                        "{kind}:{}#L{}-L{}",
+                        a.id, row.start_line, row.end_line
+                    )),
+                    family,
+                    None,
+                    a.title.clone(),
+                )
+            }
+            None => (
+                Citation::code(&row.path, row.start_line, row.end_line, sha),
+                Family::document(&row.path),
+                Some(Location {
                     path: row.path.clone(),
                     start_line: row.start_line,
                     end_line: row.end_line,
                     symbol: row.symbol.clone(),
                 }),
-                title: None,
+                None,
+            ),
+        };
+        out.push(Retrieved {
+            artifact: artifact.map(|a| a.id),
+            candidate: Candidate {
+                citation,
+                family,
+                cost: row.cost(meter),
+                tier: Tier::Visible,
+                score: Some(f64::from(score)),
+                location,
+                title,
                 text: row.text,
-            };
-            Some(Retrieved {
-                candidate,
-                score,
-                breakdown,
-                redactions: row.redactions,
-            })
-        })
-        .collect())
+            },
+            score,
+            breakdown,
+            redactions: row.redactions,
+        });
+    }
+    Ok(out)
 }
+
+/// Paths of artifact file versions start with this.
+pub const ARTIFACT_PREFIX: &str = "artifact:";
 
 #[cfg(test)]
 mod tests {

@@ -58,6 +58,17 @@ CREATE TABLE manifest (
     file_id INTEGER NOT NULL REFERENCES files(id),
     PRIMARY KEY (snapshot, path)
 ) WITHOUT ROWID;
+CREATE TABLE artifacts (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    source_id TEXT,
+    title TEXT,
+    family_id TEXT NOT NULL,
+    file_id INTEGER NOT NULL REFERENCES files(id),
+    content_hash TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);
 CREATE TABLE collections (
     name TEXT PRIMARY KEY,
     created_at INTEGER NOT NULL
@@ -643,21 +654,30 @@ impl Store {
         Ok(stats)
     }
 
-    /// BM25 retrieval over the chunks of one snapshot: the top `k` chunk ids with scores.
+    /// BM25 retrieval over the chunks of one snapshot and the artifacts of `scopes`: the top
+    /// `k` chunk ids with scores.
     pub fn search(
         &self,
         sha: &str,
+        scopes: &[&str],
         terms: &QueryTerms,
         k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
         let Some(lexical) = &self.lexical else {
             return Ok(Vec::new());
         };
-        let allowed: HashSet<u64> = self
+        let mut allowed: HashSet<u64> = self
             .query_ids("SELECT file_id FROM manifest WHERE snapshot = ?1", [sha])?
             .into_iter()
             .map(|id| id as u64)
             .collect();
+        for scope in scopes {
+            allowed.extend(
+                self.query_ids("SELECT file_id FROM artifacts WHERE scope = ?1", [scope])?
+                    .into_iter()
+                    .map(|id| id as u64),
+            );
+        }
         lexical.search(terms, allowed, k)
     }
 
@@ -700,7 +720,11 @@ impl Store {
         Ok(out)
     }
 
-    fn query_ids<P: rusqlite::Params>(&self, sql: &str, p: P) -> Result<Vec<i64>, StoreError> {
+    pub(crate) fn query_ids<P: rusqlite::Params>(
+        &self,
+        sql: &str,
+        p: P,
+    ) -> Result<Vec<i64>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(sql)

@@ -1,1 +1,924 @@
 //! JSON document collections in the store: documents with `_id`, and their embeddings.
+//!
+//! The store keeps documents as text and knows nothing about JSON beyond that: parsing,
+//! `_id` rules, filters and embedding live with the callers (`ctxpack-docs` and the CLI).
+//!
+//! - **Collections** are rows of `collections`; inserting into a collection creates it.
+//! - **Documents** are rows of `documents`, keyed by `(collection, id_key)` where `id_key` is
+//!   the canonical JSON of the `_id`. A document's `seq` is also its rowid: a store-wide counter
+//!   that grows with insertion, so "in seq order" is "in insertion order", and the vector scan
+//!   can learn a document's position from the primary-key index without reading its body.
+//!   [`Store::insert_documents`] writes a batch in one transaction: a duplicate `_id` (against
+//!   the store or inside the batch) is a [`DocsStoreError::DuplicateId`] and nothing of the
+//!   batch is written.
+//! - **Embeddings** are keyed by `(collection, id_key, field)` and validated by the embedder
+//!   id and the hash of the text they were computed from. A row with an empty `text_hash` and
+//!   an empty vector is a *marker*: the document had no string at the field when it was
+//!   synced, so a search need not read it again. Deleting a document deletes its embeddings in
+//!   the same transaction, so every embedding row belongs to a stored document and a vector
+//!   scan never needs to look at `documents`. Replacing a document
+//!   ([`Store::replace_document`]) keeps its embeddings, which are then stale until the caller
+//!   recomputes them.
+//!
+//! Writes require a store opened with [`Store::open_or_create`] and, by convention, the
+//! writer lock; reads work on a read-only store.
+//!
+//! ```no_run
+//! use ctxpack_store::Store;
+//! use ctxpack_store::docs::NewDocument;
+//!
+//! let dir = std::path::Path::new("app.ctxpack");
+//! let _lock = ctxpack_store::WriterLock::acquire(dir, false)?;
+//! let mut store = Store::open_or_create(dir)?;
+//! store.insert_documents(
+//!     "docs",
+//!     &[NewDocument { id_key: "1".into(), body: r#"{"_id":1,"text":"hello"}"#.into() }],
+//! )?;
+//! store.scan_documents("docs", |doc| {
+//!     assert_eq!(doc.body, r#"{"_id":1,"text":"hello"}"#);
+//!     Ok::<_, ctxpack_store::docs::DocsStoreError>(std::ops::ControlFlow::Continue(()))
+//! })?;
+//! # Ok::<(), ctxpack_store::docs::DocsStoreError>(())
+//! ```
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{ErrorCode, OptionalExtension, params};
+
+use crate::db::{Store, sql_error};
+use crate::error::StoreError;
+
+/// What can go wrong with collections, documents and embeddings.
+#[derive(Debug, thiserror::Error)]
+pub enum DocsStoreError {
+    /// A store-level failure (missing, corrupt, read-only, SQLite, IO).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The collection does not exist.
+    #[error("collection `{collection}` does not exist in store {}", .dir.display())]
+    UnknownCollection {
+        /// The store directory.
+        dir: PathBuf,
+        /// The collection name.
+        collection: String,
+    },
+    /// A document's `_id` is already in the collection, or twice in one batch.
+    #[error("duplicate _id {id_key} in collection `{collection}`")]
+    DuplicateId {
+        /// The collection name.
+        collection: String,
+        /// The canonical JSON of the `_id`.
+        id_key: String,
+        /// The position of the offending document in the batch.
+        index: usize,
+    },
+    /// A collection name that cannot be used.
+    #[error("invalid collection name {name:?}: {reason}")]
+    InvalidCollectionName {
+        /// The name as given.
+        name: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+}
+
+/// A document to insert.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewDocument {
+    /// The canonical JSON of its `_id`.
+    pub id_key: String,
+    /// The document text, stored and returned byte for byte.
+    pub body: String,
+}
+
+/// A stored document, borrowed from a scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DocumentRef<'a> {
+    /// Its insertion position (its rowid).
+    pub seq: i64,
+    /// The canonical JSON of its `_id`.
+    pub id_key: &'a str,
+    /// The document text as stored.
+    pub body: &'a str,
+}
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredDocument {
+    /// Its insertion position (its rowid).
+    pub seq: i64,
+    /// The canonical JSON of its `_id`.
+    pub id_key: String,
+    /// The document text as stored.
+    pub body: String,
+}
+
+/// A collection and its size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollectionInfo {
+    /// The name.
+    pub name: String,
+    /// Unix seconds when it was created.
+    pub created_at: i64,
+    /// How many documents it holds.
+    pub documents: u64,
+}
+
+/// An embedding row, borrowed from a scan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VectorRef<'a> {
+    /// The row's id, stable until the row is replaced.
+    pub rowid: i64,
+    /// The canonical JSON of the document's `_id`.
+    pub id_key: &'a str,
+    /// The embedder that computed it.
+    pub embedder: &'a str,
+    /// The vector bytes; empty for a marker.
+    pub vector: &'a [u8],
+}
+
+/// What an embedding row records, without its vector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmbeddingState {
+    /// The canonical JSON of the document's `_id`.
+    pub id_key: String,
+    /// The embedder that computed it.
+    pub embedder: String,
+    /// The hash of the text it was computed from; empty for a marker (no string at the field).
+    pub text_hash: String,
+}
+
+impl EmbeddingState {
+    /// Whether this row says the document had no string at the field.
+    pub fn is_marker(&self) -> bool {
+        self.text_hash.is_empty()
+    }
+}
+
+/// An embedding to store for one document and field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewEmbedding {
+    /// The canonical JSON of the document's `_id`.
+    pub id_key: String,
+    /// The hash of the text it was computed from; empty for a marker.
+    pub text_hash: String,
+    /// The vector bytes (little-endian `f32`s); empty for a marker.
+    pub vector: Vec<u8>,
+}
+
+impl NewEmbedding {
+    /// The marker for a document without a string at the field.
+    pub fn marker(id_key: String) -> NewEmbedding {
+        NewEmbedding {
+            id_key,
+            text_hash: String::new(),
+            vector: Vec::new(),
+        }
+    }
+}
+
+/// Checks a collection name: non-empty, at most 255 bytes, no control characters, not
+/// starting with `$` (which MongoDB reserves).
+pub fn validate_collection_name(name: &str) -> Result<(), DocsStoreError> {
+    let reason = if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 255 {
+        Some("it is longer than 255 bytes")
+    } else if name.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else if name.starts_with('$') {
+        Some("it starts with `$`")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(DocsStoreError::InvalidCollectionName {
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Whether an insert failed on the `(collection, id_key)` primary key.
+fn is_duplicate_key(err: &rusqlite::Error) -> bool {
+    match err {
+        rusqlite::Error::SqliteFailure(e, _) => {
+            e.code == ErrorCode::ConstraintViolation
+                && matches!(
+                    e.extended_code,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                        | rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                )
+        }
+        _ => false,
+    }
+}
+
+/// Reads a text column without copying it.
+fn text_ref<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    match row.get_ref(i)? {
+        ValueRef::Text(bytes) => {
+            std::str::from_utf8(bytes).map_err(|e| rusqlite::Error::Utf8Error(i, e))
+        }
+        other => Err(rusqlite::Error::InvalidColumnType(
+            i,
+            String::new(),
+            other.data_type(),
+        )),
+    }
+}
+
+impl Store {
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> DocsStoreError + '_ {
+        |e| DocsStoreError::Store(sql_error(&self.dir, e))
+    }
+
+    /// Creates a collection if it does not exist; returns whether it was created.
+    pub fn create_collection(&mut self, name: &str) -> Result<bool, DocsStoreError> {
+        self.require_writable()?;
+        validate_collection_name(name)?;
+        let n = self
+            .conn
+            .execute(
+                "INSERT OR IGNORE INTO collections (name, created_at) VALUES (?1, ?2)",
+                params![name, now_seconds()],
+            )
+            .map_err(self.sql())?;
+        Ok(n > 0)
+    }
+
+    /// Every collection with its document count, by name.
+    pub fn collections(&self) -> Result<Vec<CollectionInfo>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.name, c.created_at, \
+                 (SELECT count(*) FROM documents d WHERE d.collection = c.name) \
+                 FROM collections c ORDER BY c.name",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(CollectionInfo {
+                    name: r.get(0)?,
+                    created_at: r.get(1)?,
+                    documents: r.get::<_, i64>(2)? as u64,
+                })
+            })
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// Whether the collection exists.
+    pub fn has_collection(&self, name: &str) -> Result<bool, DocsStoreError> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM collections WHERE name = ?1")
+            .and_then(|mut s| s.exists([name]))
+            .map_err(self.sql())
+    }
+
+    /// Fails with [`DocsStoreError::UnknownCollection`] unless the collection exists.
+    pub fn require_collection(&self, name: &str) -> Result<(), DocsStoreError> {
+        if self.has_collection(name)? {
+            Ok(())
+        } else {
+            Err(DocsStoreError::UnknownCollection {
+                dir: self.dir.clone(),
+                collection: name.to_owned(),
+            })
+        }
+    }
+
+    /// The number of documents in a collection (0 for an unknown one).
+    pub fn count_documents(&self, collection: &str) -> Result<u64, DocsStoreError> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM documents WHERE collection = ?1")
+            .and_then(|mut s| s.query_row([collection], |r| r.get::<_, i64>(0)))
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
+    /// Whether a document with this `_id` is in the collection.
+    pub fn contains_document(
+        &self,
+        collection: &str,
+        id_key: &str,
+    ) -> Result<bool, DocsStoreError> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM documents WHERE collection = ?1 AND id_key = ?2")
+            .and_then(|mut s| s.exists([collection, id_key]))
+            .map_err(self.sql())
+    }
+
+    /// Inserts a batch of documents in one transaction, creating the collection if needed, and
+    /// returns their `seq`s. A duplicate `_id` (already stored, or twice in the batch) fails
+    /// with [`DocsStoreError::DuplicateId`] and writes nothing.
+    pub fn insert_documents(
+        &mut self,
+        collection: &str,
+        documents: &[NewDocument],
+    ) -> Result<Vec<i64>, DocsStoreError> {
+        self.require_writable()?;
+        validate_collection_name(collection)?;
+        let dir = self.dir.clone();
+        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let tx = self.conn.transaction().map_err(e)?;
+        let mut seqs = Vec::with_capacity(documents.len());
+        {
+            tx.execute(
+                "INSERT OR IGNORE INTO collections (name, created_at) VALUES (?1, ?2)",
+                params![collection, now_seconds()],
+            )
+            .map_err(e)?;
+            // One counter for the whole store, so seq order is insertion order and the seq can
+            // double as the rowid.
+            let first: i64 = tx
+                .query_row(
+                    "SELECT coalesce(max(rowid), 0) + 1 FROM documents",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(e)?;
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO documents (rowid, collection, id_key, seq, body) \
+                     VALUES (?1, ?2, ?3, ?1, ?4)",
+                )
+                .map_err(e)?;
+            for ((index, doc), seq) in documents.iter().enumerate().zip(first..) {
+                match stmt.execute(params![seq, collection, doc.id_key, doc.body]) {
+                    Ok(_) => {}
+                    Err(err) if is_duplicate_key(&err) => {
+                        // Dropping the transaction rolls the whole batch back.
+                        return Err(DocsStoreError::DuplicateId {
+                            collection: collection.to_owned(),
+                            id_key: doc.id_key.clone(),
+                            index,
+                        });
+                    }
+                    Err(err) => return Err(e(err)),
+                }
+                seqs.push(seq);
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(seqs)
+    }
+
+    /// Calls `f` with every document of a collection in insertion order, until it returns
+    /// `Break` or an error. Bodies are borrowed from SQLite, not copied.
+    pub fn scan_documents<E: From<DocsStoreError>>(
+        &self,
+        collection: &str,
+        mut f: impl FnMut(DocumentRef<'_>) -> Result<ControlFlow<()>, E>,
+    ) -> Result<(), E> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, id_key, body FROM documents WHERE collection = ?1 ORDER BY seq",
+            )
+            .map_err(self.sql())?;
+        let mut rows = stmt.query([collection]).map_err(self.sql())?;
+        while let Some(row) = rows.next().map_err(self.sql())? {
+            let doc = DocumentRef {
+                seq: row.get(0).map_err(self.sql())?,
+                id_key: text_ref(row, 1).map_err(self.sql())?,
+                body: text_ref(row, 2).map_err(self.sql())?,
+            };
+            if f(doc)?.is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `seq`s of every document of a collection, ascending. Reads only an index, never a
+    /// body.
+    pub fn document_seqs(&self, collection: &str) -> Result<Vec<i64>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq FROM documents WHERE collection = ?1 ORDER BY seq")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([collection], |r| r.get(0))
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// The documents with these `seq`s, in the order asked (seqs not in the collection are
+    /// left out).
+    pub fn documents_by_seq(
+        &self,
+        collection: &str,
+        seqs: &[i64],
+    ) -> Result<Vec<StoredDocument>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id_key, body FROM documents WHERE rowid = ?1 AND collection = ?2",
+            )
+            .map_err(self.sql())?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for &seq in seqs {
+            let row = stmt
+                .query_row(params![seq, collection], |r| {
+                    Ok(StoredDocument {
+                        seq,
+                        id_key: r.get(0)?,
+                        body: r.get(1)?,
+                    })
+                })
+                .optional()
+                .map_err(self.sql())?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    /// The document with this `_id`, if stored.
+    pub fn document(
+        &self,
+        collection: &str,
+        id_key: &str,
+    ) -> Result<Option<StoredDocument>, DocsStoreError> {
+        self.conn
+            .prepare_cached("SELECT seq, body FROM documents WHERE collection = ?1 AND id_key = ?2")
+            .and_then(|mut s| {
+                s.query_row([collection, id_key], |r| {
+                    Ok(StoredDocument {
+                        seq: r.get(0)?,
+                        id_key: id_key.to_owned(),
+                        body: r.get(1)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(self.sql())
+    }
+
+    /// Deletes the documents with these `_id`s and their embeddings in one transaction;
+    /// returns how many documents were stored.
+    pub fn delete_documents(
+        &mut self,
+        collection: &str,
+        id_keys: &[String],
+    ) -> Result<u64, DocsStoreError> {
+        self.require_writable()?;
+        let dir = self.dir.clone();
+        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let tx = self.conn.transaction().map_err(e)?;
+        let mut deleted = 0;
+        {
+            let mut doc = tx
+                .prepare_cached("DELETE FROM documents WHERE collection = ?1 AND id_key = ?2")
+                .map_err(e)?;
+            let mut vectors = tx
+                .prepare_cached("DELETE FROM embeddings WHERE collection = ?1 AND id_key = ?2")
+                .map_err(e)?;
+            for id_key in id_keys {
+                deleted += doc.execute([collection, id_key]).map_err(e)? as u64;
+                vectors.execute([collection, id_key]).map_err(e)?;
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(deleted)
+    }
+
+    /// Stores a document, replacing the text of the one with the same `_id` (which keeps its
+    /// `seq` and its embeddings, now possibly stale) or inserting it. Returns whether one was
+    /// replaced.
+    pub fn replace_document(
+        &mut self,
+        collection: &str,
+        document: &NewDocument,
+    ) -> Result<bool, DocsStoreError> {
+        self.require_writable()?;
+        validate_collection_name(collection)?;
+        let dir = self.dir.clone();
+        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let tx = self.conn.transaction().map_err(e)?;
+        let replaced = tx
+            .execute(
+                "UPDATE documents SET body = ?3 WHERE collection = ?1 AND id_key = ?2",
+                params![collection, document.id_key, document.body],
+            )
+            .map_err(e)?
+            > 0;
+        tx.commit().map_err(e)?;
+        if !replaced {
+            self.insert_documents(collection, std::slice::from_ref(document))?;
+        }
+        Ok(replaced)
+    }
+
+    /// What is stored for every embedding of a collection's field (without the vectors),
+    /// orphans included.
+    pub fn embedding_states(
+        &self,
+        collection: &str,
+        field: &str,
+    ) -> Result<Vec<EmbeddingState>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id_key, embedder, text_hash FROM embeddings \
+                 WHERE collection = ?1 AND field = ?2",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([collection, field], |r| {
+                Ok(EmbeddingState {
+                    id_key: r.get(0)?,
+                    embedder: r.get(1)?,
+                    text_hash: r.get(2)?,
+                })
+            })
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// The stored embedding of one document's field: its state and vector bytes.
+    pub fn embedding(
+        &self,
+        collection: &str,
+        id_key: &str,
+        field: &str,
+    ) -> Result<Option<(EmbeddingState, Vec<u8>)>, DocsStoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT embedder, text_hash, vector FROM embeddings \
+                 WHERE collection = ?1 AND id_key = ?2 AND field = ?3",
+            )
+            .and_then(|mut s| {
+                s.query_row([collection, id_key, field], |r| {
+                    Ok((
+                        EmbeddingState {
+                            id_key: id_key.to_owned(),
+                            embedder: r.get(0)?,
+                            text_hash: r.get(1)?,
+                        },
+                        r.get(2)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(self.sql())
+    }
+
+    /// Stores (replacing) embeddings of one field, all computed by `embedder`, in one
+    /// transaction.
+    pub fn put_embeddings(
+        &mut self,
+        collection: &str,
+        field: &str,
+        embedder: &str,
+        rows: &[NewEmbedding],
+    ) -> Result<(), DocsStoreError> {
+        self.require_writable()?;
+        let dir = self.dir.clone();
+        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let tx = self.conn.transaction().map_err(e)?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO embeddings \
+                     (collection, id_key, field, embedder, text_hash, vector) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(e)?;
+            for row in rows {
+                stmt.execute(params![
+                    collection,
+                    row.id_key,
+                    field,
+                    embedder,
+                    row.text_hash,
+                    row.vector
+                ])
+                .map_err(e)?;
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(())
+    }
+
+    /// Deletes the embeddings of a field whose document is no longer stored (none are left by
+    /// this API; a store written otherwise may have some); returns how many.
+    pub fn delete_orphan_embeddings(
+        &mut self,
+        collection: &str,
+        field: &str,
+    ) -> Result<u64, DocsStoreError> {
+        self.require_writable()?;
+        let n = self
+            .conn
+            .execute(
+                "DELETE FROM embeddings WHERE collection = ?1 AND field = ?2 AND NOT EXISTS \
+                 (SELECT 1 FROM documents d WHERE d.collection = ?1 AND d.id_key = embeddings.id_key)",
+                [collection, field],
+            )
+            .map_err(self.sql())?;
+        Ok(n as u64)
+    }
+
+    /// Calls `f` with every embedding row of a field (markers and rows of other embedders
+    /// included), in rowid order. Only the embeddings table is read, through SQLite's memory
+    /// map, and the vector bytes are borrowed from the mapped page: no document is touched and
+    /// nothing is copied.
+    pub fn scan_vectors<E: From<DocsStoreError>>(
+        &self,
+        collection: &str,
+        field: &str,
+        mut f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // Reading through a memory map saves a copy per page; SQLite maps at most this much.
+        self.conn
+            .pragma_update(None, "mmap_size", 1i64 << 34)
+            .map_err(self.sql())?;
+        // A full scan in rowid order streams the table; the primary-key index would visit it
+        // in `_id` order, one random page at a time.
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, id_key, embedder, vector FROM embeddings NOT INDEXED \
+                 WHERE collection = ?1 AND field = ?2",
+            )
+            .map_err(self.sql())?;
+        let mut rows = stmt.query([collection, field]).map_err(self.sql())?;
+        while let Some(row) = rows.next().map_err(self.sql())? {
+            let vector = match row.get_ref(3).map_err(self.sql())? {
+                ValueRef::Blob(bytes) => bytes,
+                other => {
+                    return Err(E::from(DocsStoreError::Store(StoreError::Corrupt {
+                        dir: self.dir.clone(),
+                        detail: format!(
+                            "an embedding of `{collection}`.{field} is {:?}, not a blob",
+                            other.data_type()
+                        ),
+                    })));
+                }
+            };
+            f(VectorRef {
+                rowid: row.get(0).map_err(self.sql())?,
+                id_key: text_ref(row, 1).map_err(self.sql())?,
+                embedder: text_ref(row, 2).map_err(self.sql())?,
+                vector,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The documents whose embeddings have these rowids, in the order asked (rowids that are
+    /// gone are left out).
+    pub fn documents_by_embedding(
+        &self,
+        collection: &str,
+        rowids: &[i64],
+    ) -> Result<Vec<(i64, StoredDocument)>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT d.seq, d.id_key, d.body FROM embeddings e JOIN documents d \
+                 ON d.collection = e.collection AND d.id_key = e.id_key \
+                 WHERE e.rowid = ?1 AND e.collection = ?2",
+            )
+            .map_err(self.sql())?;
+        let mut out = Vec::with_capacity(rowids.len());
+        for &rowid in rowids {
+            let row = stmt
+                .query_row(params![rowid, collection], |r| {
+                    Ok((
+                        rowid,
+                        StoredDocument {
+                            seq: r.get(0)?,
+                            id_key: r.get(1)?,
+                            body: r.get(2)?,
+                        },
+                    ))
+                })
+                .optional()
+                .map_err(self.sql())?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    /// The `seq`s of the documents that have no embedding row of a field by `embedder`, in
+    /// insertion order.
+    pub fn documents_without_embedding(
+        &self,
+        collection: &str,
+        field: &str,
+        embedder: &str,
+    ) -> Result<Vec<i64>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT d.seq FROM documents d WHERE d.collection = ?1 AND NOT EXISTS \
+                 (SELECT 1 FROM embeddings e WHERE e.collection = ?1 AND e.id_key = d.id_key \
+                 AND e.field = ?2 AND e.embedder = ?3) ORDER BY d.seq",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([collection, field, embedder], |r| r.get(0))
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open_or_create(&dir.path().join("s")).expect("create");
+        (dir, store)
+    }
+
+    fn doc(id: &str, body: &str) -> NewDocument {
+        NewDocument {
+            id_key: id.into(),
+            body: body.into(),
+        }
+    }
+
+    fn bodies(store: &Store, collection: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        store
+            .scan_documents(collection, |d| {
+                out.push(d.body.to_owned());
+                Ok::<_, DocsStoreError>(ControlFlow::Continue(()))
+            })
+            .expect("scan");
+        out
+    }
+
+    #[test]
+    fn insert_then_scan_in_insertion_order() {
+        let (_dir, mut store) = store();
+        store
+            .insert_documents("c", &[doc("2", r#"{"_id":2}"#), doc("1", r#"{"_id":1}"#)])
+            .expect("insert");
+        store
+            .insert_documents("c", &[doc("0", r#"{"_id":0,"é":"ü"}"#)])
+            .expect("insert");
+        assert_eq!(
+            bodies(&store, "c"),
+            [r#"{"_id":2}"#, r#"{"_id":1}"#, r#"{"_id":0,"é":"ü"}"#]
+        );
+        assert_eq!(store.count_documents("c").expect("count"), 3);
+        assert_eq!(store.document_seqs("c").expect("seqs"), [1, 2, 3]);
+        let names: Vec<_> = store
+            .collections()
+            .expect("collections")
+            .into_iter()
+            .map(|c| (c.name, c.documents))
+            .collect();
+        assert_eq!(names, [("c".to_owned(), 3)]);
+    }
+
+    #[test]
+    fn duplicates_write_nothing() {
+        // (batch ids, offending index) for a collection already holding `"a"`.
+        let cases: &[(&[&str], usize)] = &[(&["b", "a"], 1), (&["a"], 0), (&["c", "d", "c"], 2)];
+        for (ids, at) in cases {
+            let (_dir, mut store) = store();
+            store
+                .insert_documents("c", &[doc("a", "{}")])
+                .expect("insert");
+            let batch: Vec<_> = ids.iter().map(|id| doc(id, "{}")).collect();
+            match store.insert_documents("c", &batch) {
+                Err(DocsStoreError::DuplicateId { index, .. }) => assert_eq!(index, *at, "{ids:?}"),
+                other => panic!("{ids:?}: expected a duplicate, got {other:?}"),
+            }
+            assert_eq!(store.count_documents("c").expect("count"), 1, "{ids:?}");
+        }
+    }
+
+    #[test]
+    fn embeddings_follow_their_documents() {
+        let (_dir, mut store) = store();
+        store
+            .insert_documents("c", &[doc("1", "{}"), doc("2", "{}"), doc("3", "{}")])
+            .expect("insert");
+        let row = |id: &str, embedder_hash: &str| NewEmbedding {
+            id_key: id.into(),
+            text_hash: embedder_hash.into(),
+            vector: vec![0u8; 8],
+        };
+        store
+            .put_embeddings(
+                "c",
+                "text",
+                "e1",
+                &[row("1", "h1"), NewEmbedding::marker("2".into())],
+            )
+            .expect("put");
+        store
+            .put_embeddings("c", "text", "e0", &[row("3", "h3")])
+            .expect("put");
+        let scan = |store: &Store| {
+            let mut seen = Vec::new();
+            store
+                .scan_vectors("c", "text", |v| {
+                    seen.push((v.id_key.to_owned(), v.embedder.to_owned(), v.vector.len()));
+                    Ok::<_, DocsStoreError>(())
+                })
+                .expect("scan");
+            seen
+        };
+        let owned = |rows: &[(&str, &str, usize)]| -> Vec<(String, String, usize)> {
+            rows.iter()
+                .map(|(a, b, n)| ((*a).into(), (*b).into(), *n))
+                .collect()
+        };
+        assert_eq!(
+            scan(&store),
+            owned(&[("1", "e1", 8), ("2", "e1", 0), ("3", "e0", 8)])
+        );
+        assert_eq!(
+            store
+                .documents_without_embedding("c", "text", "e1")
+                .expect("missing"),
+            [3]
+        );
+        // Replacing keeps the seq and the (now stale) embedding.
+        let replaced = doc("1", r#"{"new":1}"#);
+        assert!(store.replace_document("c", &replaced).expect("replace"));
+        assert!(
+            !store
+                .replace_document("c", &doc("4", "{}"))
+                .expect("insert")
+        );
+        assert_eq!(store.document_seqs("c").expect("seqs"), [1, 2, 3, 4]);
+        assert_eq!(scan(&store).len(), 3);
+        let (_, found) = &store.documents_by_embedding("c", &[1]).expect("by rowid")[0];
+        assert_eq!((found.seq, found.body.as_str()), (1, r#"{"new":1}"#));
+        // Deleting a document deletes its embeddings with it.
+        assert_eq!(
+            store.delete_documents("c", &["1".into()]).expect("delete"),
+            1
+        );
+        assert_eq!(scan(&store), owned(&[("2", "e1", 0), ("3", "e0", 8)]));
+        assert!(
+            store
+                .documents_by_embedding("c", &[1])
+                .expect("gone")
+                .is_empty()
+        );
+        assert_eq!(
+            store
+                .delete_orphan_embeddings("c", "text")
+                .expect("orphans"),
+            0
+        );
+        let (state, bytes) = store
+            .embedding("c", "2", "text")
+            .expect("get")
+            .expect("stored");
+        assert!(state.is_marker());
+        assert_eq!((state.embedder.as_str(), bytes.len()), ("e1", 0));
+    }
+
+    #[test]
+    fn unknown_collection_and_bad_names() {
+        let (_dir, mut store) = store();
+        assert!(matches!(
+            store.require_collection("nope"),
+            Err(DocsStoreError::UnknownCollection { .. })
+        ));
+        for name in ["", "$x", "a\nb"] {
+            assert!(
+                matches!(
+                    store.insert_documents(name, &[doc("1", "{}")]),
+                    Err(DocsStoreError::InvalidCollectionName { .. })
+                ),
+                "{name:?}"
+            );
+        }
+        assert!(store.create_collection("c").expect("create"));
+        assert!(!store.create_collection("c").expect("create again"));
+        store.require_collection("c").expect("exists");
+    }
+
+    #[test]
+    fn read_only_store_refuses_writes() {
+        let (dir, store) = store();
+        drop(store);
+        let mut store = Store::open(&dir.path().join("s")).expect("open");
+        assert!(matches!(
+            store.insert_documents("c", &[doc("1", "{}")]),
+            Err(DocsStoreError::Store(StoreError::ReadOnly { .. }))
+        ));
+    }
+}

@@ -37,6 +37,14 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// A write conflicts with what is stored (an id reused for different content).
+    #[error("{detail}")]
+    Conflict {
+        /// The store directory.
+        dir: PathBuf,
+        /// What conflicts, and how to resolve it.
+        detail: String,
+    },
     /// A write was attempted on a store opened read-only.
     #[error("store {} is open read-only", .dir.display())]
     ReadOnly {

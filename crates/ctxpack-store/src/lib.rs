@@ -17,9 +17,11 @@
 //! # Ok::<(), ctxpack_store::StoreError>(())
 //! ```
 
+pub mod artifacts;
 mod db;
 pub mod docs;
 mod error;
+pub mod ledger;
 mod lexical;
 mod lock;
 
@@ -27,5 +29,6 @@ pub use db::{
     ChunkRow, FORMAT_VERSION, FileVersion, NewChunk, NewFile, SnapshotRow, SnapshotStats, Store,
 };
 pub use error::StoreError;
+pub use ledger::{Ledger, LedgerContents, LedgerRecord, RecordContext};
 pub use lexical::{LexicalHit, QueryTerms, ScoreBreakdown, analyze};
 pub use lock::WriterLock;

@@ -39,6 +39,18 @@ enum Command {
     /// Context commands (`ctxpack context pack` is `ctxpack pack`).
     #[command(subcommand)]
     Context(ContextCommand),
+    /// JSON document collections: insert, import, find, vector search and context packs.
+    #[command(subcommand)]
+    Docs(crate::commands::docs::DocsCommand),
+    /// Artifacts: session notes, harness output and evidence that packs can merge by scope.
+    #[command(subcommand)]
+    Artifact(crate::commands::artifact::ArtifactCommand),
+    /// List the packs recorded in the ledger, newest first.
+    Log(crate::commands::ledger::LogArgs),
+    /// Show a recorded pack as the model saw it (or with --dropped, what was left out).
+    Show(crate::commands::ledger::ShowArgs),
+    /// Serve packs to coding agents over the Model Context Protocol (stdio).
+    Mcp(crate::mcp::McpArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,6 +101,10 @@ struct SelectArgs {
     /// Selection policy: diverse, prefix, skip or coverage.
     #[arg(long, default_value = "diverse", value_parser = parse_selector)]
     selector: Selector,
+    /// Record the pack in the ledger of this store directory (by default `select` records
+    /// nothing: it has no repository).
+    #[arg(long)]
+    store: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -187,6 +203,11 @@ impl Cli {
             Command::Index(args) => args.format == "json",
             Command::Status(args) => args.format == "json",
             Command::Query(args) => args.format == "json",
+            Command::Docs(command) => command.wants_json(),
+            Command::Mcp(_) => false,
+            Command::Log(args) => args.format == "json",
+            Command::Artifact(command) => command.wants_json(),
+            Command::Show(args) => args.format == Some(Format::Json),
         }
     }
 
@@ -200,6 +221,7 @@ impl Cli {
                     meter: args.meter,
                     selector: args.selector,
                     render: args.output.render_options(),
+                    ledger: args.store,
                 };
                 select::run(&input, &options)
             }
@@ -209,6 +231,11 @@ impl Cli {
             Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => {
                 pack::run(&args, &read_input)
             }
+            Command::Docs(command) => command.run(),
+            Command::Mcp(args) => crate::mcp::run(&args),
+            Command::Log(args) => crate::commands::ledger::log(&args),
+            Command::Artifact(command) => command.run(&read_input),
+            Command::Show(args) => crate::commands::ledger::show(&args),
         }
     }
 }

@@ -106,6 +106,7 @@ impl From<ctxpack_store::StoreError> for Failure {
         let kind = match &e {
             E::NotFound { .. } | E::Locked { .. } => FailureKind::NotFound,
             E::Unsupported { .. } | E::Corrupt { .. } => FailureKind::Corrupt,
+            E::Conflict { .. } => FailureKind::Conflict,
             E::ReadOnly { .. } | E::Io { .. } | E::Sqlite { .. } | E::Lexical { .. } => {
                 FailureKind::Internal
             }

@@ -15,6 +15,7 @@
 //!     meter: Meter::Words,
 //!     selector: Selector::Skip,
 //!     render: RenderOptions { format: Format::Json, ..Default::default() },
+//!     ledger: None,
 //! };
 //! let out = run(input, &options).unwrap();
 //! assert!(out.contains(r#""usedTokens":2"#));
@@ -23,5 +24,6 @@
 pub mod cli;
 pub mod commands;
 pub mod failure;
+pub mod mcp;
 
 pub use ctxpack_core as core;

@@ -64,6 +64,9 @@ pub fn pack_json(pack: &Pack, view: View) -> Value {
         "redactionSummary".into(),
         json!({ "total": pack.redactions.total(), "byKind": by_kind }),
     );
+    if !pack.artifacts.is_empty() {
+        out.insert("artifacts".into(), json!(pack.artifacts));
+    }
     Value::Object(out)
 }
 

@@ -82,3 +82,55 @@ fn dot_handles_any_length() {
     assert_eq!(dot(&a, &b), 171.0);
     assert_eq!(dot(&[], &[]), 0.0);
 }
+
+#[test]
+fn rank_orders_by_score_then_order_key() {
+    use ctxpack_docs::knn::rank;
+    /// Scores, order keys, k, expected positions.
+    type Case<'a> = (&'a [f32], &'a [i64], Option<usize>, &'a [usize]);
+    let cases: &[Case<'_>] = &[
+        (&[0.1, 0.9, 0.5], &[1, 2, 3], None, &[1, 2, 0]),
+        (&[0.1, 0.9, 0.5], &[1, 2, 3], Some(2), &[1, 2]),
+        (&[0.5, 0.5, 0.5], &[3, 1, 2], None, &[1, 2, 0]),
+        (&[0.5, 0.5, 0.9], &[3, 1, 2], Some(2), &[2, 1]),
+        (&[f32::NAN, 0.0, -1.0], &[1, 2, 3], None, &[1, 2, 0]),
+        (&[0.3], &[7], Some(0), &[]),
+        (&[], &[], Some(3), &[]),
+    ];
+    for (scores, order, k, expected) in cases {
+        assert_eq!(
+            rank(scores, order, *k),
+            *expected,
+            "{scores:?} {order:?} {k:?}"
+        );
+    }
+}
+
+#[test]
+fn scores_match_top_k() {
+    use ctxpack_docs::knn::scores;
+    let index = index(&["chocolate cake recipe", "database search and indexing"]);
+    let query = embed("database search");
+    let all = scores(index.as_matrix(), &query);
+    let top = index.top_k(&query, 2);
+    assert_eq!(all[1], top[0].1);
+    assert_eq!(all[0], 0.0);
+}
+
+#[test]
+fn dot_le_bytes_matches_dot_bit_for_bit() {
+    use ctxpack_docs::knn::dot_le_bytes;
+    let query = embed("database search with many words and some more words");
+    for text in [
+        "database search and indexing",
+        "chocolate cake recipe",
+        "",
+        "a b c d e f g",
+    ] {
+        let row = embed(text);
+        let expected = dot(&row.0, &query.0);
+        let got = dot_le_bytes(&row.to_le_bytes(), &query).expect("1024 bytes");
+        assert_eq!(got.to_bits(), expected.to_bits(), "{text:?}");
+    }
+    assert_eq!(dot_le_bytes(&[0u8; 12], &query), None);
+}

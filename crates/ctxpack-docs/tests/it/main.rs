@@ -3,6 +3,7 @@
 //! and the seed's context pack byte for byte.
 
 mod context;
+mod document;
 mod embed;
 mod filter;
 mod filter_errors;

@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
+pub mod artifact;
 pub mod docs;
 pub mod index;
+pub mod ledger;
 pub mod pack;
 pub mod repo;
 pub mod select;

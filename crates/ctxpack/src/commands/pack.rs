@@ -11,11 +11,12 @@ use ctxpack_core::{
 use ctxpack_index::git::Repo;
 use ctxpack_index::indexer::IndexOptions;
 use ctxpack_index::retrieve::{Retrieved, retrieve};
-use ctxpack_store::{Store, StoreError};
+use ctxpack_store::{RecordContext, Store, StoreError};
 use serde_json::{Value, json};
 
 use crate::cli::{OutputArgs, parse_budget, parse_meter, parse_selector};
 use crate::commands::index::index_into;
+use crate::commands::ledger;
 use crate::commands::repo::Location;
 use crate::failure::{Failure, FailureKind};
 
@@ -36,7 +37,8 @@ pub struct PackArgs {
     /// The budget, a positive integer in units of --meter (default 1200).
     #[arg(long, value_parser = parse_budget, allow_negative_numbers = true)]
     pub budget: Option<Budget>,
-    /// durable (the snapshot alone); session, harness, evidence and all merge artifacts.
+    /// durable (the snapshot alone); session, harness, evidence or all also merge the
+    /// artifacts of that scope.
     #[arg(long, default_value = "durable")]
     pub scope: String,
     /// HEAD, a full commit SHA or a unique hex prefix (default HEAD).
@@ -54,6 +56,9 @@ pub struct PackArgs {
     /// Index HEAD first when it is not indexed yet.
     #[arg(long)]
     pub index: bool,
+    /// Do not record this pack in the ledger.
+    #[arg(long)]
+    pub no_ledger: bool,
     /// Which repository and store.
     #[command(flatten)]
     pub location: Location,
@@ -151,13 +156,14 @@ fn reconcile(
     })
 }
 
-fn check_scope(scope: &str) -> Result<(), Failure> {
+/// The artifact scopes a `--scope` merges: none for `durable`.
+fn overlay_scopes(scope: &str) -> Result<&'static [&'static str], Failure> {
     match scope {
-        "durable" => Ok(()),
-        "session" | "harness" | "evidence" | "all" => Err(Failure::invalid(format!(
-            "--scope {scope} needs artifact overlays, which this version does not store yet"
-        ))
-        .with_hint("use --scope durable")),
+        "durable" => Ok(&[]),
+        "session" => Ok(&["session"]),
+        "harness" => Ok(&["harness"]),
+        "evidence" => Ok(&["evidence"]),
+        "all" => Ok(&ctxpack_store::artifacts::SCOPES),
         other => Err(Failure::invalid(format!(
             "unknown scope `{other}`: expected durable, session, harness, evidence or all"
         ))),
@@ -234,21 +240,33 @@ pub fn snapshot_pack(location: &Location, request: &SnapshotPackRequest) -> Resu
     if request.goal.trim().is_empty() {
         return Err(Failure::invalid("the goal is empty"));
     }
-    check_scope(&request.scope)?;
+    let scopes = overlay_scopes(&request.scope)?;
     if request.top_k == 0 {
         return Err(Failure::invalid("top-k must be at least 1"));
     }
     let repo = location.repo()?;
     let sha = repo.resolve(&request.at)?;
     let head = repo.head()?;
+    // Overlays are merged only once the exact snapshot is known to be indexed.
     let store = exact_snapshot(&repo, location, &sha)?;
-    let retrieved = retrieve(&store, &sha, &request.goal, request.top_k, request.meter)?;
+    let retrieved = retrieve(
+        &store,
+        &sha,
+        scopes,
+        &request.goal,
+        request.top_k,
+        request.meter,
+    )?;
     let mut redactions = RedactionSummary::default();
+    let mut artifact_of = std::collections::HashMap::new();
     let candidates: Vec<Candidate> = retrieved
         .into_iter()
         .map(|r: Retrieved| {
             for (kind, n) in &r.redactions {
                 redactions.add(kind, *n);
+            }
+            if let Some(id) = r.artifact {
+                artifact_of.insert(r.candidate.citation.clone(), id);
             }
             r.candidate
         })
@@ -276,6 +294,14 @@ pub fn snapshot_pack(location: &Location, request: &SnapshotPackRequest) -> Resu
         pack.warnings.push(Warning::DirtyWorktree);
     }
     pack.redactions = redactions;
+    let mut used: Vec<String> = pack
+        .hits
+        .iter()
+        .filter_map(|h| artifact_of.get(&h.candidate.citation).cloned())
+        .collect();
+    used.sort();
+    used.dedup();
+    pack.artifacts = used;
     Ok(pack)
 }
 
@@ -294,12 +320,22 @@ pub fn run(
         selector: args.selector,
         top_k: args.top_k,
     };
-    check_scope(&request.scope)?;
+    overlay_scopes(&request.scope)?;
     if args.index {
         index_head_if_missing(&args.location, &request.at)?;
     }
     let pack = snapshot_pack(&args.location, &request)?;
-    Ok(render(&pack, &args.output.render_options()))
+    let options = args.output.render_options();
+    if !args.no_ledger {
+        let store_dir = args.location.store_dir(&args.location.repo()?);
+        let context = RecordContext {
+            surface: "pack".into(),
+            rendered: ledger::rendered(&options),
+            ..RecordContext::default()
+        };
+        ledger::record(&store_dir, &pack, &context);
+    }
+    Ok(render(&pack, &options))
 }
 
 /// `pack --index`: indexes HEAD first when `at` is HEAD's commit and it is not indexed.
@@ -386,7 +422,7 @@ pub fn query_hits(
     let repo = location.repo()?;
     let sha = repo.resolve(at)?;
     let store = exact_snapshot(&repo, location, &sha)?;
-    let hits = retrieve(&store, &sha, goal, top_k, meter)?;
+    let hits = retrieve(&store, &sha, &[], goal, top_k, meter)?;
     Ok((sha, hits))
 }
 

@@ -25,6 +25,8 @@ pub struct SelectOptions {
     pub selector: Selector,
     /// Format, view and pretty-printing.
     pub render: RenderOptions,
+    /// Record the pack in the ledger of this store, if set.
+    pub ledger: Option<std::path::PathBuf>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -199,5 +201,13 @@ pub fn run(input: &[u8], options: &SelectOptions) -> Result<String, Failure> {
         },
         candidates,
     );
+    if let Some(store_dir) = &options.ledger {
+        let context = ctxpack_store::RecordContext {
+            surface: "select".into(),
+            rendered: crate::commands::ledger::rendered(&options.render),
+            ..Default::default()
+        };
+        crate::commands::ledger::record(store_dir, &pack, &context);
+    }
     Ok(render(&pack, &options.render))
 }

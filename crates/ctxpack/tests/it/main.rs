@@ -1,5 +1,7 @@
 //! Integration tests of the `ctxpack` command line, run as a real process.
 
+mod docs;
+mod ledger;
 mod pack;
 mod select;
 

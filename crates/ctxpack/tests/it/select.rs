@@ -227,6 +227,7 @@ fn options(selector: Selector, format: Format) -> SelectOptions {
             view: View::Full,
             pretty: false,
         },
+        ledger: None,
     }
 }
 

@@ -1,0 +1,446 @@
+//! The ledger: an append-only record of every pack built, answering "what did the model see?".
+//!
+//! Records are JSON Lines in `ledger/packs.jsonl` inside the store; hit texts are stored once,
+//! content-addressed by SHA-256, under `ledger/texts/`. Appending needs no lock on the store
+//! and never touches its database or index, so read-only surfaces record too. Each record is
+//! written with one `write` call in append mode, so concurrent writers do not interleave; a
+//! record torn by a crash is ignored on reading and reported, and the records before it are
+//! intact.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use ctxpack_core::{
+    Budget, Candidate, Citation, Counters, DropReason, Dropped, Family, Hit, Location, Meter, Pack,
+    RedactionSummary, Selector, SnapshotInfo, Tier, Warning,
+};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::StoreError;
+
+/// One selected hit, with its text stored by hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerHit {
+    /// 1-based retrieval rank.
+    pub rank: usize,
+    /// Citation id.
+    pub citation: String,
+    /// Source family.
+    pub family: String,
+    /// Cost in the pack's meter.
+    pub cost: u64,
+    /// `pinned` or `visible`.
+    pub tier: String,
+    /// File span, if any: path, first and last line, symbol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<(String, u32, u32, Option<String>)>,
+    /// Title, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// SHA-256 of the text.
+    pub text: String,
+}
+
+/// One candidate left out, with its reason.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerDrop {
+    /// 1-based rank, if it was a candidate.
+    pub rank: Option<usize>,
+    /// Citation id.
+    pub citation: String,
+    /// Source family.
+    pub family: String,
+    /// Cost in the pack's meter.
+    pub cost: u64,
+    /// Why it was left out.
+    pub reason: DropReason,
+    /// Budget remaining when it was considered.
+    pub remaining: Option<u64>,
+}
+
+/// The snapshot a pack was built from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerSnapshot {
+    /// As requested.
+    pub requested_ref: String,
+    /// Full SHA.
+    pub resolved_sha: String,
+    /// `exact`.
+    pub selection: String,
+    /// `indexed`.
+    pub status: String,
+    /// Branch, if any.
+    pub branch: Option<String>,
+    /// Detached HEAD.
+    pub detached: bool,
+    /// Uncommitted changes excluded.
+    pub worktree_dirty: bool,
+}
+
+/// What a record says about one pack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerRecord {
+    /// Content hash of everything below except `time`: the pack id.
+    pub id: String,
+    /// Unix seconds when it was built.
+    pub time: u64,
+    /// The surface that built it: `pack`, `select`, `docs context`, `mcp`, `plan`, ….
+    pub surface: String,
+    /// Goal or purpose.
+    pub goal: String,
+    /// The snapshot, for snapshot packs.
+    pub snapshot: Option<LedgerSnapshot>,
+    /// Budget.
+    pub budget: u64,
+    /// Meter name.
+    pub meter: Meter,
+    /// Selector name.
+    pub selector: String,
+    /// Used budget.
+    pub used: u64,
+    /// Selection counters: candidate, unique, sources, duplicates, budget-rejected.
+    pub counters: [usize; 5],
+    /// Selected hits in pack order.
+    pub hits: Vec<LedgerHit>,
+    /// Everything left out.
+    pub dropped: Vec<LedgerDrop>,
+    /// Warnings as rendered.
+    pub warnings: Vec<String>,
+    /// Redactions by kind.
+    pub redactions: BTreeMap<String, u64>,
+    /// How the pack was rendered: format and view names.
+    pub rendered: (String, String),
+    /// Artifacts whose chunks are in the pack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    /// The record this one is a new version of (plan `+=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+}
+
+/// The context of a pack that the pack itself does not carry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecordContext {
+    /// The surface that built it.
+    pub surface: String,
+    /// Format and view it was rendered with.
+    pub rendered: (String, String),
+    /// Parent record id.
+    pub parent: Option<String>,
+}
+
+/// What reading the ledger found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LedgerContents {
+    /// Whole records, oldest first.
+    pub records: Vec<LedgerRecord>,
+    /// 1-based line numbers of records that could not be read (torn by a crash).
+    pub torn: Vec<usize>,
+}
+
+/// The ledger of one store directory.
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    dir: PathBuf,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Ledger {
+    /// The ledger of the store at `store_dir` (nothing is created until the first append).
+    pub fn new(store_dir: &Path) -> Ledger {
+        Ledger {
+            dir: store_dir.join("ledger"),
+        }
+    }
+
+    fn file(&self) -> PathBuf {
+        self.dir.join("packs.jsonl")
+    }
+
+    fn text_path(&self, hash: &str) -> PathBuf {
+        let (a, b) = hash.split_at(hash.len().min(2));
+        self.dir.join("texts").join(a).join(b)
+    }
+
+    /// Builds the record of `pack` (its id included) without writing anything.
+    pub fn record(pack: &Pack, context: &RecordContext, time: u64) -> LedgerRecord {
+        let c = pack.counters;
+        let mut record = LedgerRecord {
+            id: String::new(),
+            time: 0,
+            surface: context.surface.clone(),
+            goal: pack.goal.clone(),
+            snapshot: pack.snapshot.as_ref().map(|s| LedgerSnapshot {
+                requested_ref: s.requested_ref.clone(),
+                resolved_sha: s.resolved_sha.clone(),
+                selection: s.selection.clone(),
+                status: s.status.clone(),
+                branch: s.branch.clone(),
+                detached: s.detached,
+                worktree_dirty: s.worktree_dirty,
+            }),
+            budget: pack.budget.get(),
+            meter: pack.meter,
+            selector: pack.selector.name().to_owned(),
+            used: pack.used,
+            counters: [
+                c.candidate_hits,
+                c.unique_citations,
+                c.selected_sources,
+                c.duplicate_citations_skipped,
+                c.budget_rejected_hits,
+            ],
+            hits: pack
+                .hits
+                .iter()
+                .map(|h| {
+                    let c = &h.candidate;
+                    LedgerHit {
+                        rank: h.rank,
+                        citation: c.citation.0.clone(),
+                        family: c.family.0.clone(),
+                        cost: c.cost,
+                        tier: c.tier.name().to_owned(),
+                        location: c
+                            .location
+                            .as_ref()
+                            .map(|l| (l.path.clone(), l.start_line, l.end_line, l.symbol.clone())),
+                        title: c.title.clone(),
+                        text: sha256_hex(c.text.as_bytes()),
+                    }
+                })
+                .collect(),
+            dropped: pack
+                .dropped
+                .iter()
+                .map(|d| LedgerDrop {
+                    rank: d.rank,
+                    citation: d.citation.0.clone(),
+                    family: d.family.0.clone(),
+                    cost: d.cost,
+                    reason: d.reason,
+                    remaining: d.remaining,
+                })
+                .collect(),
+            warnings: pack.warnings.iter().map(ToString::to_string).collect(),
+            redactions: pack.redactions.by_kind.clone(),
+            rendered: context.rendered.clone(),
+            artifacts: pack.artifacts.clone(),
+            parent: context.parent.clone(),
+        };
+        let canonical = serde_json::to_vec(&record).expect("a ledger record serializes");
+        record.id = sha256_hex(&canonical);
+        record.time = time;
+        record
+    }
+
+    /// Appends the record of `pack`, storing hit texts first. Returns the record.
+    pub fn append(&self, pack: &Pack, context: &RecordContext) -> Result<LedgerRecord, StoreError> {
+        let time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let record = Ledger::record(pack, context, time);
+        for (hit, ledger_hit) in pack.hits.iter().zip(&record.hits) {
+            self.put_text(&ledger_hit.text, &hit.candidate.text)?;
+        }
+        let mut line = serde_json::to_vec(&record).expect("a ledger record serializes");
+        line.push(b'\n');
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let path = self.file();
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        // A crash may have left a torn last line without its newline: start on a fresh line
+        // so this record stays readable.
+        let len = file.metadata().map_err(io(&path))?.len();
+        if len > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path))?;
+            file.read_exact(&mut last).map_err(io(&path))?;
+            if last[0] != b'\n' {
+                line.insert(0, b'\n');
+            }
+        }
+        file.write_all(&line).map_err(io(&path))?;
+        Ok(record)
+    }
+
+    fn put_text(&self, hash: &str, text: &str) -> Result<(), StoreError> {
+        let path = self.text_path(hash);
+        if path.exists() {
+            return Ok(());
+        }
+        let parent = path.parent().expect("text paths have a parent");
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+        // Write beside, then rename: a text file is whole or absent.
+        let tmp = parent.join(format!(".{}.{}", std::process::id(), hash));
+        std::fs::write(&tmp, text).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        Ok(())
+    }
+
+    /// A stored text by hash.
+    pub fn text(&self, hash: &str) -> Result<String, StoreError> {
+        let path = self.text_path(hash);
+        std::fs::read_to_string(&path).map_err(|e| StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: format!("ledger text {hash} cannot be read: {e}"),
+        })
+    }
+
+    /// Every whole record, oldest first, and the lines that were torn.
+    pub fn read(&self) -> Result<LedgerContents, StoreError> {
+        let path = self.file();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(LedgerContents::default());
+            }
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let mut contents = LedgerContents::default();
+        let ends_with_newline = bytes.last() == Some(&b'\n');
+        let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        let count = lines.len();
+        for (i, line) in lines.into_iter().enumerate() {
+            let last = i + 1 == count;
+            if line.is_empty() && (last || !ends_with_newline) {
+                continue;
+            }
+            let complete = !last || ends_with_newline;
+            match serde_json::from_slice::<LedgerRecord>(line) {
+                Ok(record) if complete => contents.records.push(record),
+                _ if line.is_empty() => {}
+                _ => contents.torn.push(i + 1),
+            }
+        }
+        Ok(contents)
+    }
+
+    /// The newest record whose id starts with `prefix` (at least 4 hex digits).
+    pub fn find(&self, prefix: &str) -> Result<Option<LedgerRecord>, StoreError> {
+        Ok(self
+            .read()?
+            .records
+            .into_iter()
+            .rev()
+            .find(|r| r.id.starts_with(prefix)))
+    }
+
+    /// Rebuilds the pack a record describes, texts included.
+    pub fn replay(&self, record: &LedgerRecord) -> Result<Pack, StoreError> {
+        let corrupt = |detail: String| StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail,
+        };
+        let hits = record
+            .hits
+            .iter()
+            .map(|h| {
+                Ok(Hit {
+                    rank: h.rank,
+                    candidate: Candidate {
+                        citation: Citation(h.citation.clone()),
+                        family: Family(h.family.clone()),
+                        text: self.text(&h.text)?,
+                        cost: h.cost,
+                        tier: if h.tier == "pinned" {
+                            Tier::Pinned
+                        } else {
+                            Tier::Visible
+                        },
+                        score: None,
+                        location: h
+                            .location
+                            .as_ref()
+                            .map(|(path, start, end, symbol)| Location {
+                                path: path.clone(),
+                                start_line: *start,
+                                end_line: *end,
+                                symbol: symbol.clone(),
+                            }),
+                        title: h.title.clone(),
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let [
+            candidate_hits,
+            unique_citations,
+            selected_sources,
+            duplicate_citations_skipped,
+            budget_rejected_hits,
+        ] = record.counters;
+        Ok(Pack {
+            goal: record.goal.clone(),
+            snapshot: record.snapshot.as_ref().map(|s| SnapshotInfo {
+                requested_ref: s.requested_ref.clone(),
+                resolved_sha: s.resolved_sha.clone(),
+                selection: s.selection.clone(),
+                status: s.status.clone(),
+                branch: s.branch.clone(),
+                detached: s.detached,
+                worktree_dirty: s.worktree_dirty,
+            }),
+            budget: Budget::new(record.budget)
+                .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+            meter: record.meter,
+            used: record.used,
+            selector: record
+                .selector
+                .parse::<Selector>()
+                .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+            counters: Counters {
+                candidate_hits,
+                unique_citations,
+                selected_sources,
+                duplicate_citations_skipped,
+                budget_rejected_hits,
+            },
+            hits,
+            dropped: record
+                .dropped
+                .iter()
+                .map(|d| Dropped {
+                    rank: d.rank,
+                    citation: Citation(d.citation.clone()),
+                    family: Family(d.family.clone()),
+                    cost: d.cost,
+                    reason: d.reason,
+                    remaining: d.remaining,
+                })
+                .collect(),
+            warnings: record
+                .warnings
+                .iter()
+                .cloned()
+                .map(Warning::Notice)
+                .collect(),
+            redactions: RedactionSummary {
+                by_kind: record.redactions.clone(),
+            },
+            artifacts: record.artifacts.clone(),
+        })
+    }
+}
