@@ -237,6 +237,51 @@ impl Repo {
     }
 }
 
+/// A commit's parents and message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// Full SHA.
+    pub sha: String,
+    /// Parent SHAs.
+    pub parents: Vec<String>,
+    /// The raw message (subject, body, trailers).
+    pub message: String,
+}
+
+impl Repo {
+    /// A commit's parents and message.
+    pub fn commit_info(&self, sha: &str) -> Result<CommitInfo, IndexError> {
+        let commit = self
+            .repo
+            .find_commit(object_id(sha)?)
+            .map_err(|e| IndexError::Object {
+                id: sha.to_owned(),
+                detail: e.to_string(),
+            })?;
+        let message = commit
+            .message_raw()
+            .map_err(|e| IndexError::Object {
+                id: sha.to_owned(),
+                detail: e.to_string(),
+            })?
+            .to_str_lossy()
+            .into_owned();
+        Ok(CommitInfo {
+            sha: sha.to_owned(),
+            parents: commit.parent_ids().map(|id| id.to_string()).collect(),
+            message,
+        })
+    }
+
+    /// `sha` and its ancestors in the walk's deterministic order, at most `limit`.
+    pub fn history(&self, sha: &str, limit: usize) -> Vec<String> {
+        let mut out = Vec::with_capacity(limit.min(4096));
+        out.push(sha.to_owned());
+        out.extend(self.ancestors(sha, limit.saturating_sub(1)));
+        out
+    }
+}
+
 fn object_id(hex: &str) -> Result<gix::ObjectId, IndexError> {
     gix::ObjectId::from_hex(hex.as_bytes()).map_err(|_| IndexError::InvalidReference {
         reference: hex.to_owned(),

@@ -20,6 +20,7 @@
 
 pub mod chunk;
 mod error;
+pub mod eval;
 pub mod git;
 pub mod ignore;
 pub mod indexer;

@@ -45,6 +45,9 @@ enum Command {
     /// Artifacts: session notes, harness output and evidence that packs can merge by scope.
     #[command(subcommand)]
     Artifact(crate::commands::artifact::ArtifactCommand),
+    /// Measure pack quality on the repository's history, beside reference rankers.
+    #[command(subcommand)]
+    Eval(crate::commands::eval::EvalCommand),
     /// List the packs recorded in the ledger, newest first.
     Log(crate::commands::ledger::LogArgs),
     /// Show a recorded pack as the model saw it (or with --dropped, what was left out).
@@ -206,6 +209,7 @@ impl Cli {
             Command::Docs(command) => command.wants_json(),
             Command::Mcp(_) => false,
             Command::Log(args) => args.format == "json",
+            Command::Eval(command) => command.wants_json(),
             Command::Artifact(command) => command.wants_json(),
             Command::Show(args) => args.format == Some(Format::Json),
         }
@@ -234,6 +238,7 @@ impl Cli {
             Command::Docs(command) => command.run(),
             Command::Mcp(args) => crate::mcp::run(&args),
             Command::Log(args) => crate::commands::ledger::log(&args),
+            Command::Eval(command) => command.run(),
             Command::Artifact(command) => command.run(&read_input),
             Command::Show(args) => crate::commands::ledger::show(&args),
         }

@@ -2,6 +2,7 @@
 
 pub mod artifact;
 pub mod docs;
+pub mod eval;
 pub mod index;
 pub mod ledger;
 pub mod pack;

@@ -1,7 +1,9 @@
 //! Integration tests of the `ctxpack` command line, run as a real process.
 
 mod docs;
+mod eval;
 mod ledger;
+mod mcp;
 mod pack;
 mod select;
 

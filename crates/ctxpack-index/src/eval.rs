@@ -1,0 +1,469 @@
+//! Evaluation on a repository's own history: tasks mined from commits, the reference rankers
+//! ctxpack is compared with, and the pack-quality metrics.
+//!
+//! A task is a non-merge commit with a descriptive message that modifies one to three non-test
+//! source files that exist in its parent. The goal is the message without trailers and links,
+//! the snapshot is the parent, and the gold set is those files: a good pack for the goal, built
+//! from the parent, cites them.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use ctxpack_meter::Meter;
+use serde::{Deserialize, Serialize};
+
+use crate::error::IndexError;
+use crate::git::{EntryKind, Repo};
+use crate::retrieve::is_test_path;
+
+/// One evaluation task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    /// The goal a user would have asked.
+    pub goal: String,
+    /// The snapshot to pack from (the commit's parent).
+    pub at: String,
+    /// Files the change touched: what a good pack cites.
+    pub gold: Vec<String>,
+    /// The commit the task was mined from, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// Extensions of files that count as source code for task mining.
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "rs", "py", "js", "mjs", "cjs", "jsx", "ts", "tsx", "mts", "go", "java", "kt", "c", "h", "cc",
+    "cpp", "cxx", "hpp", "cs", "rb", "php", "swift", "scala", "vue", "svelte", "lua", "sh",
+];
+
+/// Subjects that describe no task.
+const UNDESCRIPTIVE: &[&str] = &[
+    "typo",
+    "fix typo",
+    "bump",
+    "release",
+    "version",
+    "merge",
+    "revert",
+    "wip",
+    "cleanup",
+    "clean up",
+    "format",
+    "fmt",
+    "lint",
+    "changelog",
+    "update changelog",
+    "update readme",
+    "docs",
+    "update deps",
+    "update dependencies",
+    "prepare release",
+];
+
+/// Whether a path is a non-test source file.
+pub fn is_source_path(path: &str) -> bool {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    SOURCE_EXTENSIONS.contains(&ext) && !is_test_path(path)
+}
+
+/// The goal of a commit message: subject and body, without trailers (`Signed-off-by: …`),
+/// links, issue references and co-author lines; whitespace collapsed.
+pub fn clean_goal(message: &str) -> String {
+    let lines: Vec<&str> = message.lines().collect();
+    // Trailers: the last paragraph, when every line of it looks like `Token: value`.
+    let mut end = lines.len();
+    while end > 0 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && !lines[start - 1].trim().is_empty() {
+        start -= 1;
+    }
+    let is_trailer = |l: &str| {
+        l.split_once(':').is_some_and(|(k, _)| {
+            !k.is_empty()
+                && !k.contains(' ')
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+    };
+    if start > 0 && lines[start..end].iter().all(|l| is_trailer(l)) {
+        end = start;
+    }
+    let mut words = Vec::new();
+    for line in &lines[..end] {
+        for word in line.split_whitespace() {
+            let bare = word.trim_matches(|c: char| "()[]<>,.;".contains(c));
+            let is_link = bare.starts_with("http://") || bare.starts_with("https://");
+            let is_ref = bare.starts_with('#')
+                && bare.len() > 1
+                && bare[1..].chars().all(|c| c.is_ascii_digit());
+            let is_gh_ref = bare.contains('#')
+                && bare
+                    .split('#')
+                    .next_back()
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                && bare.contains('/');
+            if !is_link && !is_ref && !is_gh_ref {
+                words.push(word);
+            }
+        }
+    }
+    words
+        .join(" ")
+        .trim()
+        .trim_end_matches(['(', '['])
+        .trim()
+        .to_owned()
+}
+
+/// Whether a cleaned goal describes a task: at least three words, and not a routine subject.
+pub fn is_descriptive(goal: &str) -> bool {
+    let subject = goal.to_lowercase();
+    let words = subject.split_whitespace().count();
+    if words < 3 {
+        return false;
+    }
+    let first = subject
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .split([':', '('])
+        .next()
+        .unwrap_or("");
+    let trimmed = subject.trim_start_matches(|c: char| !c.is_alphanumeric());
+    !UNDESCRIPTIVE.iter().any(|u| {
+        trimmed.starts_with(u)
+            && trimmed[u.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric())
+    }) && !matches!(
+        first,
+        "chore" | "release" | "build" | "ci" | "style" | "deps"
+    )
+}
+
+/// Mines up to `count` tasks from the history of `head`, newest first, scanning at most
+/// `scan` commits. Deterministic for a given repository state.
+pub fn mine_tasks(
+    repo: &Repo,
+    head: &str,
+    count: usize,
+    scan: usize,
+) -> Result<Vec<Task>, IndexError> {
+    let mut tasks = Vec::new();
+    for sha in repo.history(head, scan) {
+        if tasks.len() >= count {
+            break;
+        }
+        let info = repo.commit_info(&sha)?;
+        if info.parents.len() != 1 {
+            continue;
+        }
+        let goal = clean_goal(&info.message);
+        if !is_descriptive(&goal) {
+            continue;
+        }
+        let parent = &info.parents[0];
+        let Ok(before) = repo.tree_entries(parent) else {
+            continue;
+        };
+        let after = repo.tree_entries(&sha)?;
+        let before: HashMap<&str, &str> = before
+            .iter()
+            .filter(|e| e.kind == EntryKind::File)
+            .map(|e| (e.path.as_str(), e.id.as_str()))
+            .collect();
+        let mut gold = Vec::new();
+        let mut source_changes = 0;
+        let after_paths: HashSet<&str> = after.iter().map(|e| e.path.as_str()).collect();
+        for e in after.iter().filter(|e| e.kind == EntryKind::File) {
+            if !is_source_path(&e.path) {
+                continue;
+            }
+            match before.get(e.path.as_str()) {
+                Some(id) if *id != e.id => {
+                    gold.push(e.path.clone());
+                    source_changes += 1;
+                }
+                Some(_) => {}
+                // A new source file: the task is partly "create", not "find".
+                None => source_changes += 1,
+            }
+        }
+        // Deleted source files count as changes too.
+        source_changes += before
+            .keys()
+            .filter(|p| is_source_path(p) && !after_paths.contains(*p))
+            .count();
+        if gold.is_empty() || gold.len() > 3 || source_changes != gold.len() {
+            continue;
+        }
+        tasks.push(Task {
+            goal,
+            at: parent.clone(),
+            gold,
+            commit: Some(sha),
+        });
+    }
+    Ok(tasks)
+}
+
+/// A packed file list: the paths of a pack's hits in pack order, with each hit's cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PackedPaths {
+    /// `(path, cost)` per hit, in pack order.
+    pub hits: Vec<(String, u64)>,
+}
+
+/// Quality of one pack against a gold set.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Score {
+    /// Share of gold files cited.
+    pub recall: f64,
+    /// 1 if any gold file is cited.
+    pub hit: f64,
+    /// 1 / position of the first hit from a gold file (0 if none).
+    pub reciprocal_rank: f64,
+    /// Share of pack cost from gold files.
+    pub token_precision: f64,
+}
+
+/// Scores a pack against the gold files.
+pub fn score(pack: &PackedPaths, gold: &[String]) -> Score {
+    let gold: HashSet<&str> = gold.iter().map(String::as_str).collect();
+    let cited: HashSet<&str> = pack.hits.iter().map(|(p, _)| p.as_str()).collect();
+    let found = gold.iter().filter(|g| cited.contains(*g)).count();
+    let first = pack
+        .hits
+        .iter()
+        .position(|(p, _)| gold.contains(p.as_str()));
+    let total: u64 = pack.hits.iter().map(|(_, c)| c).sum();
+    let gold_cost: u64 = pack
+        .hits
+        .iter()
+        .filter(|(p, _)| gold.contains(p.as_str()))
+        .map(|(_, c)| c)
+        .sum();
+    Score {
+        recall: if gold.is_empty() {
+            0.0
+        } else {
+            found as f64 / gold.len() as f64
+        },
+        hit: f64::from(u8::from(found > 0)),
+        reciprocal_rank: first.map_or(0.0, |i| 1.0 / (i + 1) as f64),
+        token_precision: if total == 0 {
+            0.0
+        } else {
+            gold_cost as f64 / total as f64
+        },
+    }
+}
+
+/// The text files of a snapshot (skipping what indexing skips), for the reference rankers.
+pub fn snapshot_files(
+    repo: &Repo,
+    sha: &str,
+    max_bytes: u64,
+) -> Result<Vec<(String, String)>, IndexError> {
+    let mut out = Vec::new();
+    for e in repo.tree_entries(sha)? {
+        if e.kind != EntryKind::File || repo.blob_size(&e.id)? > max_bytes {
+            continue;
+        }
+        let bytes = repo.read_blob(&e.id)?;
+        if bytes[..bytes.len().min(8192)].contains(&0) {
+            continue;
+        }
+        if let Ok(text) = String::from_utf8(bytes) {
+            out.push((e.path, text));
+        }
+    }
+    Ok(out)
+}
+
+/// The `dump` reference: whole files in path order while the budget lasts (a file that does
+/// not fit is skipped, so the reference spends the budget as fully as a dump can).
+pub fn dump(files: &[(String, String)], budget: u64, meter: Meter) -> PackedPaths {
+    let mut left = budget;
+    let mut hits = Vec::new();
+    for (path, text) in files {
+        let cost = meter.count(text);
+        if cost <= left {
+            left -= cost;
+            hits.push((path.clone(), cost));
+        }
+    }
+    PackedPaths { hits }
+}
+
+/// The `bm25` reference: BM25 (k1 = 1.2, b = 0.75) over fixed 40-line windows with plain
+/// lowercase word terms, best first, drop-and-continue under the budget.
+pub fn bm25(files: &[(String, String)], goal: &str, budget: u64, meter: Meter) -> PackedPaths {
+    const WINDOW: usize = 40;
+    fn terms(text: &str) -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    }
+    let query: Vec<String> = {
+        let mut seen = HashSet::new();
+        terms(goal)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .collect()
+    };
+    let mut windows: Vec<(usize, String, BTreeMap<String, u32>, usize)> = Vec::new();
+    for (fi, (_, text)) in files.iter().enumerate() {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for chunk in lines.chunks(WINDOW) {
+            let body: String = chunk.concat();
+            let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+            let mut len = 0;
+            for t in terms(&body) {
+                len += 1;
+                if query.contains(&t) {
+                    *tf.entry(t).or_default() += 1;
+                }
+            }
+            windows.push((fi, body, tf, len));
+        }
+    }
+    let n = windows.len().max(1) as f64;
+    let avg = windows.iter().map(|w| w.3).sum::<usize>() as f64 / n;
+    let df: HashMap<&str, usize> = query
+        .iter()
+        .map(|q| {
+            (
+                q.as_str(),
+                windows.iter().filter(|w| w.2.contains_key(q)).count(),
+            )
+        })
+        .collect();
+    let mut scored: Vec<(f64, usize)> = windows
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, tf, len))| {
+            let s: f64 = tf
+                .iter()
+                .map(|(t, &f)| {
+                    let d = df.get(t.as_str()).copied().unwrap_or(0) as f64;
+                    let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
+                    let f = f64::from(f);
+                    idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * *len as f64 / avg.max(1.0)))
+                })
+                .sum();
+            (s, i)
+        })
+        .filter(|(s, _)| *s > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut left = budget;
+    let mut hits = Vec::new();
+    for (_, i) in scored {
+        let (fi, body, _, _) = &windows[i];
+        let cost = meter.count(body);
+        if cost <= left {
+            left -= cost;
+            hits.push((files[*fi].0.clone(), cost));
+        }
+    }
+    PackedPaths { hits }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goals_are_cleaned() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "Add retry to the HTTP client (#123)\n\nSee https://example.com/x for details.\n\nSigned-off-by: A <a@b>\nCo-authored-by: B <b@c>\n",
+                "Add retry to the HTTP client See for details.",
+            ),
+            (
+                "fix: handle empty budgets\n\nFixes #42",
+                "fix: handle empty budgets Fixes",
+            ),
+            ("Plain subject only", "Plain subject only"),
+            (
+                "Refactor parser\n\nReviewed-by: someone else entirely",
+                "Refactor parser",
+            ),
+        ];
+        for (message, goal) in cases {
+            assert_eq!(clean_goal(message), *goal, "{message:?}");
+        }
+    }
+
+    #[test]
+    fn descriptive_goals() {
+        let cases: &[(&str, bool)] = &[
+            ("Add retry to the HTTP client", true),
+            ("fix typo in README", false),
+            ("Bump serde to 1.0.200", false),
+            ("Release 1.2.3 now", false),
+            ("chore: update dependencies everywhere", false),
+            ("typo", false),
+            ("Fix panic on empty input", true),
+            ("formatting of numbers in tables", true),
+            ("Merge branch 'main' of x", false),
+        ];
+        for (goal, expected) in cases {
+            assert_eq!(is_descriptive(goal), *expected, "{goal}");
+        }
+    }
+
+    #[test]
+    fn source_paths() {
+        assert!(is_source_path("src/client.rs"));
+        assert!(!is_source_path("tests/client.rs"));
+        assert!(!is_source_path("README.md"));
+        assert!(!is_source_path("pkg/client_test.go"));
+    }
+
+    #[test]
+    fn metrics() {
+        let pack = PackedPaths {
+            hits: vec![
+                ("a.rs".into(), 10),
+                ("b.rs".into(), 30),
+                ("a.rs".into(), 10),
+            ],
+        };
+        let s = score(&pack, &["b.rs".into(), "c.rs".into()]);
+        assert_eq!(s.recall, 0.5);
+        assert_eq!(s.hit, 1.0);
+        assert_eq!(s.reciprocal_rank, 0.5);
+        assert_eq!(s.token_precision, 0.6);
+        let s = score(&PackedPaths::default(), &["b.rs".into()]);
+        assert_eq!(
+            (s.recall, s.hit, s.reciprocal_rank, s.token_precision),
+            (0.0, 0.0, 0.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn reference_rankers() {
+        let files = vec![
+            ("a.rs".to_owned(), "fn alpha() {}\n".repeat(50)),
+            ("b.rs".to_owned(), "fn retry_http() { retry }\n".to_owned()),
+        ];
+        let d = dump(&files, 1000, Meter::Words);
+        assert_eq!(d.hits.len(), 2);
+        let d = dump(&files, 10, Meter::Words);
+        assert_eq!(
+            d.hits.len(),
+            1,
+            "dump skips a file that does not fit and goes on"
+        );
+        assert_eq!(d.hits[0].0, "b.rs");
+        let b = bm25(&files, "retry the http", 1000, Meter::Approx);
+        assert_eq!(b.hits[0].0, "b.rs");
+        assert_eq!(
+            b.hits.len(),
+            1,
+            "windows without query terms are not packed"
+        );
+    }
+}
