@@ -284,7 +284,7 @@ fn prefix(state: &mut State, visible: Vec<Slot>) {
 }
 
 /// How much a further hit from an already represented family is worth, relative to the first.
-const FAMILY_DECAY: f64 = 0.5;
+const FAMILY_DECAY: f64 = 0.25;
 
 /// Greedy budgeted coverage over the visible tier.
 ///

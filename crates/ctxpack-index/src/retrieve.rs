@@ -21,10 +21,26 @@ const POOL_FACTOR: usize = 8;
 const MIN_POOL: usize = 200;
 /// How many of a file's best chunks count towards its file score.
 const FILE_TOP_CHUNKS: usize = 5;
-/// Weight of the file score against the chunk's own score (both normalised to the best).
-const FILE_WEIGHT: f32 = 0.5;
-/// Multiplier for chunks of test and fixture files.
-const TEST_PRIOR: f32 = 0.5;
+
+/// The tunable parts of ranking. `Default` is the measured best (see `docs/quality.md`); the
+/// other values exist so the evaluation can show what each part is worth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetrieveOptions {
+    /// Weight of the file's evidence against the chunk's own score (both normalised to the
+    /// best in the pool); 0 ranks chunks by BM25 alone.
+    pub file_weight: f32,
+    /// Multiplier for chunks of test and fixture files; 1 treats them like source.
+    pub test_prior: f32,
+}
+
+impl Default for RetrieveOptions {
+    fn default() -> Self {
+        RetrieveOptions {
+            file_weight: 0.5,
+            test_prior: 0.5,
+        }
+    }
+}
 
 /// A retrieved chunk: the candidate offered to selection and how its score came about.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +95,15 @@ impl FileEvidence {
     }
 }
 
+/// Whether a chunk of a source file is test code: a `tests` module, or text with the test
+/// markers of common languages (`#[test]`, `#[cfg(test)]`, `def test_`, `func Test`, `@Test`).
+pub fn is_test_chunk(symbol: Option<&str>, text: &str) -> bool {
+    symbol.is_some_and(|s| s == "tests" || s.starts_with("tests::"))
+        || ["#[test]", "#[cfg(test)]", "def test_", "func Test", "@Test"]
+            .iter()
+            .any(|marker| text.contains(marker))
+}
+
 /// Whether a path is a test, fixture or snapshot rather than code under test.
 pub fn is_test_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
@@ -113,6 +138,27 @@ pub fn retrieve(
     goal: &str,
     top_k: usize,
     meter: Meter,
+) -> Result<Vec<Retrieved>, IndexError> {
+    retrieve_with(
+        store,
+        sha,
+        scopes,
+        goal,
+        top_k,
+        meter,
+        &RetrieveOptions::default(),
+    )
+}
+
+/// [`retrieve`] with explicit ranking options.
+pub fn retrieve_with(
+    store: &Store,
+    sha: &str,
+    scopes: &[&str],
+    goal: &str,
+    top_k: usize,
+    meter: Meter,
+    options: &RetrieveOptions,
 ) -> Result<Vec<Retrieved>, IndexError> {
     let terms = QueryTerms::from_goal(goal);
     let pool = store.search(sha, scopes, &terms, (top_k * POOL_FACTOR).max(MIN_POOL))?;
@@ -150,14 +196,11 @@ pub fn retrieve(
             let file = per_file
                 .get(row.path.as_str())
                 .map_or(0.0, FileEvidence::score);
-            let in_test = is_test_path(&row.path)
-                || row
-                    .symbol
-                    .as_deref()
-                    .is_some_and(|s| s == "tests" || s.starts_with("tests::"));
-            let prior = if in_test { TEST_PRIOR } else { 1.0 };
-            let blended =
-                (1.0 - FILE_WEIGHT) * hit.score / best_chunk + FILE_WEIGHT * file / best_file;
+            let in_test =
+                is_test_path(&row.path) || is_test_chunk(row.symbol.as_deref(), &row.text);
+            let prior = if in_test { options.test_prior } else { 1.0 };
+            let blended = (1.0 - options.file_weight) * hit.score / best_chunk
+                + options.file_weight * file / best_file;
             let breakdown = Breakdown {
                 bm25: hit.breakdown,
                 chunk: hit.score,

@@ -19,6 +19,10 @@
 //!   scan never needs to look at `documents`. Replacing a document
 //!   ([`Store::replace_document`]) keeps its embeddings, which are then stale until the caller
 //!   recomputes them.
+//! - **Vector files** ([`vectors`]) are flat, derived copies of one field's embeddings beside
+//!   the database, which searches read instead of the table while they are current. Every
+//!   write that changes a field's embedding rows bumps the field's generation in the same
+//!   transaction, and a file is only used when it was made from the current generation.
 //!
 //! Writes require a store opened with [`Store::open_or_create`] and, by convention, the
 //! writer lock; reads work on a read-only store.
@@ -49,6 +53,11 @@ use rusqlite::{ErrorCode, OptionalExtension, params};
 
 use crate::db::{Store, sql_error};
 use crate::error::StoreError;
+
+#[path = "vectors.rs"]
+pub mod vectors;
+
+pub use vectors::VectorFileSummary;
 
 /// What can go wrong with collections, documents and embeddings.
 #[derive(Debug, thiserror::Error)]
@@ -484,9 +493,13 @@ impl Store {
             let mut vectors = tx
                 .prepare_cached("DELETE FROM embeddings WHERE collection = ?1 AND id_key = ?2")
                 .map_err(e)?;
+            let mut vectors_deleted = 0;
             for id_key in id_keys {
                 deleted += doc.execute([collection, id_key]).map_err(e)? as u64;
-                vectors.execute([collection, id_key]).map_err(e)?;
+                vectors_deleted += vectors.execute([collection, id_key]).map_err(e)?;
+            }
+            if vectors_deleted > 0 {
+                vectors::bump_generation(&tx, collection, None).map_err(e)?;
             }
         }
         tx.commit().map_err(e)?;
@@ -606,6 +619,9 @@ impl Store {
                 ])
                 .map_err(e)?;
             }
+            if !rows.is_empty() {
+                vectors::bump_generation(&tx, collection, Some(field)).map_err(e)?;
+            }
         }
         tx.commit().map_err(e)?;
         Ok(())
@@ -619,14 +635,20 @@ impl Store {
         field: &str,
     ) -> Result<u64, DocsStoreError> {
         self.require_writable()?;
-        let n = self
-            .conn
+        let dir = self.dir.clone();
+        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let tx = self.conn.transaction().map_err(e)?;
+        let n = tx
             .execute(
                 "DELETE FROM embeddings WHERE collection = ?1 AND field = ?2 AND NOT EXISTS \
                  (SELECT 1 FROM documents d WHERE d.collection = ?1 AND d.id_key = embeddings.id_key)",
                 [collection, field],
             )
-            .map_err(self.sql())?;
+            .map_err(e)?;
+        if n > 0 {
+            vectors::bump_generation(&tx, collection, Some(field)).map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
         Ok(n as u64)
     }
 

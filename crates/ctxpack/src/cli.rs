@@ -48,6 +48,9 @@ enum Command {
     /// Measure pack quality on the repository's history, beside reference rankers.
     #[command(subcommand)]
     Eval(crate::commands::eval::EvalCommand),
+    /// Context plans: run a `.ctx` file's ctx blocks (purpose, budget, pins, `+=` versions).
+    #[command(subcommand)]
+    Plan(crate::commands::plan::PlanCommand),
     /// List the packs recorded in the ledger, newest first.
     Log(crate::commands::ledger::LogArgs),
     /// Show a recorded pack as the model saw it (or with --dropped, what was left out).
@@ -101,8 +104,8 @@ struct SelectArgs {
     /// Budget unit: o200k, cl100k, words, chars or approx.
     #[arg(long, default_value = "o200k", value_parser = parse_meter)]
     meter: Meter,
-    /// Selection policy: diverse, prefix, skip or coverage.
-    #[arg(long, default_value = "diverse", value_parser = parse_selector)]
+    /// Selection policy: coverage (default), diverse, prefix or skip.
+    #[arg(long, default_value = "coverage", value_parser = parse_selector)]
     selector: Selector,
     /// Record the pack in the ledger of this store directory (by default `select` records
     /// nothing: it has no repository).
@@ -209,6 +212,7 @@ impl Cli {
             Command::Docs(command) => command.wants_json(),
             Command::Mcp(_) => false,
             Command::Log(args) => args.format == "json",
+            Command::Plan(command) => command.wants_json(),
             Command::Eval(command) => command.wants_json(),
             Command::Artifact(command) => command.wants_json(),
             Command::Show(args) => args.format == Some(Format::Json),
@@ -238,6 +242,7 @@ impl Cli {
             Command::Docs(command) => command.run(),
             Command::Mcp(args) => crate::mcp::run(&args),
             Command::Log(args) => crate::commands::ledger::log(&args),
+            Command::Plan(command) => command.run(),
             Command::Eval(command) => command.run(),
             Command::Artifact(command) => command.run(&read_input),
             Command::Show(args) => crate::commands::ledger::show(&args),

@@ -12,10 +12,12 @@
 //! the writer lock; reads open the store read-only and never take it.
 //!
 //! Searches read only the stored vectors (and the primary-key index) of a collection, never a
-//! document body they do not return. A document without a stored vector for the field (the
-//! field was never synced, or the document is newer than the last `vsync`) is embedded on the
-//! fly. Stored vectors are used as they are: after documents change, `vsync` brings them up to
-//! date, and `vstale` lists what it would do.
+//! document body they do not return: from the field's flat vector file, which `vsync` writes
+//! beside the database, while it matches the embeddings in SQLite, else from SQLite itself.
+//! A document without a stored vector for the field (the field was never synced, or the
+//! document is newer than the last `vsync`) is embedded on the fly. Stored vectors are used as
+//! they are: after documents change, `vsync` brings them up to date, and `vstale` lists what it
+//! would do.
 
 use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal, Read};
@@ -30,7 +32,7 @@ use ctxpack_docs::document::{self, ParsedDocument};
 use ctxpack_docs::embed::{EMBEDDER_ID, Vector, embed, text_hash};
 use ctxpack_docs::filter::Filter;
 use ctxpack_docs::knn;
-use ctxpack_store::docs::{CollectionInfo, DocsStoreError, NewDocument, NewEmbedding};
+use ctxpack_store::docs::{CollectionInfo, DocsStoreError, NewDocument, NewEmbedding, VectorRef};
 use ctxpack_store::{Store, StoreError, WriterLock};
 use serde_json::{Value, json};
 
@@ -1037,10 +1039,12 @@ fn matching_ids(
 
 /// Scores every eligible document of `field` against `query`.
 ///
-/// The stored vectors are streamed from the embeddings table and scored where they lie, so
-/// memory holds one score per document and no body is read. Every document has at most one
-/// embedding row per field and deleting a document deletes its rows, so when the rows number
-/// as many as the documents, all by this embedder, nothing is missing; otherwise the
+/// The stored vectors are read from the field's vector file when it is current (sequential
+/// reads of contiguous rows), else streamed from the embeddings table; either way
+/// they are scored where they lie, in rowid order, so memory holds one score per document,
+/// no body is read and both give the same scores and tie keys. Every document has at most
+/// one embedding row per field and deleting a document deletes its rows, so when the rows
+/// number as many as the documents, all by this embedder, nothing is missing; otherwise the
 /// documents without a vector are read and embedded on the fly.
 fn score_documents(
     store: &Store,
@@ -1061,14 +1065,8 @@ fn score_documents(
         sources: Vec::with_capacity(capacity),
         embedded_on_the_fly: 0,
     };
-    let (mut rows, mut foreign, mut last_rowid) = (0u64, 0u64, 0i64);
-    store.scan_vectors(collection, field, |row| {
-        rows += 1;
-        last_rowid = last_rowid.max(row.rowid);
-        if row.embedder != EMBEDDER_ID {
-            foreign += 1;
-            return Ok::<_, Failure>(());
-        }
+    // Scores one stored row by this embedder.
+    let score_row = |scored: &mut Scored, row: &VectorRef<'_>| -> Result<(), Failure> {
         // A marker (no string at the field), or filtered out.
         if row.vector.is_empty() || allowed.is_some_and(|a| !a.contains(row.id_key)) {
             return Ok(());
@@ -1078,10 +1076,37 @@ fn score_documents(
             Vector::from_le_bytes(row.vector)?;
             return Ok(());
         };
-        let score = dot * scale;
-        scored.push(score, row.rowid, Source::Stored(row.rowid));
+        scored.push(dot * scale, row.rowid, Source::Stored(row.rowid));
         Ok(())
-    })?;
+    };
+    let from_file = store.scan_vector_file(
+        collection,
+        field,
+        EMBEDDER_ID,
+        Vector::BYTES,
+        allowed.is_some(),
+        |row| score_row(&mut scored, &row),
+    )?;
+    let (rows, foreign, last_rowid) = match from_file {
+        Some(summary) => (summary.rows, summary.foreign, summary.last_rowid),
+        None => {
+            // No current file (or it failed part way): the table is the truth.
+            scored.scores.clear();
+            scored.keys.clear();
+            scored.sources.clear();
+            let (mut rows, mut foreign, mut last_rowid) = (0u64, 0u64, 0i64);
+            store.scan_vectors(collection, field, |row| {
+                rows += 1;
+                last_rowid = last_rowid.max(row.rowid);
+                if row.embedder != EMBEDDER_ID {
+                    foreign += 1;
+                    return Ok::<_, Failure>(());
+                }
+                score_row(&mut scored, &row)
+            })?;
+            (rows, foreign, last_rowid)
+        }
+    };
     if foreign == 0 && rows == documents {
         return Ok(scored);
     }
@@ -1451,7 +1476,8 @@ pub fn vstale(store: &Store, collection: &str, field: &str) -> Result<StaleRepor
 const SYNC_BATCH: usize = 2048;
 
 /// Computes the missing and stale embeddings of `field`, records documents without a string
-/// at it, and removes the embeddings of deleted documents.
+/// at it, removes the embeddings of deleted documents, and brings the field's vector file
+/// (the flat copy of its embeddings that searches read) up to date.
 pub fn vsync(store: &mut Store, collection: &str, field: &str) -> Result<SyncReport, Failure> {
     let path = parse_field(field)?;
     let mut report = SyncReport {
@@ -1488,6 +1514,8 @@ pub fn vsync(store: &mut Store, collection: &str, field: &str) -> Result<SyncRep
         store.put_embeddings(collection, field, EMBEDDER_ID, &rows)?;
     }
     report.removed = store.delete_orphan_embeddings(collection, field)?;
+    // The derived copy searches read; rewritten only when the embeddings changed since.
+    store.sync_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)?;
     Ok(report)
 }
 

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use ctxpack_core::{Budget, Meter, Pack, PackRequest, Selector};
 use ctxpack_index::eval::{self, PackedPaths, Score, Task};
 use ctxpack_index::indexer::IndexOptions;
-use ctxpack_index::retrieve::retrieve;
+use ctxpack_index::retrieve::{RetrieveOptions, retrieve_with};
 use ctxpack_store::Store;
 use serde_json::json;
 
@@ -32,7 +32,7 @@ pub struct EvalOptions {
     #[arg(long, default_value = "2000,8000,32000", value_delimiter = ',')]
     pub budgets: Vec<u64>,
     /// ctxpack's selector.
-    #[arg(long, default_value = "diverse", value_parser = parse_selector)]
+    #[arg(long, default_value = "coverage", value_parser = parse_selector)]
     pub selector: Selector,
     /// ctxpack's meter (the references use `approx`, as they are defined).
     #[arg(long, default_value = "o200k", value_parser = parse_meter)]
@@ -43,9 +43,33 @@ pub struct EvalOptions {
     /// Output format: text or json.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Candidates offered to selection (default: scaled to the budget, at least 30).
+    #[arg(long)]
+    pub top_k: Option<usize>,
+    /// Switch parts of ctxpack's ranking off to measure them: `file-evidence`, `test-prior`.
+    #[arg(long, value_delimiter = ',')]
+    pub ablate: Vec<String>,
     /// Which repository and store.
     #[command(flatten)]
     pub location: Location,
+}
+
+impl EvalOptions {
+    fn retrieve_options(&self) -> Result<RetrieveOptions, Failure> {
+        let mut options = RetrieveOptions::default();
+        for part in &self.ablate {
+            match part.as_str() {
+                "file-evidence" => options.file_weight = 0.0,
+                "test-prior" => options.test_prior = 1.0,
+                other => {
+                    return Err(Failure::invalid(format!(
+                        "unknown ablation `{other}`: expected file-evidence or test-prior"
+                    )));
+                }
+            }
+        }
+        Ok(options)
+    }
 }
 
 /// Options of `eval history`.
@@ -159,6 +183,7 @@ fn evaluate(tasks: &[Task], options: &EvalOptions) -> Result<String, Failure> {
             )));
         }
     }
+    let retrieve_options = options.retrieve_options()?;
     let repo = options.location.repo()?;
     let dir = options.location.store_dir(&repo);
     let mut rankers = vec!["ctxpack".to_owned()];
@@ -183,7 +208,9 @@ fn evaluate(tasks: &[Task], options: &EvalOptions) -> Result<String, Failure> {
             for (ri, ranker) in rankers.iter().enumerate() {
                 let started = Instant::now();
                 let packed = match ranker.as_str() {
-                    "ctxpack" => ctxpack_pack(&store, &sha, &task.goal, budget, options)?,
+                    "ctxpack" => {
+                        ctxpack_pack(&store, &sha, &task.goal, budget, options, &retrieve_options)?
+                    }
                     "bm25" => eval::bm25(&files, &task.goal, budget, Meter::Approx),
                     _ => eval::dump(&files, budget, Meter::Approx),
                 };
@@ -204,9 +231,18 @@ fn ctxpack_pack(
     goal: &str,
     budget: u64,
     options: &EvalOptions,
+    retrieve_options: &RetrieveOptions,
 ) -> Result<PackedPaths, Failure> {
-    let top_k = candidates_for(budget);
-    let retrieved = retrieve(store, sha, &[], goal, top_k, options.meter)?;
+    let top_k = options.top_k.unwrap_or_else(|| candidates_for(budget));
+    let retrieved = retrieve_with(
+        store,
+        sha,
+        &[],
+        goal,
+        top_k,
+        options.meter,
+        retrieve_options,
+    )?;
     let pack = Pack::build(
         PackRequest {
             goal: goal.to_owned(),
@@ -286,6 +322,7 @@ fn report(
             "tasks": tasks.len(),
             "selector": options.selector.name(),
             "meter": options.meter.name(),
+            "ablate": options.ablate,
             "indexSeconds": { "first": round(cold, 3), "medianAfter": round(incremental, 3) },
             "results": rows.iter().map(|r| json!({
                 "ranker": r.0,

@@ -6,6 +6,7 @@ pub mod eval;
 pub mod index;
 pub mod ledger;
 pub mod pack;
+pub mod plan;
 pub mod repo;
 pub mod select;
 pub mod status;

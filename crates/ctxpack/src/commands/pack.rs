@@ -47,8 +47,9 @@ pub struct PackArgs {
     /// Budget unit: words (default), o200k, cl100k, chars or approx.
     #[arg(long, default_value = "words", value_parser = parse_meter)]
     pub meter: Meter,
-    /// Selection policy: diverse (default), prefix, skip or coverage.
-    #[arg(long, default_value = "diverse", value_parser = parse_selector)]
+    /// Selection policy: coverage (default), diverse (seed 000's citation-diverse-v2), prefix
+    /// or skip.
+    #[arg(long, default_value = "coverage", value_parser = parse_selector)]
     pub selector: Selector,
     /// How many retrieval candidates are offered to selection.
     #[arg(long, default_value_t = 30)]

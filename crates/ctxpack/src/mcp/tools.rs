@@ -112,7 +112,7 @@ fn repo_context_pack_schema() -> JsonObject {
             "scope": {"type": "string", "enum": ["durable", "session", "harness", "evidence", "all"], "default": "durable", "description": "durable: the committed snapshot alone; session, harness, evidence or all also merge the stored artifacts of that scope."},
             "view": {"type": "string", "enum": ["minimal", "default", "full"], "default": "default", "description": "minimal: citation and text of each hit (leanest); default: also family, cost, location and the dropped list; full: also rank, tier, title."},
             "meter": {"type": "string", "enum": ["words", "o200k", "cl100k", "chars", "approx"], "default": "words", "description": "The budget unit: whitespace words, exact OpenAI token counts (o200k, cl100k), characters, or ceil(chars/4)."},
-            "selector": {"type": "string", "enum": ["diverse", "prefix", "skip", "coverage"], "default": "diverse", "description": "Selection policy: diverse (one hit per file first, then fill), prefix (best-first, stop at the first that does not fit), skip (best-first, skip what does not fit), coverage (relevance per cost, favouring new files)."},
+            "selector": {"type": "string", "enum": ["coverage", "diverse", "prefix", "skip"], "default": "coverage", "description": "Selection policy: coverage (the default: relevance per cost, favouring files not yet represented), diverse (one hit per file first, then fill), prefix (best-first, stop at the first that does not fit), skip (best-first, skip what does not fit)."},
             "top_k": {"type": "integer", "minimum": 1, "default": 30, "description": "Retrieval candidates offered to selection."},
         }),
         &["goal"],
@@ -336,7 +336,7 @@ fn repo_context_pack(roots: &Roots, arguments: &JsonObject) -> Result<String, Fa
         at: args.opt_string("at")?.unwrap_or("HEAD").to_owned(),
         scope: args.opt_string("scope")?.unwrap_or("durable").to_owned(),
         meter: args.parsed("meter", Meter::Words)?,
-        selector: args.parsed("selector", Selector::Diverse)?,
+        selector: args.parsed("selector", Selector::Coverage)?,
         top_k: args.positive("top_k", 30)?,
     };
     let pack = snapshot_pack(&roots.location(), &request).map_err(not_indexed_hint)?;

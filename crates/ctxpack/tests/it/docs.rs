@@ -824,3 +824,221 @@ fn missing_and_garbage_stores() {
             .starts_with("exists: store ")
     );
 }
+
+/// The searches compared between the vector file and the embeddings table.
+const VECTOR_QUERIES: &[&[&str]] = &[
+    &["vsearch", "STORE", "c", "text", "database search"],
+    &[
+        "vsearch",
+        "STORE",
+        "c",
+        "text",
+        "database search",
+        "--k",
+        "3",
+    ],
+    &["vsearch", "STORE", "c", "text", "cake search", "--k", "100"],
+    &[
+        "vsearch",
+        "STORE",
+        "c",
+        "text",
+        "database search",
+        "--filter",
+        r#"{"status":"published"}"#,
+    ],
+    &["context", "STORE", "c", "text", "database search"],
+    &["context", "STORE", "c", "text", "search", "--budget", "20"],
+    &[
+        "context",
+        "STORE",
+        "c",
+        "text",
+        "chocolate indexing",
+        "--selector",
+        "skip",
+        "--format",
+        "json",
+        "--filter",
+        r#"{"status":"draft"}"#,
+    ],
+];
+
+/// A collection with many equal scores (repeated texts), documents without the field or with a
+/// non-string at it, and a filterable status; synced, so its vector file exists.
+fn vector_fixture() -> (Fixture, PathBuf) {
+    let f = Fixture::new();
+    let texts = [
+        "database search",
+        "database search and indexing",
+        "chocolate cake recipe",
+        "search",
+    ];
+    let mut lines = String::new();
+    for i in 0..60 {
+        let status = if i % 3 == 0 { "draft" } else { "published" };
+        let line = match i % 7 {
+            5 => serde_json::json!({"_id": i, "status": status}),
+            6 => serde_json::json!({"_id": i, "status": status, "text": i}),
+            _ => serde_json::json!({"_id": i, "status": status, "text": texts[i % 4]}),
+        };
+        lines.push_str(&format!("{line}\n"));
+    }
+    let file = f.write("docs.jsonl", &lines);
+    f.ok(&["import", "STORE", "c", &file]);
+    f.ok(&["vsync", "STORE", "c", "text"]);
+    let path = ctxpack_store::Store::open(&f.store())
+        .expect("open")
+        .vector_file_path("c", "text");
+    assert!(path.is_file(), "vsync wrote {}", path.display());
+    (f, path)
+}
+
+impl Fixture {
+    /// The outputs of [`VECTOR_QUERIES`].
+    fn vector_answers(&self) -> Vec<String> {
+        VECTOR_QUERIES.iter().map(|args| self.ok(args)).collect()
+    }
+
+    /// The outputs of [`VECTOR_QUERIES`] computed from the embeddings table alone, with the
+    /// vector file moved away meanwhile.
+    fn table_answers(&self, vector_file: &Path) -> Vec<String> {
+        let aside = vector_file.with_extension("aside");
+        std::fs::rename(vector_file, &aside).expect("move the vector file away");
+        let answers = self.vector_answers();
+        std::fs::rename(&aside, vector_file).expect("move the vector file back");
+        answers
+    }
+}
+
+/// Zeroes the first vector of a vector file (the first document synced), keeping its length,
+/// so a search that reads the file gives that document a score of 0.
+fn zero_first_vector(vector_file: &Path) {
+    let mut bytes = std::fs::read(vector_file).expect("read");
+    let start = ctxpack_store::docs::vectors::HEADER_BYTES;
+    bytes[start..start + 1024].fill(0);
+    std::fs::write(vector_file, bytes).expect("write");
+}
+
+/// The `_id` and score of the best `vsearch` hit for "database search".
+fn best_hit(f: &Fixture) -> (i64, String) {
+    let out = f.ok(&[
+        "vsearch",
+        "STORE",
+        "c",
+        "text",
+        "database search",
+        "--k",
+        "1",
+    ]);
+    let v: Value = serde_json::from_str(out.trim_end()).expect("JSON line");
+    (v["id"].as_i64().expect("id"), v["score"].to_string())
+}
+
+#[test]
+fn vector_file_gives_the_table_answers_and_only_while_current() {
+    let (f, vector_file) = vector_fixture();
+    let good = std::fs::read(&vector_file).expect("read");
+    // Fresh: the same bytes as a scan of the table, ties in the same order.
+    let answers = f.vector_answers();
+    assert_eq!(answers, f.table_answers(&vector_file));
+    assert_eq!(best_hit(&f), (0, "1.0".to_owned()));
+    // ...and it is the file that is read: a zeroed row changes the answer.
+    zero_first_vector(&vector_file);
+    assert_eq!(best_hit(&f), (4, "1.0".to_owned()));
+    // A vsync that changes nothing keeps a current file as it is.
+    f.ok(&["vsync", "STORE", "c", "text"]);
+    assert_eq!(best_hit(&f), (4, "1.0".to_owned()));
+
+    // Deleting after vsync makes the file stale: it is ignored, and the answers are right.
+    f.ok(&["delete", "STORE", "c", "--filter", r#"{"_id":59}"#]);
+    assert_eq!(best_hit(&f), (0, "1.0".to_owned()));
+    assert_eq!(f.vector_answers(), f.table_answers(&vector_file));
+    // The next vsync rewrites it from the table.
+    f.ok(&["vsync", "STORE", "c", "text"]);
+    assert_ne!(std::fs::read(&vector_file).expect("read"), good);
+    assert_eq!(best_hit(&f), (0, "1.0".to_owned()));
+    let answers = f.vector_answers();
+    assert_eq!(answers, f.table_answers(&vector_file));
+
+    // Inserting or replacing documents leaves the stored vectors (hence the file) as they are:
+    // new documents are embedded on the fly, a replaced one keeps its old vector until the
+    // next vsync, exactly as the table scan does.
+    f.ok(&[
+        "insert",
+        "STORE",
+        "c",
+        r#"{"_id":100,"status":"published","text":"database search"}"#,
+    ]);
+    f.ok(&[
+        "insert",
+        "STORE",
+        "c",
+        r#"{"_id":1,"status":"draft","text":"cake"}"#,
+        "--replace",
+    ]);
+    f.ok(&[
+        "insert",
+        "STORE",
+        "c",
+        r#"{"_id":4,"status":"draft"}"#,
+        "--replace",
+    ]);
+    let after_writes = f.vector_answers();
+    assert_ne!(after_writes, answers);
+    assert_eq!(after_writes, f.table_answers(&vector_file));
+    assert!(
+        after_writes[2].contains("\"id\":100,"),
+        "{}",
+        after_writes[2]
+    );
+    assert!(
+        !after_writes[2].contains("\"id\":4,"),
+        "{}",
+        after_writes[2]
+    );
+    f.ok(&["vsync", "STORE", "c", "text"]);
+    let synced = f.vector_answers();
+    assert_eq!(synced, f.table_answers(&vector_file));
+    let good = std::fs::read(&vector_file).expect("read");
+
+    // A damaged file is ignored, never a panic or a wrong answer, and vsync repairs it.
+    let header = ctxpack_store::docs::vectors::HEADER_BYTES;
+    let mut flipped_magic = good.clone();
+    flipped_magic[0] ^= 0xff;
+    let mut bad_format = good.clone();
+    bad_format[8] = 99;
+    let mut huge_count = good.clone();
+    huge_count[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+    let mut bad_names = good.clone();
+    let last = bad_names.len() - 1;
+    bad_names[last] ^= 0x01;
+    let damaged: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("header only", good[..header].to_vec()),
+        ("one byte short", good[..good.len() - 1].to_vec()),
+        ("one byte long", [&good[..], &[0]].concat()),
+        (
+            "garbage",
+            (0..good.len()).map(|i| (i * 7 + 3) as u8).collect(),
+        ),
+        ("flipped magic", flipped_magic),
+        ("unknown format", bad_format),
+        ("huge count", huge_count),
+        ("other names", bad_names),
+    ];
+    for (what, bytes) in damaged {
+        std::fs::write(&vector_file, &bytes).expect("write");
+        assert_eq!(f.vector_answers(), synced, "{what}");
+        f.ok(&["vsync", "STORE", "c", "text"]);
+        assert_eq!(
+            std::fs::read(&vector_file).expect("read"),
+            good,
+            "vsync rewrote the {what} file"
+        );
+    }
+    // A directory where the file should be is ignored too.
+    std::fs::remove_file(&vector_file).expect("remove");
+    std::fs::create_dir(&vector_file).expect("mkdir");
+    assert_eq!(f.vector_answers(), synced);
+}

@@ -5,6 +5,7 @@ mod eval;
 mod ledger;
 mod mcp;
 mod pack;
+mod plan;
 mod select;
 
 use std::io::Write;

@@ -66,7 +66,15 @@ fn transcripts() {
         (
             "diverse_words_text",
             &[
-                "select", "--budget", "30", "--meter", "words", "--goal", "budgets",
+                "select",
+                "--selector",
+                "diverse",
+                "--budget",
+                "30",
+                "--meter",
+                "words",
+                "--goal",
+                "budgets",
             ],
             CANDS.as_bytes(),
         ),

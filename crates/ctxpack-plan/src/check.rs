@@ -1,0 +1,998 @@
+//! Name resolution and validation (`plan check`): a [`Plan`] tree in, a [`Program`] out.
+//!
+//! Everything that can be known without running a source is checked here, so `plan check`
+//! catches it and `plan run` never starts a half-valid plan:
+//!
+//! - every source call has the right arguments, of the right kinds (`lines: 1..80`, `top: 10`,
+//!   `filter: {…}`, `at: "sha"`, `worktree: true`); a `read` path must stay inside the
+//!   repository; a `run` command must split into words;
+//! - a name is bound once; `include`, `pin`, `exclude` and `+=` name something bound somewhere
+//!   in the plan (a name bound only *after* the ctx that uses it is a warning: it is unbound
+//!   there and contributes nothing);
+//! - `+=` and `emit` name a ctx that exists at that line; a member is listed once;
+//! - no ctx contains itself, directly or through other ctxs (`include` or `+=`);
+//! - a budget is at least 1 (a 0 budget is rejected) and at most 2^53 - 1; the meter exists.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use ctxpack_core::{Budget, Meter, Tier};
+
+use crate::ast::{Arg, Call, CtxBlock, CtxSetting, Ident, Literal, Plan, Statement};
+use crate::diag::{Diagnostic, Span};
+use crate::parser::statement_span;
+use crate::shell::split_command;
+use crate::sources::{DocsRequest, QueryRequest, ReadRequest, RunRequest};
+
+/// How many hits `query` and `docs` return unless `top:` says otherwise.
+pub const DEFAULT_TOP: usize = 10;
+
+/// A checked plan, ready to evaluate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// The flow's name, if the plan has one.
+    pub flow: Option<String>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+impl Program {
+    /// The `run` steps, which need the caller's permission.
+    pub fn runs(&self) -> impl Iterator<Item = &Step> {
+        self.steps.iter().filter(|s| {
+            matches!(
+                s.kind,
+                StepKind::Bind {
+                    source: Source::Run(_),
+                    ..
+                }
+            )
+        })
+    }
+}
+
+/// One step of a program and the statement it comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The statement's span (for a binding, its source call).
+    pub span: Span,
+    /// What it does.
+    pub kind: StepKind,
+}
+
+/// What a step does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepKind {
+    /// Bind a name to a source's value.
+    Bind {
+        /// The name.
+        name: String,
+        /// The source.
+        source: Source,
+    },
+    /// Create a ctx (its first version).
+    Ctx(CtxSpec),
+    /// Append members to a ctx: a new version.
+    Append {
+        /// The ctx.
+        target: String,
+        /// The added members, in order.
+        members: Vec<String>,
+    },
+    /// Emit the current version of a ctx.
+    Emit {
+        /// The ctx.
+        ctx: String,
+    },
+}
+
+/// A ctx block after checking.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CtxSpec {
+    /// Its name.
+    pub name: String,
+    /// Why it exists (empty when not given).
+    pub purpose: String,
+    /// The budget (2^53 - 1 when not given).
+    pub budget: Budget,
+    /// The meter (`chars`, the seed's v1 counter, when not given).
+    pub meter: Meter,
+    /// Members in declared order (first appearance in `include` or `pin`), with their tier.
+    pub members: Vec<(String, Tier)>,
+    /// Names that never enter the ctx, in any version.
+    pub exclude: Vec<String>,
+}
+
+/// A source call after checking.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// `read(…)`.
+    Read(ReadRequest),
+    /// `query(…)`.
+    Query(QueryRequest),
+    /// `docs(…)`.
+    Docs(DocsRequest),
+    /// `artifact(id)`.
+    Artifact(String),
+    /// `text("…")`.
+    Text(String),
+    /// `run("…")`.
+    Run(RunRequest),
+}
+
+impl Source {
+    /// The source's name: `read`, `query`, `docs`, `artifact`, `text` or `run`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Source::Read(_) => "read",
+            Source::Query(_) => "query",
+            Source::Docs(_) => "docs",
+            Source::Artifact(_) => "artifact",
+            Source::Text(_) => "text",
+            Source::Run(_) => "run",
+        }
+    }
+
+    /// The call in canonical form, e.g. `read("a.rs", lines: 1..80)`.
+    pub fn describe(&self) -> String {
+        let q = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+        let mut args = Vec::new();
+        match self {
+            Source::Read(r) => {
+                args.push(q(&r.path));
+                if let Some((a, b)) = r.lines {
+                    args.push(format!("lines: {a}..{b}"));
+                }
+                if let Some(at) = &r.at {
+                    args.push(format!("at: {}", q(at)));
+                }
+                if r.worktree {
+                    args.push("worktree: true".into());
+                }
+            }
+            Source::Query(r) => {
+                args.push(q(&r.goal));
+                args.push(format!("top: {}", r.top));
+                if let Some(at) = &r.at {
+                    args.push(format!("at: {}", q(at)));
+                }
+            }
+            Source::Docs(r) => {
+                for s in [&r.store, &r.collection, &r.field, &r.query] {
+                    args.push(q(s));
+                }
+                if let Some(filter) = &r.filter {
+                    args.push(format!("filter: {filter}"));
+                }
+                args.push(format!("top: {}", r.top));
+            }
+            Source::Artifact(id) => args.push(q(id)),
+            Source::Text(text) => args.push(q(text)),
+            Source::Run(r) => args.push(q(&r.command)),
+        }
+        format!("{}({})", self.name(), args.join(", "))
+    }
+}
+
+/// A program and the warnings found while checking it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checked {
+    /// The program.
+    pub program: Program,
+    /// Warnings, in source order.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Resolves names and validates a parsed plan. On failure, every error found is returned, in
+/// source order (warnings are reported only for a plan without errors).
+pub fn check(plan: &Plan) -> Result<Checked, Vec<Diagnostic>> {
+    let mut checker = Checker::default();
+    checker.define(plan);
+    let steps = checker.statements(plan);
+    checker.cycles();
+    if !plan
+        .statements
+        .iter()
+        .any(|s| matches!(s, Statement::Emit { .. }))
+    {
+        let span = plan.flow.as_ref().map_or(Span::default(), |f| f.span);
+        checker.diagnostics.push(
+            Diagnostic::warning("the plan emits nothing", span)
+                .with_help("add `emit NAME` for each ctx a model should see"),
+        );
+    }
+    let mut diagnostics = checker.diagnostics;
+    diagnostics.sort_by_key(|d| (d.span.start, d.severity));
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        diagnostics.retain(Diagnostic::is_error);
+        return Err(diagnostics);
+    }
+    Ok(Checked {
+        program: Program {
+            flow: plan.flow.as_ref().map(|f| f.name.clone()),
+            steps,
+        },
+        warnings: diagnostics,
+    })
+}
+
+/// Where and how a name is bound.
+#[derive(Clone, Debug)]
+struct Def {
+    /// Index of the binding statement.
+    index: usize,
+    /// The bound name's span.
+    span: Span,
+    /// `Some(source)` for a value, `None` for a ctx.
+    source: Option<String>,
+}
+
+/// An edge of the ctx containment graph: `from` contains `to`.
+struct Edge {
+    from: String,
+    to: String,
+    span: Span,
+}
+
+#[derive(Default)]
+struct Checker {
+    defs: BTreeMap<String, Def>,
+    diagnostics: Vec<Diagnostic>,
+    edges: Vec<Edge>,
+}
+
+impl Checker {
+    fn error(&mut self, d: Diagnostic) {
+        self.diagnostics.push(d);
+    }
+
+    /// First pass: where every name is bound, and names bound twice.
+    fn define(&mut self, plan: &Plan) {
+        for (index, statement) in plan.statements.iter().enumerate() {
+            let (ident, source) = match statement {
+                Statement::Bind { name, call } => (name, Some(call.function.name.clone())),
+                Statement::Ctx(block) => (&block.name, None),
+                _ => continue,
+            };
+            if let Some(first) = self.defs.get(&ident.name) {
+                let first = first.span;
+                self.error(
+                    Diagnostic::error(format!("`{}` is bound twice", ident.name), ident.span)
+                        .with_label("bound again here")
+                        .with_related(first, format!("`{}` is first bound here", ident.name))
+                        .with_help("values are immutable: choose another name, or use `+=` to add members to a ctx"),
+                );
+                continue;
+            }
+            self.defs.insert(
+                ident.name.clone(),
+                Def {
+                    index,
+                    span: ident.span,
+                    source,
+                },
+            );
+        }
+    }
+
+    fn statements(&mut self, plan: &Plan) -> Vec<Step> {
+        let mut steps = Vec::new();
+        // Current members and exclusions of each ctx, as versions are appended.
+        let mut ctxs: HashMap<String, (HashSet<String>, HashSet<String>)> = HashMap::new();
+        for (index, statement) in plan.statements.iter().enumerate() {
+            let span = statement_span(statement);
+            match statement {
+                Statement::Bind { name, call } => {
+                    if let Some(source) = self.source(call) {
+                        steps.push(Step {
+                            span: call.span,
+                            kind: StepKind::Bind {
+                                name: name.name.clone(),
+                                source,
+                            },
+                        });
+                    }
+                }
+                Statement::Ctx(block) => {
+                    let spec = self.ctx(block, index);
+                    let members = spec.members.iter().map(|(m, _)| m.clone()).collect();
+                    let excluded = spec.exclude.iter().cloned().collect();
+                    ctxs.insert(spec.name.clone(), (members, excluded));
+                    steps.push(Step {
+                        span,
+                        kind: StepKind::Ctx(spec),
+                    });
+                }
+                Statement::Append { target, names, .. } => {
+                    if !self.ctx_here(target, index, "`+=` adds members to a ctx") {
+                        continue;
+                    }
+                    let mut added = Vec::new();
+                    for ident in names {
+                        self.member(ident, index, &target.name);
+                        let Some((members, excluded)) = ctxs.get_mut(&target.name) else {
+                            continue;
+                        };
+                        if !members.insert(ident.name.clone()) {
+                            self.error(Diagnostic::error(
+                                format!(
+                                    "`{}` is already a member of `{}`",
+                                    ident.name, target.name
+                                ),
+                                ident.span,
+                            ));
+                            continue;
+                        }
+                        if excluded.contains(&ident.name) {
+                            self.error(
+                                Diagnostic::warning(
+                                    format!("`{}` is excluded from `{}`", ident.name, target.name),
+                                    ident.span,
+                                )
+                                .with_label("it will be reported as excluded, not packed"),
+                            );
+                        }
+                        added.push(ident.name.clone());
+                    }
+                    steps.push(Step {
+                        span,
+                        kind: StepKind::Append {
+                            target: target.name.clone(),
+                            members: added,
+                        },
+                    });
+                }
+                Statement::Emit { names, .. } => {
+                    for ident in names {
+                        if self.ctx_here(ident, index, "only a ctx can be emitted") {
+                            steps.push(Step {
+                                span: ident.span,
+                                kind: StepKind::Emit {
+                                    ctx: ident.name.clone(),
+                                },
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        steps
+    }
+
+    /// Checks that `ident` names a ctx that exists before statement `index`.
+    fn ctx_here(&mut self, ident: &Ident, index: usize, what: &str) -> bool {
+        let Some(def) = self.defs.get(&ident.name).cloned() else {
+            self.undefined(ident);
+            return false;
+        };
+        if let Some(source) = &def.source {
+            self.error(
+                Diagnostic::error(
+                    format!("{what}, but `{}` is a `{source}` value", ident.name),
+                    ident.span,
+                )
+                .with_related(def.span, format!("`{}` is bound here", ident.name)),
+            );
+            return false;
+        }
+        if def.index >= index {
+            self.error(
+                Diagnostic::error(
+                    format!("`{}` is not a ctx yet at this line", ident.name),
+                    ident.span,
+                )
+                .with_related(def.span, format!("`{}` is created here", ident.name)),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// A name used as a member of `ctx` at statement `index`.
+    fn member(&mut self, ident: &Ident, index: usize, ctx: &str) {
+        let Some(def) = self.defs.get(&ident.name).cloned() else {
+            self.undefined(ident);
+            return;
+        };
+        if def.source.is_none() {
+            self.edges.push(Edge {
+                from: ctx.to_owned(),
+                to: ident.name.clone(),
+                span: ident.span,
+            });
+        }
+        if def.index > index {
+            self.error(
+                Diagnostic::warning(
+                    format!("`{}` is not bound yet at this line", ident.name),
+                    ident.span,
+                )
+                .with_label("unbound here: it contributes nothing")
+                .with_related(def.span, format!("`{}` is bound later, here", ident.name)),
+            );
+        }
+    }
+
+    fn undefined(&mut self, ident: &Ident) {
+        let mut d = Diagnostic::error(format!("undefined name `{}`", ident.name), ident.span)
+            .with_label("not bound anywhere in this plan");
+        if let Some(close) = self.closest(&ident.name) {
+            d = d.with_help(format!("did you mean `{close}`?"));
+        }
+        self.error(d);
+    }
+
+    fn closest(&self, name: &str) -> Option<String> {
+        // A one- or two-letter name is close to every other short name: no guess.
+        if name.chars().count() < 3 {
+            return None;
+        }
+        let limit = (name.chars().count() / 3).max(1);
+        self.defs
+            .keys()
+            .map(|k| (levenshtein(k, name), k))
+            .filter(|(d, _)| *d <= limit)
+            .min()
+            .map(|(_, k)| k.clone())
+    }
+
+    fn ctx(&mut self, block: &CtxBlock, index: usize) -> CtxSpec {
+        let name = block.name.name.clone();
+        let mut purpose = None;
+        let mut budget = None;
+        let mut meter = None;
+        let mut set: HashMap<&str, Span> = HashMap::new();
+        let mut members: Vec<(String, Tier)> = Vec::new();
+        let mut included: HashSet<String> = HashSet::new();
+        let mut pinned: HashSet<String> = HashSet::new();
+        let mut exclude: Vec<String> = Vec::new();
+        for line in &block.lines {
+            let keyword = line.keyword.name.as_str();
+            if matches!(keyword, "purpose" | "budget" | "meter") {
+                if let Some(first) = set.get(keyword) {
+                    let first = *first;
+                    self.error(
+                        Diagnostic::error(
+                            format!("`{keyword}` is set twice in `{name}`"),
+                            line.keyword.span,
+                        )
+                        .with_related(first, "first set here"),
+                    );
+                    continue;
+                }
+                set.insert(keyword, line.keyword.span);
+            }
+            match &line.setting {
+                CtxSetting::Purpose(text) => purpose = Some(text.value.clone()),
+                CtxSetting::Budget(n) => match Budget::new(n.value) {
+                    Ok(b) => budget = Some(b),
+                    Err(e) => {
+                        let message = if n.value == 0 {
+                            "a 0 budget is rejected".to_owned()
+                        } else {
+                            e.to_string()
+                        };
+                        self.error(
+                            Diagnostic::error(message, n.span)
+                                .with_label("a budget is a whole number from 1 to 2^53 - 1"),
+                        );
+                    }
+                },
+                CtxSetting::Meter(m) => match m.name.parse::<Meter>() {
+                    Ok(parsed) => meter = Some(parsed),
+                    Err(e) => self.error(Diagnostic::error(e.to_string(), m.span)),
+                },
+                CtxSetting::Include(names) | CtxSetting::Pin(names) => {
+                    let pin = matches!(line.setting, CtxSetting::Pin(_));
+                    for ident in names {
+                        self.member(ident, index, &name);
+                        let seen = if pin { &mut pinned } else { &mut included };
+                        if !seen.insert(ident.name.clone()) {
+                            self.error(Diagnostic::error(
+                                format!(
+                                    "`{}` is listed twice in `{}` of `{name}`",
+                                    ident.name, line.keyword.name
+                                ),
+                                ident.span,
+                            ));
+                            continue;
+                        }
+                        if let Some(member) = members.iter_mut().find(|(m, _)| *m == ident.name) {
+                            if pin {
+                                member.1 = Tier::Pinned;
+                            }
+                        } else {
+                            let tier = if pin { Tier::Pinned } else { Tier::Visible };
+                            members.push((ident.name.clone(), tier));
+                        }
+                    }
+                }
+                CtxSetting::Exclude(names) => {
+                    for ident in names {
+                        if !self.defs.contains_key(&ident.name) {
+                            self.undefined(ident);
+                        } else if !exclude.contains(&ident.name) {
+                            exclude.push(ident.name.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if purpose.is_none() {
+            self.error(
+                Diagnostic::warning(format!("ctx `{name}` has no purpose"), block.name.span)
+                    .with_help(
+                        "`purpose \"…\"` documents why the pack exists and labels it in the ledger",
+                    ),
+            );
+        }
+        if budget.is_none() && !set.contains_key("budget") {
+            self.error(
+                Diagnostic::warning(format!("ctx `{name}` has no budget"), block.name.span)
+                    .with_help("without `budget N` the pack is bounded only by 2^53 - 1"),
+            );
+        }
+        CtxSpec {
+            name,
+            purpose: purpose.unwrap_or_default(),
+            budget: budget
+                .unwrap_or(Budget::new(Budget::MAX).expect("the maximum budget is valid")),
+            meter: meter.unwrap_or(Meter::Chars),
+            members,
+            exclude,
+        }
+    }
+
+    /// Reports every ctx that contains itself. Edges are added in source order; an edge that
+    /// closes a cycle is reported where it is written, and left out so a cycle is reported once.
+    fn cycles(&mut self) {
+        let mut graph: HashMap<String, Vec<String>> = HashMap::new();
+        let edges = std::mem::take(&mut self.edges);
+        for edge in edges {
+            if let Some(path) = find_path(&graph, &edge.to, &edge.from) {
+                let message = if edge.from == edge.to {
+                    format!("`{}` contains itself", edge.from)
+                } else {
+                    let mut chain = vec![edge.from.clone()];
+                    chain.extend(path);
+                    format!("`{}` contains itself: {}", edge.from, chain.join(" -> "))
+                };
+                self.error(
+                    Diagnostic::error(message, edge.span)
+                        .with_label("this makes a cycle")
+                        .with_help("a ctx can include another ctx, but never itself, directly or through `+=`"),
+                );
+                continue;
+            }
+            graph.entry(edge.from).or_default().push(edge.to);
+        }
+    }
+
+    fn source(&mut self, call: &Call) -> Option<Source> {
+        let function = call.function.name.as_str();
+        let (positional, named): (&[&str], &[&str]) = match function {
+            "read" => (&["path"], &["lines", "at", "worktree"]),
+            "query" => (&["goal"], &["top", "at"]),
+            "docs" => (
+                &["store", "collection", "field", "query"],
+                &["filter", "top"],
+            ),
+            "artifact" => (&["id"], &[]),
+            "text" => (&["text"], &[]),
+            "run" => (&["command"], &[]),
+            _ => {
+                self.error(
+                    Diagnostic::error(format!("unknown source `{function}`"), call.function.span)
+                        .with_help("sources are read, query, docs, artifact, text and run"),
+                );
+                return None;
+            }
+        };
+        let args = self.args(call, positional, named)?;
+        let errors = self.diagnostics.len();
+        let source = match function {
+            "read" => {
+                let path = self.path(args.positional[0]);
+                let lines = args.named.get("lines").and_then(|a| self.lines(a));
+                let at = args.named.get("at").and_then(|a| self.at(a));
+                let worktree = args
+                    .named
+                    .get("worktree")
+                    .and_then(|a| self.boolean(a))
+                    .unwrap_or(false);
+                if worktree && let Some(arg) = args.named.get("at") {
+                    self.error(Diagnostic::error(
+                        "`at` and `worktree: true` exclude each other",
+                        arg.value.span,
+                    ));
+                }
+                Source::Read(ReadRequest {
+                    path: path?,
+                    lines,
+                    at,
+                    worktree,
+                })
+            }
+            "query" => Source::Query(QueryRequest {
+                goal: self.string(args.positional[0])?,
+                top: self.top(args.named.get("top").copied()),
+                at: args.named.get("at").and_then(|a| self.at(a)),
+            }),
+            "docs" => {
+                let strings: Vec<Option<String>> =
+                    args.positional.iter().map(|a| self.string(a)).collect();
+                let filter = args.named.get("filter").and_then(|a| match &a.value.value {
+                    Literal::Json(v @ serde_json::Value::Object(_)) => Some(v.clone()),
+                    other => {
+                        self.error(kind_error("filter", "a JSON object", other, a));
+                        None
+                    }
+                });
+                let top = self.top(args.named.get("top").copied());
+                let [Some(store), Some(collection), Some(field), Some(query)] =
+                    <[Option<String>; 4]>::try_from(strings).ok()?
+                else {
+                    return None;
+                };
+                Source::Docs(DocsRequest {
+                    store,
+                    collection,
+                    field,
+                    query,
+                    filter,
+                    top,
+                })
+            }
+            "artifact" => Source::Artifact(self.string(args.positional[0])?),
+            "text" => Source::Text(self.string(args.positional[0])?),
+            _ => Source::Run(self.command(args.positional[0])?),
+        };
+        (self.diagnostics.len() == errors).then_some(source)
+    }
+
+    fn args<'a>(
+        &mut self,
+        call: &'a Call,
+        positional: &[&str],
+        named: &[&str],
+    ) -> Option<CallArgs<'a>> {
+        let function = &call.function.name;
+        let mut out = CallArgs {
+            positional: Vec::new(),
+            named: BTreeMap::new(),
+        };
+        let mut ok = true;
+        for arg in &call.args {
+            match &arg.name {
+                None if !out.named.is_empty() => {
+                    self.error(
+                        Diagnostic::error(
+                            "a positional argument after a named one",
+                            arg.value.span,
+                        )
+                        .with_help("positional arguments come first"),
+                    );
+                    ok = false;
+                }
+                None if out.positional.len() == positional.len() => {
+                    self.error(
+                        Diagnostic::error(
+                            format!(
+                                "`{function}` takes {} positional argument{} ({})",
+                                positional.len(),
+                                if positional.len() == 1 { "" } else { "s" },
+                                positional.join(", ")
+                            ),
+                            arg.value.span,
+                        )
+                        .with_label("one too many"),
+                    );
+                    ok = false;
+                }
+                None => out.positional.push(arg),
+                Some(name) if !named.contains(&name.name.as_str()) => {
+                    let help = if named.is_empty() {
+                        format!("`{function}` takes no named arguments")
+                    } else {
+                        format!("its named arguments are {}", named.join(", "))
+                    };
+                    self.error(
+                        Diagnostic::error(
+                            format!("`{function}` has no argument `{}`", name.name),
+                            name.span,
+                        )
+                        .with_help(help),
+                    );
+                    ok = false;
+                }
+                Some(name) => {
+                    if out.named.insert(name.name.as_str(), arg).is_some() {
+                        self.error(Diagnostic::error(
+                            format!("`{}` is given twice", name.name),
+                            name.span,
+                        ));
+                        ok = false;
+                    }
+                }
+            }
+        }
+        if out.positional.len() < positional.len() && ok {
+            let missing = &positional[out.positional.len()..];
+            let close = Span::new(call.span.end.saturating_sub(1), call.span.end);
+            self.error(Diagnostic::error(
+                format!(
+                    "`{function}` needs {} positional argument{} ({}); missing {}",
+                    positional.len(),
+                    if positional.len() == 1 { "" } else { "s" },
+                    positional.join(", "),
+                    missing.join(", ")
+                ),
+                close,
+            ));
+            ok = false;
+        }
+        ok.then_some(out)
+    }
+
+    fn string(&mut self, arg: &Arg) -> Option<String> {
+        match &arg.value.value {
+            Literal::Str(s) => Some(s.clone()),
+            other => {
+                self.error(kind_error("this argument", "a string", other, arg));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, arg: &Arg) -> Option<bool> {
+        match &arg.value.value {
+            Literal::Bool(b) => Some(*b),
+            other => {
+                self.error(kind_error("worktree", "true or false", other, arg));
+                None
+            }
+        }
+    }
+
+    fn top(&mut self, arg: Option<&Arg>) -> usize {
+        let Some(arg) = arg else {
+            return DEFAULT_TOP;
+        };
+        match &arg.value.value {
+            Literal::Int(n) if *n >= 1 => usize::try_from(*n).unwrap_or(usize::MAX),
+            Literal::Int(_) => {
+                self.error(Diagnostic::error(
+                    "`top` must be at least 1",
+                    arg.value.span,
+                ));
+                DEFAULT_TOP
+            }
+            other => {
+                self.error(kind_error("top", "a number", other, arg));
+                DEFAULT_TOP
+            }
+        }
+    }
+
+    fn lines(&mut self, arg: &Arg) -> Option<(u32, u32)> {
+        let span = arg.value.span;
+        let Literal::Range(a, b) = arg.value.value else {
+            self.error(kind_error(
+                "lines",
+                "a line range like `1..80`",
+                &arg.value.value,
+                arg,
+            ));
+            return None;
+        };
+        let (Ok(a), Ok(b)) = (u32::try_from(a), u32::try_from(b)) else {
+            self.error(Diagnostic::error("the line range is too large", span));
+            return None;
+        };
+        if a == 0 {
+            self.error(Diagnostic::error("lines are numbered from 1", span));
+            return None;
+        }
+        if a > b {
+            self.error(
+                Diagnostic::error(format!("the line range {a}..{b} is empty"), span)
+                    .with_help("write the first line, then the last: both are included"),
+            );
+            return None;
+        }
+        Some((a, b))
+    }
+
+    fn at(&mut self, arg: &Arg) -> Option<String> {
+        let at = self.string(arg)?;
+        let hex = (4..=40).contains(&at.len()) && at.bytes().all(|b| b.is_ascii_hexdigit());
+        if at == "HEAD" || hex {
+            Some(at)
+        } else {
+            self.error(
+                Diagnostic::error(format!("`{at}` is not a commit `at` accepts"), arg.value.span)
+                    .with_help("`at` takes HEAD, a full commit SHA or a unique hex prefix (branch and tag names are refused)"),
+            );
+            None
+        }
+    }
+
+    fn path(&mut self, arg: &Arg) -> Option<String> {
+        let raw = self.string(arg)?;
+        match normalize_path(&raw) {
+            Ok(path) => Some(path),
+            Err(why) => {
+                self.error(
+                    Diagnostic::error(
+                        format!("path `{raw}` is outside the repository"),
+                        arg.value.span,
+                    )
+                    .with_label(why)
+                    .with_help("`read` takes a path relative to the repository root"),
+                );
+                None
+            }
+        }
+    }
+
+    fn command(&mut self, arg: &Arg) -> Option<RunRequest> {
+        match &arg.value.value {
+            Literal::Str(command) => match split_command(command) {
+                Ok(argv) => Some(RunRequest {
+                    command: command.clone(),
+                    argv,
+                }),
+                Err(e) => {
+                    self.error(
+                        Diagnostic::error(e.to_string(), arg.value.span)
+                            .with_help("commands run without a shell: quote with '…' or \"…\""),
+                    );
+                    None
+                }
+            },
+            Literal::Json(serde_json::Value::Array(items)) => {
+                let argv: Option<Vec<String>> = items
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect();
+                match argv {
+                    Some(argv) if !argv.is_empty() => Some(RunRequest {
+                        command: argv.join(" "),
+                        argv,
+                    }),
+                    _ => {
+                        self.error(Diagnostic::error(
+                            "a command array holds the program and its arguments as strings",
+                            arg.value.span,
+                        ));
+                        None
+                    }
+                }
+            }
+            other => {
+                self.error(kind_error("run", "a command string", other, arg));
+                None
+            }
+        }
+    }
+}
+
+struct CallArgs<'a> {
+    positional: Vec<&'a Arg>,
+    named: BTreeMap<&'a str, &'a Arg>,
+}
+
+fn kind_error(what: &str, expected: &str, found: &Literal, arg: &Arg) -> Diagnostic {
+    let what = match &arg.name {
+        Some(name) => format!("`{}`", name.name),
+        None => what.to_owned(),
+    };
+    Diagnostic::error(
+        format!("{what} expects {expected}, found {}", found.describe()),
+        arg.value.span,
+    )
+}
+
+/// Normalises a repository-relative path: `.` and empty components dropped, `..` applied.
+/// Absolute paths and paths that climb above the root are refused with the reason.
+pub fn normalize_path(raw: &str) -> Result<String, &'static str> {
+    if raw.is_empty() {
+        return Err("the path is empty");
+    }
+    if raw.starts_with('/') || raw.starts_with('\\') || raw.get(1..2) == Some(":") {
+        return Err("absolute paths are refused");
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in raw.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err("it climbs above the repository root");
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return Err("it names the repository root, not a file");
+    }
+    Ok(parts.join("/"))
+}
+
+/// Edit distance with adjacent transpositions (optimal string alignment), for "did you
+/// mean": `spce` is one edit from `spec`.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// A path from `from` to `to` in `graph` (both ends included), if there is one.
+fn find_path(graph: &HashMap<String, Vec<String>>, from: &str, to: &str) -> Option<Vec<String>> {
+    let mut stack = vec![(from.to_owned(), vec![from.to_owned()])];
+    let mut seen = HashSet::new();
+    while let Some((node, path)) = stack.pop() {
+        if node == to {
+            return Some(path);
+        }
+        if !seen.insert(node.clone()) {
+            continue;
+        }
+        for next in graph.get(&node).into_iter().flatten() {
+            let mut p = path.clone();
+            p.push(next.clone());
+            stack.push((next.clone(), p));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("src/a.rs", Ok("src/a.rs")),
+            ("./src//a.rs", Ok("src/a.rs")),
+            ("src/../README.md", Ok("README.md")),
+            ("../etc/passwd", Err("it climbs above the repository root")),
+            ("src/../../x", Err("it climbs above the repository root")),
+            ("/etc/passwd", Err("absolute paths are refused")),
+            ("C:/x", Err("absolute paths are refused")),
+            (".", Err("it names the repository root, not a file")),
+            ("", Err("the path is empty")),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(normalize_path(raw), expected.map(str::to_owned), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(levenshtein("spec", "spce"), 1);
+        assert_eq!(levenshtein("budget", "budjet"), 1);
+        assert_eq!(levenshtein("src", "src"), 0);
+        assert_eq!(levenshtein("", "abc"), 3);
+    }
+}

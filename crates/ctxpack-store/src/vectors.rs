@@ -1,0 +1,808 @@
+//! Flat vector files: a field's stored embeddings as one contiguous matrix beside the database,
+//! derived from SQLite and rebuildable from it at any time.
+//!
+//! SQLite stays the system of record. A vector file is a copy of the `embeddings` rows of one
+//! `(collection, field)` made for speed: a search streams contiguous little-endian `f32` rows
+//! instead of visiting one B-tree page per vector. It lives at
+//! `<store>/vectors/<collection>/<field>.vec`, each name hex-encoded (or, when long, the hex
+//! SHA-256 of it behind `sha256-`), and holds, in this order:
+//!
+//! | section  | content                                                                    |
+//! |----------|----------------------------------------------------------------------------|
+//! | header   | [`HEADER_BYTES`]: magic, format version, dimension, row count, generation and token, the summary of the rows it was made from, section sizes |
+//! | vectors  | `count × dim` little-endian `f32`s, in embedding rowid order               |
+//! | rowids   | `count` little-endian `i64`s: each row's embedding rowid                   |
+//! | id ends  | `count` little-endian `u64`s: where each row's `_id` key ends in `ids`     |
+//! | ids      | the canonical JSON `_id` keys, concatenated                                |
+//! | names    | collection, field and embedder, each as a `u32` length and UTF-8 bytes     |
+//!
+//! Only non-empty vectors by one embedder are rows; markers and rows of other embedders are
+//! only counted, so a reader learns exactly what a scan of the table would have told it.
+//!
+//! **A file never gives a wrong answer.** The table `vector_generations` holds a generation
+//! counter and a random token per `(collection, field)`; every write that changes the
+//! embedding rows of a field ([`Store::put_embeddings`], [`Store::delete_documents`],
+//! [`Store::delete_orphan_embeddings`]) bumps both in the same transaction. A file records the
+//! pair it was made from, and a reader uses it only when both equal the database's (the token
+//! makes the pair unique even across a database that was rebuilt or restored, where counters
+//! restart). Documents themselves are not in the file: inserting or replacing one does not
+//! change it, and readers take documents and counts from SQLite as before. A file is written
+//! to a temporary name, synced and renamed, so a reader sees a whole old file or a whole new
+//! one; anything else (missing, stale, truncated, garbage, unreadable) is ignored and the
+//! caller scans SQLite instead.
+
+use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use sha2::{Digest, Sha256};
+
+use super::{DocsStoreError, VectorRef};
+use crate::db::Store;
+use crate::error::StoreError;
+
+/// The first eight bytes of a vector file.
+const MAGIC: [u8; 8] = *b"CTXPVEC\n";
+
+/// The layout version this build writes and reads.
+pub const VECTOR_FILE_FORMAT: u32 = 1;
+
+/// The size of the fixed header.
+pub const HEADER_BYTES: usize = 128;
+
+/// The directory of vector files inside the store.
+const DIR: &str = "vectors";
+
+/// Rows read per `read` call while streaming a file's vectors.
+const READ_ROWS: usize = 512;
+
+/// The table of generations; created on first write, absent in stores never written since.
+const GENERATIONS_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS vector_generations (
+    collection TEXT NOT NULL,
+    field TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    token INTEGER NOT NULL,
+    PRIMARY KEY (collection, field)
+) WITHOUT ROWID";
+
+/// What a table scan would have counted, as recorded by a current vector file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorFileSummary {
+    /// Every embedding row of the field: vectors, markers and rows of other embedders.
+    pub rows: u64,
+    /// Rows computed by another embedder (not in the file).
+    pub foreign: u64,
+    /// The highest rowid among all those rows (0 when there are none).
+    pub last_rowid: i64,
+    /// The vectors in the file.
+    pub vectors: u64,
+}
+
+/// A generation of a field's embeddings: the counter and the token of its last bump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Generation {
+    counter: i64,
+    token: i64,
+}
+
+/// A parsed, size-checked header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Header {
+    dim: u32,
+    count: u64,
+    generation: Generation,
+    summary: VectorFileSummary,
+    ids_bytes: u64,
+    names_bytes: u64,
+}
+
+impl Header {
+    fn row_bytes(&self) -> u64 {
+        u64::from(self.dim) * 4
+    }
+
+    /// Offsets of the sections after the vectors, and the file length; `None` on overflow.
+    fn layout(&self) -> Option<Layout> {
+        let header = HEADER_BYTES as u64;
+        let rowids = header.checked_add(self.count.checked_mul(self.row_bytes())?)?;
+        let id_ends = rowids.checked_add(self.count.checked_mul(8)?)?;
+        let ids = id_ends.checked_add(self.count.checked_mul(8)?)?;
+        let names = ids.checked_add(self.ids_bytes)?;
+        let len = names.checked_add(self.names_bytes)?;
+        Some(Layout {
+            rowids,
+            id_ends,
+            ids,
+            names,
+            len,
+        })
+    }
+
+    fn to_bytes(self) -> [u8; HEADER_BYTES] {
+        let mut out = [0u8; HEADER_BYTES];
+        out[0..8].copy_from_slice(&MAGIC);
+        out[8..12].copy_from_slice(&VECTOR_FILE_FORMAT.to_le_bytes());
+        out[12..16].copy_from_slice(&self.dim.to_le_bytes());
+        out[16..24].copy_from_slice(&self.count.to_le_bytes());
+        out[24..32].copy_from_slice(&self.generation.counter.to_le_bytes());
+        out[32..40].copy_from_slice(&self.generation.token.to_le_bytes());
+        out[40..48].copy_from_slice(&self.summary.rows.to_le_bytes());
+        out[48..56].copy_from_slice(&self.summary.foreign.to_le_bytes());
+        out[56..64].copy_from_slice(&self.summary.last_rowid.to_le_bytes());
+        out[64..72].copy_from_slice(&self.ids_bytes.to_le_bytes());
+        out[72..80].copy_from_slice(&self.names_bytes.to_le_bytes());
+        out
+    }
+
+    /// Parses a header; `None` unless the magic and format match.
+    fn parse(bytes: &[u8; HEADER_BYTES]) -> Option<Header> {
+        let u32_at = |i: usize| bytes[i..i + 4].try_into().ok().map(u32::from_le_bytes);
+        let u64_at = |i: usize| bytes[i..i + 8].try_into().ok().map(u64::from_le_bytes);
+        let i64_at = |i: usize| bytes[i..i + 8].try_into().ok().map(i64::from_le_bytes);
+        if bytes[0..8] != MAGIC || u32_at(8)? != VECTOR_FILE_FORMAT {
+            return None;
+        }
+        let count = u64_at(16)?;
+        Some(Header {
+            dim: u32_at(12)?,
+            count,
+            generation: Generation {
+                counter: i64_at(24)?,
+                token: i64_at(32)?,
+            },
+            summary: VectorFileSummary {
+                rows: u64_at(40)?,
+                foreign: u64_at(48)?,
+                last_rowid: i64_at(56)?,
+                vectors: count,
+            },
+            ids_bytes: u64_at(64)?,
+            names_bytes: u64_at(72)?,
+        })
+    }
+}
+
+/// Where the sections of a file start, and its length.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    rowids: u64,
+    id_ends: u64,
+    ids: u64,
+    names: u64,
+    len: u64,
+}
+
+/// A new random token: the process-random keys of the standard hasher, the time and the pid.
+fn fresh_token() -> i64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(nanos);
+    h.write_u32(std::process::id());
+    h.finish() as i64
+}
+
+/// Bumps the generation of `field` of `collection` (creating it), or of every field of the
+/// collection for `None`, inside the caller's transaction.
+pub(super) fn bump_generation(
+    conn: &Connection,
+    collection: &str,
+    field: Option<&str>,
+) -> rusqlite::Result<()> {
+    conn.execute_batch(GENERATIONS_SCHEMA)?;
+    match field {
+        Some(field) => conn.execute(
+            "INSERT INTO vector_generations (collection, field, generation, token) \
+             VALUES (?1, ?2, 1, ?3) ON CONFLICT (collection, field) \
+             DO UPDATE SET generation = generation + 1, token = excluded.token",
+            params![collection, field, fresh_token()],
+        )?,
+        None => conn.execute(
+            "UPDATE vector_generations SET generation = generation + 1, token = ?2 \
+             WHERE collection = ?1",
+            params![collection, fresh_token()],
+        )?,
+    };
+    Ok(())
+}
+
+/// The current generation of a field, if one was ever recorded.
+fn current_generation(
+    conn: &Connection,
+    collection: &str,
+    field: &str,
+) -> rusqlite::Result<Option<Generation>> {
+    let exists = conn
+        .prepare_cached(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_generations'",
+        )?
+        .exists([])?;
+    if !exists {
+        return Ok(None);
+    }
+    conn.prepare_cached(
+        "SELECT generation, token FROM vector_generations WHERE collection = ?1 AND field = ?2",
+    )?
+    .query_row([collection, field], |r| {
+        Ok(Generation {
+            counter: r.get(0)?,
+            token: r.get(1)?,
+        })
+    })
+    .optional()
+}
+
+/// A file or directory name for an arbitrary string: its hex, or the hex of its SHA-256 when
+/// the hex would be long (names are limited to 255 bytes on most file systems).
+fn file_name(name: &str) -> String {
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+    if name.len() <= 64 {
+        hex(name.as_bytes())
+    } else {
+        format!("sha256-{}", hex(&Sha256::digest(name.as_bytes())))
+    }
+}
+
+/// The names section: collection, field and embedder, each length-prefixed.
+fn names_section(collection: &str, field: &str, embedder: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for name in [collection, field, embedder] {
+        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+    }
+    out
+}
+
+/// Reads exactly `len` bytes at `offset`; `None` on any failure.
+fn read_at(file: &mut File, offset: u64, len: u64) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; usize::try_from(len).ok()?];
+    file.seek(SeekFrom::Start(offset)).ok()?;
+    file.read_exact(&mut buf).ok()?;
+    Some(buf)
+}
+
+/// An open vector file whose header, length and names were checked.
+struct Checked {
+    file: File,
+    header: Header,
+    layout: Layout,
+}
+
+/// Opens the file at `path` and checks it against what it must be; `None` if it is not that.
+fn open_checked(
+    path: &Path,
+    names: &[u8],
+    generation: Generation,
+    row_bytes: usize,
+) -> Option<Checked> {
+    let mut file = File::open(path).ok()?;
+    let mut raw = [0u8; HEADER_BYTES];
+    file.read_exact(&mut raw).ok()?;
+    let header = Header::parse(&raw)?;
+    let layout = header.layout()?;
+    let len = file.metadata().ok()?.len();
+    if header.generation != generation
+        || header.row_bytes() != row_bytes as u64
+        || header.names_bytes != names.len() as u64
+        || len != layout.len
+        || header.summary.vectors.checked_add(header.summary.foreign)? > header.summary.rows
+    {
+        return None;
+    }
+    if read_at(&mut file, layout.names, header.names_bytes)? != names {
+        return None;
+    }
+    Some(Checked {
+        file,
+        header,
+        layout,
+    })
+}
+
+impl Store {
+    /// The path of the vector file of `field` of `collection` (which may not exist).
+    pub fn vector_file_path(&self, collection: &str, field: &str) -> PathBuf {
+        self.dir
+            .join(DIR)
+            .join(file_name(collection))
+            .join(format!("{}.vec", file_name(field)))
+    }
+
+    /// Calls `f` with every row of the current vector file of `field` of `collection` by
+    /// `embedder` (vectors of `row_bytes` bytes, in rowid order) and returns what a scan of
+    /// the table would have counted besides; `Ok(None)` when there is no current file (none
+    /// was written, the embeddings changed since, or it is truncated, garbage or unreadable),
+    /// so the caller scans the table instead.
+    ///
+    /// Each row's `id_key` is filled only `with_ids`, and is empty otherwise; `embedder` is
+    /// always the one asked for. The file is checked before the first row is passed on; if
+    /// reading still fails part way, the result is `Ok(None)` and the rows already passed
+    /// must be discarded. Errors of `f` stop the scan and are returned.
+    pub fn scan_vector_file<E: From<DocsStoreError>>(
+        &self,
+        collection: &str,
+        field: &str,
+        embedder: &str,
+        row_bytes: usize,
+        with_ids: bool,
+        mut f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
+    ) -> Result<Option<VectorFileSummary>, E> {
+        let Some(generation) =
+            current_generation(&self.conn, collection, field).map_err(self.sql())?
+        else {
+            return Ok(None);
+        };
+        if row_bytes == 0 {
+            return Ok(None);
+        }
+        let path = self.vector_file_path(collection, field);
+        let names = names_section(collection, field, embedder);
+        let Some(Checked {
+            mut file,
+            header,
+            layout,
+        }) = open_checked(&path, &names, generation, row_bytes)
+        else {
+            return Ok(None);
+        };
+        let Ok(count) = usize::try_from(header.count) else {
+            return Ok(None);
+        };
+        let Some(rowids) = read_at(&mut file, layout.rowids, layout.id_ends - layout.rowids) else {
+            return Ok(None);
+        };
+        let rowids: Vec<i64> = rowids
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect();
+        let ids = if with_ids {
+            match read_ids(&mut file, &layout, count) {
+                Some(ids) => Some(ids),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
+        if file.seek(SeekFrom::Start(HEADER_BYTES as u64)).is_err() {
+            return Ok(None);
+        }
+        let mut buf = vec![0u8; row_bytes * READ_ROWS.min(count.max(1))];
+        let mut row = 0;
+        while row < count {
+            let n = READ_ROWS.min(count - row);
+            let chunk = &mut buf[..n * row_bytes];
+            if file.read_exact(chunk).is_err() {
+                return Ok(None);
+            }
+            for (i, vector) in chunk.chunks_exact(row_bytes).enumerate() {
+                let at = row + i;
+                let id_key = ids.as_ref().map_or("", |ids| ids.get(at));
+                f(VectorRef {
+                    rowid: rowids[at],
+                    id_key,
+                    embedder,
+                    vector,
+                })?;
+            }
+            row += n;
+        }
+        Ok(Some(header.summary))
+    }
+
+    /// Makes the vector file of `field` of `collection` current: rewrites it from the table
+    /// unless the one on disk already matches the field's generation. Rows by `embedder` must
+    /// be `row_bytes` long (markers aside); if one is not, no file is written (searches scan
+    /// the table, which reports the bad row). Returns whether a file was written.
+    ///
+    /// Runs in one immediate transaction, so the rows and the generation written are those of
+    /// one state of the table. The file is written to a temporary name, synced and renamed
+    /// into place, so a crash leaves the old file (stale, hence ignored) or the new one.
+    pub fn sync_vector_file(
+        &mut self,
+        collection: &str,
+        field: &str,
+        embedder: &str,
+        row_bytes: usize,
+    ) -> Result<bool, DocsStoreError> {
+        self.require_writable()?;
+        let target = Target {
+            collection,
+            field,
+            embedder,
+            row_bytes,
+        };
+        let e = self.sql();
+        let tx =
+            Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(&e)?;
+        let generation = match current_generation(&tx, collection, field).map_err(&e)? {
+            Some(generation) => generation,
+            None => {
+                // Embeddings written before generations were recorded: start counting.
+                bump_generation(&tx, collection, Some(field)).map_err(&e)?;
+                current_generation(&tx, collection, field)
+                    .map_err(&e)?
+                    .ok_or_else(|| {
+                        DocsStoreError::Store(StoreError::Corrupt {
+                            dir: self.dir.clone(),
+                            detail: "a vector generation just written is gone".into(),
+                        })
+                    })?
+            }
+        };
+        let path = self.vector_file_path(collection, field);
+        let names = names_section(collection, field, embedder);
+        let written =
+            if row_bytes == 0 || open_checked(&path, &names, generation, row_bytes).is_some() {
+                false
+            } else {
+                self.write_vector_file(&target, generation)?
+            };
+        tx.commit().map_err(&e)?;
+        Ok(written)
+    }
+
+    /// Writes the file of [`Store::sync_vector_file`] from a scan of the table.
+    fn write_vector_file(
+        &self,
+        target: &Target<'_>,
+        generation: Generation,
+    ) -> Result<bool, DocsStoreError> {
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| DocsStoreError::Store(StoreError::Io { path, source })
+        };
+        let path = self.vector_file_path(target.collection, target.field);
+        let names = names_section(target.collection, target.field, target.embedder);
+        let parent = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+        let mut tmp_name = path.file_name().unwrap_or_default().to_owned();
+        tmp_name.push(".tmp");
+        let tmp = parent.join(tmp_name);
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io(&tmp))?);
+        out.write_all(&[0u8; HEADER_BYTES]).map_err(io(&tmp))?;
+        let mut summary = VectorFileSummary {
+            rows: 0,
+            foreign: 0,
+            last_rowid: 0,
+            vectors: 0,
+        };
+        let (mut rowids, mut id_ends, mut ids) = (Vec::new(), Vec::new(), Vec::new());
+        let mut fits = true;
+        self.scan_vectors(target.collection, target.field, |row| {
+            summary.rows += 1;
+            summary.last_rowid = summary.last_rowid.max(row.rowid);
+            if row.embedder != target.embedder {
+                summary.foreign += 1;
+                return Ok(());
+            }
+            if row.vector.is_empty() {
+                return Ok(());
+            }
+            if row.vector.len() != target.row_bytes {
+                fits = false;
+            }
+            if fits {
+                out.write_all(row.vector).map_err(io(&tmp))?;
+                rowids.extend_from_slice(&row.rowid.to_le_bytes());
+                ids.extend_from_slice(row.id_key.as_bytes());
+                id_ends.extend_from_slice(&(ids.len() as u64).to_le_bytes());
+                summary.vectors += 1;
+            }
+            Ok::<_, DocsStoreError>(())
+        })?;
+        if !fits {
+            drop(out);
+            let _ = std::fs::remove_file(&tmp);
+            return Ok(false);
+        }
+        let header = Header {
+            dim: u32::try_from(target.row_bytes / 4).unwrap_or(u32::MAX),
+            count: summary.vectors,
+            generation,
+            summary,
+            ids_bytes: ids.len() as u64,
+            names_bytes: names.len() as u64,
+        };
+        for section in [&rowids[..], &id_ends, &ids, &names] {
+            out.write_all(section).map_err(io(&tmp))?;
+        }
+        let mut file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
+        file.write_all(&header.to_bytes()).map_err(io(&tmp))?;
+        file.sync_all().map_err(io(&tmp))?;
+        drop(file);
+        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        // Make the rename durable where a directory can be synced (not on every platform).
+        if let Ok(dir) = File::open(parent) {
+            let _ = dir.sync_all();
+        }
+        Ok(true)
+    }
+}
+
+/// What a vector file is made of: one field's rows by one embedder, each `row_bytes` long.
+#[derive(Clone, Copy, Debug)]
+struct Target<'a> {
+    collection: &'a str,
+    field: &'a str,
+    embedder: &'a str,
+    row_bytes: usize,
+}
+
+/// The `_id` keys of a checked file, validated whole before any is used.
+struct Ids {
+    ends: Vec<usize>,
+    text: String,
+}
+
+impl Ids {
+    fn get(&self, row: usize) -> &str {
+        let start = if row == 0 { 0 } else { self.ends[row - 1] };
+        self.text.get(start..self.ends[row]).unwrap_or("")
+    }
+}
+
+/// Reads and checks the id sections: ends ascending within the text, every key UTF-8.
+fn read_ids(file: &mut File, layout: &Layout, count: usize) -> Option<Ids> {
+    let raw_ends = read_at(file, layout.id_ends, layout.ids - layout.id_ends)?;
+    let text = String::from_utf8(read_at(file, layout.ids, layout.names - layout.ids)?).ok()?;
+    let mut ends = Vec::with_capacity(count);
+    let mut last = 0usize;
+    for b in raw_ends.chunks_exact(8) {
+        let end = usize::try_from(u64::from_le_bytes([
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+        ]))
+        .ok()?;
+        if end < last || end > text.len() || !text.is_char_boundary(end) {
+            return None;
+        }
+        ends.push(end);
+        last = end;
+    }
+    Some(Ids { ends, text })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{NewDocument, NewEmbedding};
+    use super::*;
+
+    const ROW: usize = 8;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open_or_create(&dir.path().join("s")).expect("create");
+        (dir, store)
+    }
+
+    fn insert(store: &mut Store, ids: &[&str]) {
+        let docs: Vec<_> = ids
+            .iter()
+            .map(|id| NewDocument {
+                id_key: (*id).into(),
+                body: "{}".into(),
+            })
+            .collect();
+        store.insert_documents("c", &docs).expect("insert");
+    }
+
+    fn row(id: &str, fill: u8) -> NewEmbedding {
+        NewEmbedding {
+            id_key: id.into(),
+            text_hash: "h".into(),
+            vector: vec![fill; ROW],
+        }
+    }
+
+    fn generation(store: &Store, field: &str) -> Option<Generation> {
+        current_generation(&store.conn, "c", field).expect("generation")
+    }
+
+    /// A row read back: rowid, `_id` key, first vector byte.
+    type Row = (i64, String, u8);
+
+    /// Every row of the current file, and its summary.
+    fn read(store: &Store, field: &str, with_ids: bool) -> Option<(Vec<Row>, VectorFileSummary)> {
+        let mut rows = Vec::new();
+        let summary = store
+            .scan_vector_file("c", field, "e", ROW, with_ids, |r| {
+                assert_eq!(r.embedder, "e");
+                rows.push((r.rowid, r.id_key.to_owned(), r.vector[0]));
+                Ok::<_, DocsStoreError>(())
+            })
+            .expect("scan");
+        summary.map(|s| (rows, s))
+    }
+
+    #[test]
+    fn every_write_of_embeddings_bumps_their_generation() {
+        let (_dir, mut store) = store();
+        insert(&mut store, &["1", "2", "3"]);
+        assert_eq!(
+            generation(&store, "f"),
+            None,
+            "documents alone record nothing"
+        );
+        store
+            .put_embeddings("c", "f", "e", &[row("1", 1)])
+            .expect("put");
+        let first = generation(&store, "f").expect("recorded");
+        assert_eq!(first.counter, 1);
+        store
+            .put_embeddings("c", "g", "e", &[row("1", 1)])
+            .expect("put");
+        store
+            .put_embeddings("c", "f", "e", &[row("2", 2)])
+            .expect("put");
+        let second = generation(&store, "f").expect("recorded");
+        assert_eq!(second.counter, 2);
+        assert_ne!(second.token, first.token);
+        // Documents written without touching embeddings change nothing.
+        insert(&mut store, &["4"]);
+        let replaced = NewDocument {
+            id_key: "1".into(),
+            body: r#"{"new":1}"#.into(),
+        };
+        store.replace_document("c", &replaced).expect("replace");
+        store.delete_documents("c", &["3".into()]).expect("delete");
+        assert_eq!(generation(&store, "f"), Some(second));
+        assert_eq!(
+            store.delete_orphan_embeddings("c", "f").expect("orphans"),
+            0
+        );
+        assert_eq!(generation(&store, "f"), Some(second));
+        // Deleting a document with embeddings bumps every field of the collection.
+        let g = generation(&store, "g").expect("recorded");
+        store.delete_documents("c", &["1".into()]).expect("delete");
+        assert_eq!(generation(&store, "f").map(|g| g.counter), Some(3));
+        assert_eq!(
+            generation(&store, "g").map(|g| g.counter),
+            Some(g.counter + 1)
+        );
+        // Orphans (left by another writer) are removed with a bump.
+        store
+            .conn
+            .execute(
+                "INSERT INTO embeddings VALUES ('c', 'gone', 'f', 'e', 'h', x'00')",
+                [],
+            )
+            .expect("orphan");
+        assert_eq!(
+            store.delete_orphan_embeddings("c", "f").expect("orphans"),
+            1
+        );
+        assert_eq!(generation(&store, "f").map(|g| g.counter), Some(4));
+    }
+
+    #[test]
+    fn a_file_serves_exactly_its_generation() {
+        let (dir, mut store) = store();
+        assert!(read(&store, "f", false).is_none(), "no table yet");
+        insert(&mut store, &["1", "2", "3", "4"]);
+        store
+            .put_embeddings(
+                "c",
+                "f",
+                "e",
+                &[row("2", 2), NewEmbedding::marker("3".into()), row("1", 1)],
+            )
+            .expect("put");
+        store
+            .put_embeddings("c", "f", "other", &[row("4", 4)])
+            .expect("put");
+        assert!(read(&store, "f", false).is_none(), "not written yet");
+        assert!(store.sync_vector_file("c", "f", "e", ROW).expect("sync"));
+        assert!(!store.sync_vector_file("c", "f", "e", ROW).expect("sync"));
+        let expected_summary = VectorFileSummary {
+            rows: 4,
+            foreign: 1,
+            last_rowid: 4,
+            vectors: 2,
+        };
+        let (rows, summary) = read(&store, "f", true).expect("current");
+        assert_eq!(summary, expected_summary);
+        assert_eq!(rows, [(1, "2".to_owned(), 2), (3, "1".to_owned(), 1)]);
+        let (rows, _) = read(&store, "f", false).expect("current");
+        assert_eq!(rows, [(1, String::new(), 2), (3, String::new(), 1)]);
+        // Another row length, embedder or field is not this file.
+        assert!(
+            store
+                .scan_vector_file("c", "f", "e", ROW * 2, false, |_| Ok::<_, DocsStoreError>(
+                    ()
+                ))
+                .expect("scan")
+                .is_none()
+        );
+        assert!(
+            store
+                .scan_vector_file("c", "f", "x", ROW, false, |_| Ok::<_, DocsStoreError>(()))
+                .expect("scan")
+                .is_none()
+        );
+        // Read-only stores read it.
+        drop(store);
+        let mut store = Store::open(&dir.path().join("s")).expect("open");
+        assert_eq!(
+            read(&store, "f", false).map(|r| r.1),
+            Some(expected_summary)
+        );
+        assert!(matches!(
+            store.sync_vector_file("c", "f", "e", ROW),
+            Err(DocsStoreError::Store(StoreError::ReadOnly { .. }))
+        ));
+        drop(store);
+        // A write makes it stale until the next sync.
+        let mut store = Store::open_or_create(&dir.path().join("s")).expect("open");
+        store
+            .put_embeddings("c", "f", "e", &[row("1", 9)])
+            .expect("put");
+        assert!(read(&store, "f", true).is_none());
+        assert!(store.sync_vector_file("c", "f", "e", ROW).expect("sync"));
+        let (rows, _) = read(&store, "f", true).expect("current");
+        assert_eq!(rows, [(1, "2".to_owned(), 2), (5, "1".to_owned(), 9)]);
+    }
+
+    #[test]
+    fn rows_of_another_length_write_no_file() {
+        let (_dir, mut store) = store();
+        insert(&mut store, &["1", "2"]);
+        let short = NewEmbedding {
+            vector: vec![0; ROW - 1],
+            ..row("2", 0)
+        };
+        store
+            .put_embeddings("c", "f", "e", &[row("1", 1), short])
+            .expect("put");
+        assert!(!store.sync_vector_file("c", "f", "e", ROW).expect("sync"));
+        assert!(!store.vector_file_path("c", "f").exists());
+        assert!(read(&store, "f", false).is_none());
+    }
+
+    #[test]
+    fn a_rebuilt_database_does_not_match_an_old_file() {
+        let (dir, mut store) = store();
+        insert(&mut store, &["1"]);
+        store
+            .put_embeddings("c", "f", "e", &[row("1", 1)])
+            .expect("put");
+        assert!(store.sync_vector_file("c", "f", "e", ROW).expect("sync"));
+        let path = store.vector_file_path("c", "f");
+        let old = std::fs::read(&path).expect("read");
+        drop(store);
+        // A new database whose counter restarts at the same value.
+        std::fs::remove_file(dir.path().join("s").join("ctxpack.sqlite")).expect("remove");
+        let mut store = Store::open_or_create(&dir.path().join("s")).expect("create");
+        insert(&mut store, &["1"]);
+        store
+            .put_embeddings("c", "f", "e", &[row("1", 7)])
+            .expect("put");
+        assert_eq!(generation(&store, "f").map(|g| g.counter), Some(1));
+        assert_eq!(std::fs::read(&path).expect("read"), old);
+        assert!(read(&store, "f", false).is_none());
+    }
+
+    #[test]
+    fn long_names_are_hashed_into_file_names() {
+        let (_dir, store) = store();
+        let long = "x".repeat(255);
+        let path = store.vector_file_path(&long, &long);
+        let names: Vec<_> = path
+            .iter()
+            .rev()
+            .take(2)
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        assert!(names[0].starts_with("sha256-") && names[0].ends_with(".vec"));
+        assert!(names.iter().all(|n| n.len() < 100), "{names:?}");
+        assert!(
+            store
+                .vector_file_path("c", "f")
+                .ends_with(Path::new("vectors/63/66.vec"))
+        );
+    }
+}
