@@ -134,36 +134,55 @@ fn open(location: &Location) -> Result<Store, Failure> {
     Ok(Store::open(&store_dir(location)?)?)
 }
 
-fn add(
-    args: &AddArgs,
-    read_input: &dyn Fn(&str) -> Result<Vec<u8>, Failure>,
+/// An artifact to add, as every surface (the CLI, the MCP server) gives it.
+#[derive(Clone, Debug)]
+pub struct ArtifactRequest<'a> {
+    /// `session`, `harness` or `evidence`.
+    pub scope: &'a str,
+    /// Its id (default: the first 16 hex digits of the content's SHA-256).
+    pub id: Option<&'a str>,
+    /// Where it came from.
+    pub source_id: Option<&'a str>,
+    /// A human title.
+    pub title: Option<&'a str>,
+    /// A file name, used to choose the chunker (a language, or line windows).
+    pub name: Option<&'a str>,
+    /// The largest accepted size in bytes.
+    pub max_bytes: u64,
+    /// Wait for another writer instead of failing.
+    pub wait: bool,
+}
+
+/// Stores an artifact in the store of `location` and returns its id. The same id with the
+/// same content is a no-op; with other content it is a conflict (exit 5).
+pub fn add_artifact(
+    location: &Location,
+    request: &ArtifactRequest<'_>,
+    bytes: &[u8],
 ) -> Result<String, Failure> {
-    check_scope(&args.scope)?;
-    if let Some(id) = &args.id {
+    check_scope(request.scope)?;
+    if let Some(id) = request.id {
         check_id(id, "artifact id")?;
     }
-    if let Some(source) = &args.source_id {
+    if let Some(source) = request.source_id {
         check_id(source, "source id")?;
     }
-    let bytes = read_input(&args.file)?;
-    if bytes.len() as u64 > args.max_bytes {
+    if bytes.len() as u64 > request.max_bytes {
         return Err(Failure::invalid(format!(
             "the artifact is {} bytes, over the limit of {} (raise it with --max-bytes)",
             bytes.len(),
-            args.max_bytes
+            request.max_bytes
         )));
     }
-    let hash: String = Sha256::digest(&bytes)
+    let hash: String = Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let id = args.id.clone().unwrap_or_else(|| hash[..16].to_owned());
-    let name = if args.file == "-" {
-        id.as_str()
-    } else {
-        args.file.as_str()
-    };
-    let chunks = prepare_text(name, &bytes, &IndexOptions::default()).map_err(|reason| {
+    let id = request
+        .id
+        .map_or_else(|| hash[..16].to_owned(), str::to_owned);
+    let name = request.name.unwrap_or(id.as_str());
+    let chunks = prepare_text(name, bytes, &IndexOptions::default()).map_err(|reason| {
         Failure::invalid(format!(
             "the artifact cannot be stored: it is {}",
             if reason == "binary" {
@@ -173,17 +192,16 @@ fn add(
             }
         ))
     })?;
-    let family_id = match (&args.id, &args.source_id) {
-        (Some(id), _) => id.clone(),
-        (None, Some(source)) => source.clone(),
-        (None, None) => id.clone(),
-    };
+    let family_id = request
+        .id
+        .or(request.source_id)
+        .map_or_else(|| id.clone(), str::to_owned);
     let artifact = NewArtifact {
         row: ArtifactRow {
             id: id.clone(),
-            scope: args.scope.clone(),
-            source_id: args.source_id.clone(),
-            title: args.title.clone(),
+            scope: request.scope.to_owned(),
+            source_id: request.source_id.map(str::to_owned),
+            title: request.title.map(str::to_owned),
             family_id,
             content_hash: hash.clone(),
             bytes: bytes.len() as u64,
@@ -198,21 +216,39 @@ fn add(
             chunks,
         },
     };
-    let dir = store_dir(&args.location)?;
+    let dir = store_dir(location)?;
     std::fs::create_dir_all(&dir).map_err(|e| {
         Failure::new(
             FailureKind::Internal,
             format!("cannot create store directory {}: {e}", dir.display()),
         )
     })?;
-    let lock = WriterLock::acquire(&dir, args.wait)?;
+    let lock = WriterLock::acquire(&dir, request.wait)?;
     let mut store = Store::open_or_create(&dir)?;
-    let added = store.add_artifact(&artifact, STORED_CHUNKER)?;
+    // The same id with the same content is already there: nothing to do.
+    let (Added::Stored | Added::Unchanged) = store.add_artifact(&artifact, STORED_CHUNKER)?;
     drop(lock);
-    Ok(match added {
-        Added::Stored => format!("{id}\n"),
-        Added::Unchanged => format!("{id}\n"),
-    })
+    Ok(id)
+}
+
+fn add(
+    args: &AddArgs,
+    read_input: &dyn Fn(&str) -> Result<Vec<u8>, Failure>,
+) -> Result<String, Failure> {
+    let bytes = read_input(&args.file)?;
+    let request = ArtifactRequest {
+        scope: &args.scope,
+        id: args.id.as_deref(),
+        source_id: args.source_id.as_deref(),
+        title: args.title.as_deref(),
+        name: (args.file != "-").then_some(args.file.as_str()),
+        max_bytes: args.max_bytes,
+        wait: args.wait,
+    };
+    Ok(format!(
+        "{}\n",
+        add_artifact(&args.location, &request, &bytes)?
+    ))
 }
 
 fn list(args: &ListArgs) -> Result<String, Failure> {

@@ -15,6 +15,7 @@ use ctxpack_store::{FORMAT_VERSION, Store, StoreError};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
+use crate::commands::artifact::{ArtifactRequest, add_artifact};
 use crate::commands::docs;
 use crate::commands::index::index_into;
 use crate::commands::pack::{
@@ -144,6 +145,20 @@ fn index_schema() -> JsonObject {
     )
 }
 
+fn artifact_add_schema() -> JsonObject {
+    object(
+        json!({
+            "scope": {"type": "string", "enum": ["session", "harness", "evidence"], "description": "session: notes of the current session; harness: output of the agent's harness; evidence: logs and results that support a claim (CI output, test runs)."},
+            "content": {"type": "string", "description": "The artifact's text (at most 4 MiB). Secrets in it are masked before it is stored."},
+            "id": {"type": "string", "description": "Its id (letters, digits, `-`, `_`, `.`; default: a hash of the content). Reusing an id for different content is a conflict."},
+            "source_id": {"type": "string", "description": "Where it came from, e.g. `ci`; names its source family when no id is given."},
+            "title": {"type": "string", "description": "A human title, shown with its chunks."},
+            "name": {"type": "string", "description": "A file name such as `build.log` or `notes.md`, used to choose how the text is chunked."},
+        }),
+        &["scope", "content"],
+    )
+}
+
 fn context_pack_schema() -> JsonObject {
     object(
         json!({
@@ -231,6 +246,13 @@ const CATALOGUE: &[Spec] = &[
         description: "What the server's store holds: HEAD's commit and branch, whether HEAD is indexed, whether the worktree has uncommitted changes, and every indexed snapshot with its file and chunk counts.\n\nUse it when unsure whether a commit is indexed, or after `repo_context_pack` failed with `not_found`. Takes no arguments. Returns what `ctxpack status --format json` prints.",
     },
     Spec {
+        name: "artifact_add",
+        title: "Store an artifact",
+        effect: Effect::IdempotentWrite,
+        schema: artifact_add_schema,
+        description: "Store text evidence beside the repository's snapshots: a CI log, test output, session notes. Later `repo_context_pack` calls with `scope` session, harness, evidence or all merge the artifacts of that scope into their candidates, ranked and budgeted like code and cited as `evidence:<id>#Lx-Ly` (evidence) or `artifact:<id>#Lx-Ly` (session, harness).\n\nUse it when the answer depends on something that is not committed code, such as a failing test's output. Not for code (commit and `index` it) nor for JSON documents (`docs_insert`). Returns `{\"id\", \"scope\"}`; storing the same content under the same id again is a no-op, other content under a used id fails with `conflict` (exitCode 5).",
+    },
+    Spec {
         name: "index",
         title: "Index a commit",
         effect: Effect::IdempotentWrite,
@@ -309,6 +331,7 @@ pub(crate) fn run(roots: &Roots, name: &str, arguments: &JsonObject) -> Result<S
         "query" => query(roots, arguments),
         "status" => status(roots, arguments),
         "index" => index(roots, arguments),
+        "artifact_add" => artifact_add(roots, arguments),
         "context_pack" => context_pack(roots, arguments),
         "vsearch" => vsearch(roots, arguments),
         "docs_insert" => docs_insert(roots, arguments),
@@ -424,6 +447,31 @@ fn index(roots: &Roots, arguments: &JsonObject) -> Result<String, Failure> {
         "seconds": (report.seconds * 1000.0).round() / 1000.0,
     })
     .to_string())
+}
+
+/// Stores an artifact, as `ctxpack artifact add` does.
+fn artifact_add(roots: &Roots, arguments: &JsonObject) -> Result<String, Failure> {
+    let args = Args::new(
+        "artifact_add",
+        arguments,
+        &["scope", "content", "id", "source_id", "title", "name"],
+    )?;
+    let scope = args.string("scope")?;
+    let request = ArtifactRequest {
+        scope,
+        id: args.opt_string("id")?,
+        source_id: args.opt_string("source_id")?,
+        title: args.opt_string("title")?,
+        name: args.opt_string("name")?,
+        max_bytes: 4 * 1024 * 1024,
+        wait: false,
+    };
+    let id = add_artifact(
+        &roots.location(),
+        &request,
+        args.string("content")?.as_bytes(),
+    )?;
+    Ok(json!({ "id": id, "scope": scope }).to_string())
 }
 
 /// A `filter` argument: an object, or its JSON text.

@@ -196,7 +196,13 @@ const READ_TOOLS: [&str; 5] = [
     "context_pack",
     "vsearch",
 ];
-const WRITE_TOOLS: [&str; 4] = ["index", "docs_insert", "docs_import", "vsync"];
+const WRITE_TOOLS: [&str; 5] = [
+    "artifact_add",
+    "index",
+    "docs_insert",
+    "docs_import",
+    "vsync",
+];
 
 #[test]
 fn tools_listed_per_scope_with_schemas_and_annotations() {
@@ -212,6 +218,7 @@ fn tools_listed_per_scope_with_schemas_and_annotations() {
             "repo_context_pack",
             "query",
             "status",
+            "artifact_add",
             "index",
             "context_pack",
             "vsearch",
@@ -312,6 +319,28 @@ fn snapshot_tools_match_the_cli() {
     assert_eq!(report["alreadyIndexed"], false);
     let again = call(&write, "index", json!({"at": &f.head[..8]})).json();
     assert_eq!(again["alreadyIndexed"], true);
+
+    // An evidence artifact stored over MCP is merged by an evidence-scoped pack.
+    let added = call(
+        &write,
+        "artifact_add",
+        json!({"scope": "evidence", "id": "ci-7", "content": format!("{goal}: the test failed\n")}),
+    )
+    .json();
+    assert_eq!(added, json!({"id": "ci-7", "scope": "evidence"}));
+    let evidence = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": goal, "scope": "evidence"}),
+    )
+    .json();
+    assert_eq!(evidence["artifacts"], json!(["ci-7"]), "{evidence}");
+    let conflict = call(
+        &write,
+        "artifact_add",
+        json!({"scope": "evidence", "id": "ci-7", "content": "other text"}),
+    );
+    assert_eq!(conflict.exit_code(), 5);
 
     // Exactly what the CLI prints with --format json, for defaults and for every option.
     let text = call(&read, "repo_context_pack", json!({"goal": goal})).text();

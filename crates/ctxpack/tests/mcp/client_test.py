@@ -27,7 +27,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 READ_TOOLS = ["repo_context_pack", "query", "status", "context_pack", "vsearch"]
-WRITE_TOOLS = ["index", "docs_insert", "docs_import", "vsync"]
+WRITE_TOOLS = ["artifact_add", "index", "docs_insert", "docs_import", "vsync"]
 INVALID_PARAMS = -32602
 SOAK_CALLS = 200
 SOAK_RSS_GROWTH_LIMIT_KB = 20 * 1024
@@ -395,6 +395,10 @@ async def write_scope(fx: Fixture) -> None:
             result = await session.call_tool("vsync", {"path": "app.ctxpack", "collection": "notes", "field": "text"})
             sync = json.loads(text(result)) if not result.is_error else {}
             check("vsync stores the missing embeddings", sync.get("embedded") == 6 and sync.get("missing") == 6, result)
+            result = await session.call_tool(
+                "artifact_add", {"scope": "evidence", "id": "ci-log", "content": "test retry ... FAILED\n", "title": "CI"}
+            )
+            check("artifact_add stores evidence", not result.is_error and json.loads(text(result)) == {"id": "ci-log", "scope": "evidence"}, result)
             result = await session.call_tool("vsync", {"path": "app.ctxpack", "collection": "notes", "field": "text"})
             check("vsync again embeds nothing", not result.is_error and json.loads(text(result))["embedded"] == 0, result)
             result = await session.call_tool(
