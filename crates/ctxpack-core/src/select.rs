@@ -1,4 +1,5 @@
-//! Selectors: the policies that choose whole hits under a budget.
+//! Selectors: the policies that choose whole hits under a budget. This is where budgets are
+//! enforced: a candidate is admitted only when its whole cost fits the budget that remains.
 //!
 //! Every selector starts the same way: exact duplicate citation ids are removed (the first
 //! occurrence stays eligible), then the pinned tier is admitted in rank order, drop-and-continue,
