@@ -123,6 +123,10 @@ pub struct LedgerRecord {
     /// The record this one is a new version of (plan `+=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// SHA-256 of the exact output, for surfaces whose output is not a rendering of the pack
+    /// (seed 001's document-pack JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 /// The context of a pack that the pack itself does not carry.
@@ -134,6 +138,8 @@ pub struct RecordContext {
     pub rendered: (String, String),
     /// Parent record id.
     pub parent: Option<String>,
+    /// The exact output, when it is not one of the pack's renderings.
+    pub output: Option<String>,
 }
 
 /// What reading the ledger found.
@@ -245,6 +251,7 @@ impl Ledger {
             rendered: context.rendered.clone(),
             artifacts: pack.artifacts.clone(),
             parent: context.parent.clone(),
+            output: context.output.as_deref().map(|o| sha256_hex(o.as_bytes())),
         };
         let canonical = serde_json::to_vec(&record).expect("a ledger record serializes");
         record.id = sha256_hex(&canonical);
@@ -260,6 +267,9 @@ impl Ledger {
         let record = Ledger::record(pack, context, time);
         for (hit, ledger_hit) in pack.hits.iter().zip(&record.hits) {
             self.put_text(&ledger_hit.text, &hit.candidate.text)?;
+        }
+        if let (Some(hash), Some(output)) = (&record.output, &context.output) {
+            self.put_text(hash, output)?;
         }
         let mut line = serde_json::to_vec(&record).expect("a ledger record serializes");
         line.push(b'\n');

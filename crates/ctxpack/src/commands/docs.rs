@@ -231,6 +231,9 @@ pub struct ContextArgs {
     /// Pretty-print JSON over several lines (same key order).
     #[arg(long)]
     pub pretty: bool,
+    /// Do not record this pack in the store's ledger.
+    #[arg(long)]
+    pub no_ledger: bool,
 }
 
 fn parse_batch_size(s: &str) -> Result<usize, String> {
@@ -460,7 +463,7 @@ fn run_context(args: ContextArgs) -> Result<String, Failure> {
             top_k: args.top_k,
         },
     )?;
-    Ok(match args.format {
+    let output = match args.format {
         Format::Json if args.pretty => format!("{}\n", outcome.pack.to_json_pretty()),
         Format::Json => format!("{}\n", outcome.pack.to_json_line()),
         format => {
@@ -485,7 +488,22 @@ fn run_context(args: ContextArgs) -> Result<String, Failure> {
                 },
             )
         }
-    })
+    };
+    if !args.no_ledger {
+        let context = ctxpack_store::RecordContext {
+            surface: "docs context".into(),
+            rendered: crate::commands::ledger::rendered(&RenderOptions {
+                format: args.format,
+                view: args.view,
+                pretty: args.pretty,
+            }),
+            // Seed 001's JSON is not a rendering of the pack: keep its exact bytes.
+            output: (args.format == Format::Json).then(|| output.clone()),
+            ..Default::default()
+        };
+        crate::commands::ledger::record(&args.store, &outcome.pack.pack, &context);
+    }
+    Ok(output)
 }
 
 // ---------------------------------------------------------------------------------------------

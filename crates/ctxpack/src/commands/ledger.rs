@@ -179,6 +179,14 @@ pub fn show(args: &ShowArgs) -> Result<String, Failure> {
         )
         .with_hint("list recorded packs with `ctxpack log`"));
     };
+    // A surface whose output is not a rendering of the pack kept its exact bytes.
+    if let Some(hash) = &record.output
+        && !args.dropped
+        && args.format.is_none()
+        && args.view.is_none()
+    {
+        return Ok(ledger.text(hash)?);
+    }
     let pack = ledger.replay(record)?;
     if args.dropped {
         return Ok(dropped(&pack, args.format == Some(Format::Json)));

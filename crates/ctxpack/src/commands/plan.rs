@@ -249,6 +249,7 @@ fn record_versions(
             surface: "plan".into(),
             rendered: ledger::rendered(options),
             parent,
+            output: None,
         };
         let record = ledger::record(store_dir, &version.built.pack, &context);
         ids.push(record.map(|r| r.id));

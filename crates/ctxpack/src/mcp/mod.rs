@@ -192,7 +192,9 @@ impl Server {
             )),
             tools::Lookup::Available => {
                 let arguments = arguments.unwrap_or_default();
-                Ok(guarded(name, || tools::run(&self.roots, name, &arguments)))
+                Ok(guarded(name, || {
+                    tools::run(&self.roots, self.scope, name, &arguments)
+                }))
             }
         }
     }

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::commands::artifact::{ArtifactRequest, add_artifact};
 use crate::commands::docs;
 use crate::commands::index::index_into;
+use crate::commands::ledger;
 use crate::commands::pack::{
     DEFAULT_BUDGET, SnapshotPackRequest, query_hits, query_json, snapshot_pack,
 };
@@ -25,6 +26,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::mcp::Scope;
 use crate::mcp::args::Args;
 use crate::mcp::confine::Roots;
+use ctxpack_store::RecordContext;
 
 /// What a tool does to the world, which decides its annotations and the scope that lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,9 +327,14 @@ pub(crate) fn lookup(scope: Scope, name: &str) -> Lookup {
 }
 
 /// Runs the tool `name` (already known to be available) and returns its canonical JSON text.
-pub(crate) fn run(roots: &Roots, name: &str, arguments: &JsonObject) -> Result<String, Failure> {
+pub(crate) fn run(
+    roots: &Roots,
+    scope: Scope,
+    name: &str,
+    arguments: &JsonObject,
+) -> Result<String, Failure> {
     match name {
-        "repo_context_pack" => repo_context_pack(roots, arguments),
+        "repo_context_pack" => repo_context_pack(roots, scope, arguments),
         "query" => query(roots, arguments),
         "status" => status(roots, arguments),
         "index" => index(roots, arguments),
@@ -344,7 +351,13 @@ pub(crate) fn run(roots: &Roots, name: &str, arguments: &JsonObject) -> Result<S
     }
 }
 
-fn repo_context_pack(roots: &Roots, arguments: &JsonObject) -> Result<String, Failure> {
+/// Builds a snapshot pack; at write scope it is also recorded in the ledger (read scope writes
+/// nothing).
+fn repo_context_pack(
+    roots: &Roots,
+    scope: Scope,
+    arguments: &JsonObject,
+) -> Result<String, Failure> {
     let args = Args::new(
         "repo_context_pack",
         arguments,
@@ -362,7 +375,17 @@ fn repo_context_pack(roots: &Roots, arguments: &JsonObject) -> Result<String, Fa
         selector: args.parsed("selector", Selector::Coverage)?,
         top_k: args.positive("top_k", 30)?,
     };
-    let pack = snapshot_pack(&roots.location(), &request).map_err(not_indexed_hint)?;
+    let location = roots.location();
+    let pack = snapshot_pack(&location, &request).map_err(not_indexed_hint)?;
+    if scope == Scope::Write {
+        let store_dir = location.store_dir(&location.repo()?);
+        let context = RecordContext {
+            surface: "mcp".into(),
+            rendered: ("json".into(), view.name().into()),
+            ..RecordContext::default()
+        };
+        ledger::record(&store_dir, &pack, &context);
+    }
     Ok(pack_json(&pack, view).to_string())
 }
 

@@ -160,6 +160,23 @@ fn seed_001_worked_example() {
     assert_eq!(masked, expected);
     // Chunks then citations, in the inserted order.
     assert_eq!(ids, inserted);
+    // Each pack is in the store's ledger, and `show` gives back the exact line.
+    let store = f.store();
+    let store = store.to_str().expect("UTF-8 temp path");
+    let log = crate::ctxpack(&["log", "--store", store, "--format", "json"], b"");
+    let log: serde_json::Value = serde_json::from_str(&log.stdout).expect("log is JSON");
+    assert_eq!(log.as_array().expect("records").len(), 2);
+    assert_eq!(log[0]["surface"], "docs context");
+    let id = log[0]["id"].as_str().expect("an id");
+    let shown = crate::ctxpack(&["show", id, "--store", store], b"");
+    assert_eq!(shown.stdout, after);
+    // --no-ledger leaves no record.
+    let mut quiet = args.to_vec();
+    quiet.push("--no-ledger");
+    f.ok(&quiet);
+    let log = crate::ctxpack(&["log", "--store", store, "--format", "json"], b"");
+    let log: serde_json::Value = serde_json::from_str(&log.stdout).expect("log is JSON");
+    assert_eq!(log.as_array().expect("records").len(), 2);
 }
 
 #[test]

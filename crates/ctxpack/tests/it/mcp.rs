@@ -920,3 +920,25 @@ fn python_sdk_client() {
     );
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
 }
+
+#[test]
+fn write_scope_packs_are_recorded_and_read_scope_packs_are_not() {
+    let f = Fixture::new();
+    f.cli(&["index"]);
+    let read = f.server(Scope::Read);
+    call(&read, "repo_context_pack", json!({"goal": "budget"})).json();
+    assert_eq!(f.cli(&["log", "--format", "json"]), "[]\n");
+    let write = f.server(Scope::Write);
+    let text = call(
+        &write,
+        "repo_context_pack",
+        json!({"goal": "budget", "view": "minimal"}),
+    )
+    .text();
+    let log: serde_json::Value =
+        serde_json::from_str(&f.cli(&["log", "--format", "json"])).expect("log is JSON");
+    assert_eq!(log[0]["surface"], "mcp");
+    let id = log[0]["id"].as_str().expect("an id").to_owned();
+    // `show` replays what the agent received.
+    assert_eq!(f.cli(&["show", &id]), format!("{text}\n"));
+}
