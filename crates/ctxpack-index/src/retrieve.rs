@@ -161,7 +161,12 @@ pub fn retrieve_with(
     options: &RetrieveOptions,
 ) -> Result<Vec<Retrieved>, IndexError> {
     let terms = QueryTerms::from_goal(goal);
-    let pool = store.search(sha, scopes, &terms, (top_k * POOL_FACTOR).max(MIN_POOL))?;
+    let pool = store.search(
+        sha,
+        scopes,
+        &terms,
+        top_k.saturating_mul(POOL_FACTOR).max(MIN_POOL),
+    )?;
     if pool.is_empty() {
         return Ok(Vec::new());
     }

@@ -123,6 +123,9 @@ pub struct LedgerRecord {
     /// The record this one is a new version of (plan `+=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// Whether JSON was pretty-printed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pretty: bool,
     /// SHA-256 of the exact output, for surfaces whose output is not a rendering of the pack
     /// (seed 001's document-pack JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,6 +141,8 @@ pub struct RecordContext {
     pub rendered: (String, String),
     /// Parent record id.
     pub parent: Option<String>,
+    /// Whether JSON was pretty-printed.
+    pub pretty: bool,
     /// The exact output, when it is not one of the pack's renderings.
     pub output: Option<String>,
 }
@@ -251,6 +256,7 @@ impl Ledger {
             rendered: context.rendered.clone(),
             artifacts: pack.artifacts.clone(),
             parent: context.parent.clone(),
+            pretty: context.pretty,
             output: context.output.as_deref().map(|o| sha256_hex(o.as_bytes())),
         };
         let canonical = serde_json::to_vec(&record).expect("a ledger record serializes");
@@ -310,13 +316,29 @@ impl Ledger {
         Ok(())
     }
 
-    /// A stored text by hash.
+    /// A stored text by hash. Only a SHA-256 in lowercase hex names a text, so a tampered
+    /// record cannot point outside the ledger; the content must match its hash.
     pub fn text(&self, hash: &str) -> Result<String, StoreError> {
+        let is_hash =
+            hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !is_hash {
+            return Err(StoreError::Corrupt {
+                dir: self.dir.clone(),
+                detail: format!("a ledger record names the text `{hash}`, which is not a SHA-256"),
+            });
+        }
         let path = self.text_path(hash);
-        std::fs::read_to_string(&path).map_err(|e| StoreError::Corrupt {
+        let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Corrupt {
             dir: self.dir.clone(),
             detail: format!("ledger text {hash} cannot be read: {e}"),
-        })
+        })?;
+        if sha256_hex(text.as_bytes()) != hash {
+            return Err(StoreError::Corrupt {
+                dir: self.dir.clone(),
+                detail: format!("ledger text {hash} does not match its hash"),
+            });
+        }
+        Ok(text)
     }
 
     /// Every whole record, oldest first, and the lines that were torn.
@@ -346,16 +368,6 @@ impl Ledger {
             }
         }
         Ok(contents)
-    }
-
-    /// The newest record whose id starts with `prefix` (at least 4 hex digits).
-    pub fn find(&self, prefix: &str) -> Result<Option<LedgerRecord>, StoreError> {
-        Ok(self
-            .read()?
-            .records
-            .into_iter()
-            .rev()
-            .find(|r| r.id.starts_with(prefix)))
     }
 
     /// Rebuilds the pack a record describes, texts included.

@@ -316,14 +316,19 @@ impl Lexical {
             (Occur::Should, Box::new(path_q.clone())),
             (Occur::Should, Box::new(symbol_q.clone())),
         ]);
+        self.reader.reload().map_err(|e| lex_error(&self.dir, e))?;
+        let searcher = self.reader.searcher();
+        // The collector allocates `k` slots up front: never more than there are chunks.
+        let k = k.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
+        if k == 0 {
+            return Ok(Vec::new());
+        }
         let allowed = Arc::new(allowed);
         let collector = FilterCollector::new(
             "file_id".to_owned(),
             move |id: u64| allowed.contains(&id),
             TopDocs::with_limit(k).order_by_score(),
         );
-        self.reader.reload().map_err(|e| lex_error(&self.dir, e))?;
-        let searcher = self.reader.searcher();
         let top = searcher
             .search(&query, &collector)
             .map_err(|e| lex_error(&self.dir, e))?;

@@ -166,7 +166,22 @@ fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Usage errors exit 2 (help and version exit 0); a caller that asked for JSON gets
+            // the failure envelope on stdout as well.
+            if e.use_stderr() && asked_for_json(std::env::args()) {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                let failure = Failure::invalid(first.trim_start_matches("error: "))
+                    .with_hint("see `--help` for the command's options");
+                let _ = emit(&format!("{}\n", failure.envelope()));
+            }
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     let json_errors = cli.wants_json();
     match cli.run() {
         Ok(output) => emit(&output),
@@ -181,6 +196,14 @@ pub fn main() -> ExitCode {
             ExitCode::from(failure.kind.exit_code())
         }
     }
+}
+
+/// Whether the raw arguments ask for `--format json`.
+fn asked_for_json(args: impl Iterator<Item = String>) -> bool {
+    let args: Vec<String> = args.collect();
+    args.windows(2)
+        .any(|w| w[0] == "--format" && w[1] == "json")
+        || args.iter().any(|a| a == "--format=json")
 }
 
 /// Writes to stdout; a closed pipe (`ctxpack … | head`) is a normal end, not an error.
@@ -231,6 +254,15 @@ impl Cli {
                     render: args.output.render_options(),
                     ledger: args.store,
                 };
+                if let Some(dir) = &options.ledger
+                    && !dir.is_dir()
+                {
+                    return Err(Failure::new(
+                        FailureKind::NotFound,
+                        format!("no store at {}", dir.display()),
+                    )
+                    .with_hint("create it with `ctxpack index` or `ctxpack docs create DIR`, or leave out --store"));
+                }
                 select::run(&input, &options)
             }
             Command::Index(args) => index::run(&args),

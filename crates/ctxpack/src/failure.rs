@@ -103,15 +103,31 @@ impl std::error::Error for Failure {}
 impl From<ctxpack_store::StoreError> for Failure {
     fn from(e: ctxpack_store::StoreError) -> Failure {
         use ctxpack_store::StoreError as E;
-        let kind = match &e {
-            E::NotFound { .. } | E::Locked { .. } => FailureKind::NotFound,
-            E::Unsupported { .. } | E::Corrupt { .. } => FailureKind::Corrupt,
-            E::Conflict { .. } => FailureKind::Conflict,
+        let (kind, hint) = match &e {
+            E::NotFound { .. } => (
+                FailureKind::NotFound,
+                Some("run `ctxpack index` to create it"),
+            ),
+            E::Locked { .. } => (
+                FailureKind::NotFound,
+                Some("wait for the other writer to finish, or pass --wait"),
+            ),
+            E::Unsupported { .. } | E::Corrupt { .. } => (
+                FailureKind::Corrupt,
+                Some(
+                    "run `ctxpack index --rebuild`: it rebuilds the lexical index, or moves an unreadable database aside (never deleting it) and starts afresh",
+                ),
+            ),
+            E::Conflict { .. } => (FailureKind::Conflict, None),
             E::ReadOnly { .. } | E::Io { .. } | E::Sqlite { .. } | E::Lexical { .. } => {
-                FailureKind::Internal
+                (FailureKind::Internal, None)
             }
         };
-        Failure::new(kind, e.to_string())
+        let failure = Failure::new(kind, e.to_string());
+        match hint {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
     }
 }
 

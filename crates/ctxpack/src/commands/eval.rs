@@ -114,7 +114,20 @@ impl EvalCommand {
             EvalCommand::History(args) => {
                 let repo = args.options.location.repo()?;
                 let head = repo.resolve("HEAD")?;
+                if args.commits == 0 || args.scan == 0 {
+                    return Err(Failure::invalid("--commits and --scan must be at least 1"));
+                }
                 let tasks = eval::mine_tasks(&repo, &head, args.commits, args.scan)?;
+                if tasks.is_empty() {
+                    return Err(Failure::new(
+                        FailureKind::NotFound,
+                        format!(
+                            "no task found in the last {} commits: none is a non-merge commit with a descriptive message that modifies one to three existing non-test source files",
+                            args.scan
+                        ),
+                    )
+                    .with_hint("scan further back with --scan, or give tasks with `ctxpack eval cases FILE.jsonl`"));
+                }
                 if let Some(path) = &args.write_tasks {
                     let lines: String = tasks
                         .iter()

@@ -204,7 +204,7 @@ pub fn show(args: &ShowArgs) -> Result<String, Failure> {
         &RenderOptions {
             format,
             view,
-            pretty: args.pretty,
+            pretty: args.pretty || record.pretty,
         },
     ))
 }

@@ -332,6 +332,7 @@ pub fn run(
         let context = RecordContext {
             surface: "pack".into(),
             rendered: ledger::rendered(&options),
+            pretty: options.pretty,
             ..RecordContext::default()
         };
         ledger::record(&store_dir, &pack, &context);

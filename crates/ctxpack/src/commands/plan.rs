@@ -249,6 +249,7 @@ fn record_versions(
             surface: "plan".into(),
             rendered: ledger::rendered(options),
             parent,
+            pretty: options.pretty,
             output: None,
         };
         let record = ledger::record(store_dir, &version.built.pack, &context);
@@ -567,6 +568,24 @@ impl Sources for CliSources<'_> {
         } else {
             self.root.join(&request.store)
         };
+        // Like `read`, a document store must be inside the repository (symlinks resolved).
+        let root = std::fs::canonicalize(&self.root)
+            .map_err(|e| SourceError::Failed(format!("{}: {e}", self.root.display())))?;
+        match std::fs::canonicalize(&dir) {
+            Ok(full) if full.starts_with(&root) => {}
+            Ok(_) => {
+                return Err(SourceError::Refused(format!(
+                    "the document store `{}` is outside the repository",
+                    request.store
+                )));
+            }
+            Err(e) => {
+                return Err(SourceError::Failed(format!(
+                    "no document store `{}`: {e}",
+                    request.store
+                )));
+            }
+        }
         let store = open_store(&dir).map_err(source_error)?;
         let filter = request
             .filter

@@ -205,6 +205,7 @@ pub fn run(input: &[u8], options: &SelectOptions) -> Result<String, Failure> {
         let context = ctxpack_store::RecordContext {
             surface: "select".into(),
             rendered: crate::commands::ledger::rendered(&options.render),
+            pretty: options.render.pretty,
             ..Default::default()
         };
         crate::commands::ledger::record(store_dir, &pack, &context);

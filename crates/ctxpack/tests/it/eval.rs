@@ -170,3 +170,14 @@ fn bad_cases_are_typed_errors() {
     assert_eq!(f.run(&["eval", "history", "--budgets", "0"]).code, 2);
     assert_eq!(f.run(&["eval", "history", "--baseline", "grep"]).code, 2);
 }
+
+#[test]
+fn no_tasks_is_a_failure_not_a_table_of_zeros() {
+    let f = crate::pack::Fixture::new();
+    f.write("src/a.rs", "pub fn a() {}\n");
+    f.commit("init");
+    let run = f.run(&["eval", "history"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("no task found"), "{}", run.stderr);
+    assert_eq!(f.run(&["eval", "history", "--commits", "0"]).code, 2);
+}

@@ -307,3 +307,36 @@ fn a_torn_ledger_record_is_ignored_and_reported() {
     let run = f.run(&["log", "--format", "json"]);
     assert_eq!(json(&run).as_array().expect("log").len(), 2);
 }
+
+#[test]
+fn pretty_json_replays_and_tampered_records_are_refused() {
+    let (f, _) = project();
+    assert_eq!(f.run(&["index"]).code, 0);
+    let run = f.run(&["pack", "budget", "--format", "json", "--pretty"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let id = newest_id(&f);
+    assert_eq!(f.run(&["show", &id]).stdout, run.stdout);
+    // A record naming a text outside the ledger is corrupt, never followed.
+    let path = f.path().join(".ctxpack/ledger/packs.jsonl");
+    let ledger = std::fs::read_to_string(&path).expect("ledger");
+    let mut record: Value =
+        serde_json::from_str(ledger.lines().last().expect("a record")).expect("JSON");
+    record["id"] = Value::String("eeee".repeat(16));
+    record["hits"][0]["text"] = Value::String("../../../../../../etc/hostname".into());
+    std::fs::write(&path, format!("{ledger}{record}\n")).expect("write");
+    let run = f.run(&["show", "eeee"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(run.stderr.contains("not a SHA-256"), "{}", run.stderr);
+}
+
+#[test]
+fn select_records_only_into_an_existing_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("typo");
+    let run = ctxpack(
+        &["select", "--store", missing.to_str().expect("UTF-8")],
+        br#"[{"id": "a", "text": "x"}]"#,
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(!missing.exists());
+}

@@ -627,3 +627,28 @@ fn a_missing_git_object_is_a_typed_failure() {
     assert!(run.stderr.contains(&blob), "{}", run.stderr);
     assert!(run.stderr.contains("git fsck"), "{}", run.stderr);
 }
+
+#[test]
+fn huge_top_k_is_bounded_by_the_index() {
+    let (f, _) = project();
+    assert_eq!(f.run(&["index"]).code, 0);
+    let run = f.run(&["query", "budget", "--top-k", "18446744073709551615"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = f.run(&["pack", "budget", "--top-k", "4294967296"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn usage_errors_carry_the_envelope_when_json_was_asked_for() {
+    let (f, _) = project();
+    let run = f.run(&["pack", "budget", "--budget", "0", "--format", "json"]);
+    assert_eq!(run.code, 2);
+    let envelope: Value = serde_json::from_str(&run.stdout).expect("an envelope");
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("budget must be a positive integer")
+    );
+}
