@@ -20,42 +20,82 @@ pub struct StatusArgs {
     pub format: String,
 }
 
-/// Runs `ctxpack status`.
-pub fn run(args: &StatusArgs) -> Result<String, Failure> {
-    let repo = args.location.repo()?;
-    let head = repo.head()?;
-    let dirty = repo.is_dirty();
-    let dir = args.location.store_dir(&repo);
-    let (exists, snapshots, size) = match Store::open(&dir) {
-        Ok(store) => (true, store.snapshots()?, store.size_bytes()),
-        Err(StoreError::NotFound { .. }) => (false, Vec::new(), 0),
-        Err(e) => return Err(e.into()),
-    };
-    let head_indexed = head
-        .sha
-        .as_ref()
-        .is_some_and(|sha| snapshots.iter().any(|s| &s.sha == sha));
-    if args.format == "json" {
-        let v = json!({
-            "store": dir.display().to_string(),
-            "storeExists": exists,
+/// What `status` reports, gathered once for every surface.
+pub struct Status {
+    dir: std::path::PathBuf,
+    exists: bool,
+    size: u64,
+    head: ctxpack_index::git::HeadInfo,
+    head_indexed: bool,
+    dirty: bool,
+    snapshots: Vec<ctxpack_store::SnapshotRow>,
+}
+
+impl Status {
+    /// Reads the repository and its store (read-only; a missing store is reported, not made).
+    pub fn gather(location: &Location) -> Result<Status, Failure> {
+        let repo = location.repo()?;
+        let head = repo.head()?;
+        let dirty = repo.is_dirty();
+        let dir = location.store_dir(&repo);
+        let (exists, snapshots, size) = match Store::open(&dir) {
+            Ok(store) => (true, store.snapshots()?, store.size_bytes()),
+            Err(StoreError::NotFound { .. }) => (false, Vec::new(), 0),
+            Err(e) => return Err(e.into()),
+        };
+        let head_indexed = head
+            .sha
+            .as_ref()
+            .is_some_and(|sha| snapshots.iter().any(|s| &s.sha == sha));
+        Ok(Status {
+            dir,
+            exists,
+            size,
+            head,
+            head_indexed,
+            dirty,
+            snapshots,
+        })
+    }
+
+    /// The JSON form (`ctxpack status --format json`, the MCP `status` tool).
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "store": self.dir.display().to_string(),
+            "storeExists": self.exists,
             "formatVersion": FORMAT_VERSION,
-            "sizeBytes": size,
-            "head": head.sha,
-            "branch": head.branch,
-            "detached": head.detached,
-            "headIndexed": head_indexed,
-            "worktreeDirty": dirty,
-            "snapshots": snapshots.iter().map(|s| json!({
+            "sizeBytes": self.size,
+            "head": self.head.sha,
+            "branch": self.head.branch,
+            "detached": self.head.detached,
+            "headIndexed": self.head_indexed,
+            "worktreeDirty": self.dirty,
+            "snapshots": self.snapshots.iter().map(|s| json!({
                 "sha": s.sha,
                 "files": s.files,
                 "chunks": s.chunks,
                 "skipped": s.skipped,
                 "indexedAt": s.indexed_at,
             })).collect::<Vec<_>>(),
-        });
-        return Ok(format!("{v}\n"));
+        })
     }
+}
+
+/// Runs `ctxpack status`.
+pub fn run(args: &StatusArgs) -> Result<String, Failure> {
+    let status = Status::gather(&args.location)?;
+    if args.format == "json" {
+        return Ok(format!("{}\n", status.to_json()));
+    }
+    let Status {
+        dir,
+        exists,
+        size,
+        head,
+        head_indexed,
+        dirty,
+        snapshots,
+    } = status;
     let mut out = String::new();
     if exists {
         let _ = writeln!(

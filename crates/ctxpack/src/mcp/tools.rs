@@ -11,7 +11,6 @@ use ctxpack_core::{Meter, Selector, View, pack_json};
 use ctxpack_docs::context::ContextOptions;
 use ctxpack_docs::filter::Filter;
 use ctxpack_index::indexer::IndexOptions;
-use ctxpack_store::{FORMAT_VERSION, Store, StoreError};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
@@ -22,6 +21,7 @@ use crate::commands::ledger;
 use crate::commands::pack::{
     DEFAULT_BUDGET, SnapshotPackRequest, query_hits, query_json, snapshot_pack,
 };
+use crate::commands::status::Status;
 use crate::failure::{Failure, FailureKind};
 use crate::mcp::Scope;
 use crate::mcp::args::Args;
@@ -415,39 +415,7 @@ fn not_indexed_hint(failure: Failure) -> Failure {
 /// The same data as `ctxpack status --format json`.
 fn status(roots: &Roots, arguments: &JsonObject) -> Result<String, Failure> {
     Args::new("status", arguments, &[])?;
-    let location = roots.location();
-    let repo = location.repo()?;
-    let head = repo.head()?;
-    let dirty = repo.is_dirty();
-    let dir = location.store_dir(&repo);
-    let (exists, snapshots, size) = match Store::open(&dir) {
-        Ok(store) => (true, store.snapshots()?, store.size_bytes()),
-        Err(StoreError::NotFound { .. }) => (false, Vec::new(), 0),
-        Err(e) => return Err(e.into()),
-    };
-    let head_indexed = head
-        .sha
-        .as_ref()
-        .is_some_and(|sha| snapshots.iter().any(|s| &s.sha == sha));
-    let value = json!({
-        "store": dir.display().to_string(),
-        "storeExists": exists,
-        "formatVersion": FORMAT_VERSION,
-        "sizeBytes": size,
-        "head": head.sha,
-        "branch": head.branch,
-        "detached": head.detached,
-        "headIndexed": head_indexed,
-        "worktreeDirty": dirty,
-        "snapshots": snapshots.iter().map(|s| json!({
-            "sha": s.sha,
-            "files": s.files,
-            "chunks": s.chunks,
-            "skipped": s.skipped,
-            "indexedAt": s.indexed_at,
-        })).collect::<Vec<_>>(),
-    });
-    Ok(value.to_string())
+    Ok(Status::gather(&roots.location())?.to_json().to_string())
 }
 
 /// The same data as `ctxpack index --format json`.
