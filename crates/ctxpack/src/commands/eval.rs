@@ -277,10 +277,11 @@ fn ctxpack_pack(
     })
 }
 
-/// How many candidates retrieval offers for a budget: enough to fill it with chunks of about
-/// 50 budget units, and never fewer than the pack default of 30.
+/// How many candidates retrieval offers for a budget: one per 20 budget units (a pool several
+/// times what fits, so the selector can trade relevance against cost and repeated files), and
+/// never fewer than the pack default of 30.
 pub fn candidates_for(budget: u64) -> usize {
-    usize::try_from(budget / 50).unwrap_or(usize::MAX).max(30)
+    usize::try_from(budget / 20).unwrap_or(usize::MAX).max(30)
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
