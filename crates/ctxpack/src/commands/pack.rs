@@ -175,6 +175,12 @@ fn overlay_scopes(scope: &str) -> Result<&'static [&'static str], Failure> {
 /// ancestor as guidance when it is not (never packs it).
 fn exact_snapshot(repo: &Repo, location: &Location, sha: &str) -> Result<Store, Failure> {
     let dir = location.store_dir(repo);
+    // Advice names the store the caller chose, so following it indexes the right one.
+    let store_arg = location
+        .store
+        .as_ref()
+        .map(|d| format!(" --store {}", d.display()))
+        .unwrap_or_default();
     let store = match Store::open(&dir) {
         Ok(store) => store,
         Err(StoreError::NotFound { dir }) => {
@@ -185,9 +191,9 @@ fn exact_snapshot(repo: &Repo, location: &Location, sha: &str) -> Result<Store, 
                     dir.display()
                 ),
             )
-            .with_hint(
-                "run `ctxpack index`, or `ctxpack pack --index GOAL` to index HEAD and pack",
-            ));
+            .with_hint(format!(
+                "run `ctxpack index{store_arg}`, or `ctxpack pack --index GOAL{store_arg}` to index HEAD and pack"
+            )));
         }
         Err(e) => return Err(e.into()),
     };
@@ -203,11 +209,11 @@ fn exact_snapshot(repo: &Repo, location: &Location, sha: &str) -> Result<Store, 
         .find(|(_, a)| indexed.contains(a));
     let hint = match nearest {
         Some((n, a)) => format!(
-            "nearest indexed ancestor: {a} ({} commit{} back); it is not packed automatically: run `ctxpack index` to index {sha}, or pass --at {a}",
+            "nearest indexed ancestor: {a} ({} commit{} back); it is not packed automatically: run `ctxpack index{store_arg}` to index {sha}, or pass --at {a}",
             n + 1,
             if n == 0 { "" } else { "s" }
         ),
-        None => format!("no indexed ancestor; run `ctxpack index --at {sha}`"),
+        None => format!("no indexed ancestor; run `ctxpack index --at {sha}{store_arg}`"),
     };
     Err(Failure::new(
         FailureKind::NotFound,
