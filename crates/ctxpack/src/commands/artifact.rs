@@ -123,15 +123,8 @@ fn check_id(id: &str, what: &str) -> Result<(), Failure> {
     }
 }
 
-fn store_dir(location: &Location) -> Result<std::path::PathBuf, Failure> {
-    Ok(match &location.store {
-        Some(dir) => dir.clone(),
-        None => location.store_dir(&location.repo()?),
-    })
-}
-
 fn open(location: &Location) -> Result<Store, Failure> {
-    Ok(Store::open(&store_dir(location)?)?)
+    Ok(Store::open(&location.resolve_store_dir()?)?)
 }
 
 /// An artifact to add, as every surface (the CLI, the MCP server) gives it.
@@ -216,7 +209,7 @@ pub fn add_artifact(
             chunks,
         },
     };
-    let dir = store_dir(location)?;
+    let dir = location.resolve_store_dir()?;
     std::fs::create_dir_all(&dir).map_err(|e| {
         Failure::new(
             FailureKind::Internal,
@@ -320,7 +313,7 @@ fn show(args: &IdArgs) -> Result<String, Failure> {
 }
 
 fn rm(args: &IdArgs) -> Result<String, Failure> {
-    let dir = store_dir(&args.location)?;
+    let dir = args.location.resolve_store_dir()?;
     let lock = WriterLock::acquire(&dir, false).map_err(|e| match e {
         StoreError::Io { .. } => Failure::from(StoreError::NotFound { dir: dir.clone() }),
         e => e.into(),

@@ -81,11 +81,7 @@ pub struct ShowArgs {
 }
 
 fn ledger_of(location: &Location) -> Result<Ledger, Failure> {
-    let dir = match &location.store {
-        Some(dir) => dir.clone(),
-        None => location.store_dir(&location.repo()?),
-    };
-    Ok(Ledger::new(&dir))
+    Ok(Ledger::new(&location.resolve_store_dir()?))
 }
 
 fn read(ledger: &Ledger) -> Result<Vec<LedgerRecord>, Failure> {

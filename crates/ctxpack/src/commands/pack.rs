@@ -334,7 +334,7 @@ pub fn run(
     let pack = snapshot_pack(&args.location, &request)?;
     let options = args.output.render_options();
     if !args.no_ledger {
-        let store_dir = args.location.store_dir(&args.location.repo()?);
+        let store_dir = args.location.resolve_store_dir()?;
         let context = RecordContext {
             surface: "pack".into(),
             rendered: ledger::rendered(&options),

@@ -32,6 +32,15 @@ impl Location {
             .unwrap_or_else(|| repo.root().join(".ctxpack"))
     }
 
+    /// The store directory: `--store` when given (no repository needed), else the default
+    /// store of the repository at `--cwd`.
+    pub fn resolve_store_dir(&self) -> Result<PathBuf, Failure> {
+        match &self.store {
+            Some(dir) => Ok(dir.clone()),
+            None => Ok(self.store_dir(&self.repo()?)),
+        }
+    }
+
     /// Opens the store read-only.
     pub fn open_store(&self, repo: &Repo) -> Result<Store, Failure> {
         Ok(Store::open(&self.store_dir(repo))?)

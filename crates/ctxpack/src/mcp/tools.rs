@@ -378,7 +378,7 @@ fn repo_context_pack(
     let location = roots.location();
     let pack = snapshot_pack(&location, &request).map_err(not_indexed_hint)?;
     if scope == Scope::Write {
-        let store_dir = location.store_dir(&location.repo()?);
+        let store_dir = location.resolve_store_dir()?;
         let context = RecordContext {
             surface: "mcp".into(),
             rendered: ("json".into(), view.name().into()),
