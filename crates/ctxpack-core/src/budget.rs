@@ -80,6 +80,15 @@ impl fmt::Display for Budget {
     }
 }
 
+/// A budget deserializes from a JSON number with the same checks as [`Budget::from_json`]
+/// (any other data format gives a number through `serde_json::Value`).
+impl<'de> serde::Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        Budget::from_json(&value).map_err(serde::de::Error::custom)
+    }
+}
+
 impl FromStr for Budget {
     type Err = BudgetError;
 

@@ -71,6 +71,19 @@ impl fmt::Display for Selector {
 #[error("unknown selector `{0}`: expected one of diverse, prefix, skip, coverage")]
 pub struct UnknownSelector(pub String);
 
+impl<'de> serde::Deserialize<'de> for Selector {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Selector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
 impl FromStr for Selector {
     type Err = UnknownSelector;
 

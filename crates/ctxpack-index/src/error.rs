@@ -55,6 +55,9 @@ pub enum IndexError {
     /// Any other git failure.
     #[error("git: {0}")]
     Git(String),
+    /// The caller cancelled the run; nothing was committed.
+    #[error("indexing was cancelled; no snapshot was written")]
+    Cancelled,
     /// A store failure.
     #[error(transparent)]
     Store(#[from] StoreError),

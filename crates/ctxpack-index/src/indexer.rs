@@ -6,6 +6,7 @@
 //! lexical index; the snapshot and its manifest are committed last.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -75,15 +76,54 @@ enum Plan {
     New(usize),
 }
 
+/// The phases of an index run, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexPhase {
+    /// Walking the commit's tree and reading the blobs of new file versions.
+    Reading,
+    /// Chunking, masking and costing new file versions (on every core).
+    Chunking,
+    /// Writing new file versions and their lexical entries, then the snapshot.
+    Writing,
+}
+
+impl IndexPhase {
+    /// A lower-case name for progress displays: `reading`, `chunking`, `writing`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexPhase::Reading => "reading",
+            IndexPhase::Chunking => "chunking",
+            IndexPhase::Writing => "writing",
+        }
+    }
+}
+
+/// How often the reading and writing phases report progress, in files.
+pub const PROGRESS_EVERY: usize = 256;
+
+/// What an index run reports as it goes: `(phase, done, total)` in files. Returning
+/// [`ControlFlow::Break`] cancels the run at the next unit of work; the snapshot is then not
+/// committed (nothing a reader can see changes) and the run ends with
+/// [`IndexError::Cancelled`].
+pub type Progress<'a> = &'a mut dyn FnMut(IndexPhase, u64, u64) -> ControlFlow<()>;
+
 /// Indexes commit `sha` into `store`. The caller holds the store's writer lock.
-/// `progress(done, total)` is called as new files are chunked.
+///
+/// `progress` is called at the start and end of every phase and at least every
+/// [`PROGRESS_EVERY`] files (every 50 ms while chunking); it can cancel the run.
 pub fn index_commit(
     repo: &Repo,
     store: &mut Store,
     sha: &str,
     options: &IndexOptions,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: Progress<'_>,
 ) -> Result<IndexReport, IndexError> {
+    let mut report = |phase: IndexPhase, done: usize, total: usize| -> Result<(), IndexError> {
+        match progress(phase, done as u64, total as u64) {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(()) => Err(IndexError::Cancelled),
+        }
+    };
     let started = Instant::now();
     if let Some(existing) = store.snapshot(sha)? {
         return Ok(IndexReport {
@@ -96,6 +136,7 @@ pub fn index_commit(
             ..IndexReport::default()
         });
     }
+    report(IndexPhase::Reading, 0, 0)?;
     let entries = repo.tree_entries(sha)?;
     let (mut rules, _) = IgnoreRules::parse(DEFAULT_PATTERNS);
     if let Some(entry) = entries.iter().find(|e| e.path == ".ctxpackignore") {
@@ -104,7 +145,7 @@ pub fn index_commit(
         rules.extend(custom);
     }
 
-    let mut report = IndexReport {
+    let mut summary = IndexReport {
         sha: sha.to_owned(),
         files: entries.len() as u64,
         ..IndexReport::default()
@@ -113,9 +154,13 @@ pub fn index_commit(
     let mut new_files: Vec<NewFile> = Vec::new();
     let mut to_chunk: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut pending_lexical = store.pending_files()?;
-    for entry in &entries {
+    let total = entries.len();
+    for (n, entry) in entries.iter().enumerate() {
+        if n % PROGRESS_EVERY == 0 {
+            report(IndexPhase::Reading, n, total)?;
+        }
         if let Some(version) = store.file_version(&entry.path, &entry.id, STORED_CHUNKER)? {
-            report.reused += 1;
+            summary.reused += 1;
             if !version.ready && !pending_lexical.contains(&version.id) {
                 pending_lexical.push(version.id);
             }
@@ -149,13 +194,18 @@ pub fn index_commit(
         plans.push(Plan::New(new_files.len()));
         new_files.push(file);
     }
-    report.processed = new_files.len() as u64;
+    report(IndexPhase::Reading, total, total)?;
+    summary.processed = new_files.len() as u64;
 
-    chunk_all(&mut new_files, to_chunk, options, progress);
+    chunk_all(&mut new_files, to_chunk, options, &mut |done, total| {
+        report(IndexPhase::Chunking, done, total).is_ok()
+    })?;
 
     // Write new versions in batches, then their lexical entries, then the snapshot.
-    let mut new_ids = Vec::with_capacity(new_files.len());
-    for batch in new_files.chunks(512) {
+    let writes = new_files.len();
+    let mut new_ids = Vec::with_capacity(writes);
+    for batch in new_files.chunks(PROGRESS_EVERY) {
+        report(IndexPhase::Writing, new_ids.len(), writes)?;
         new_ids.extend(store.insert_files(batch, STORED_CHUNKER)?);
     }
     let mut lexical: Vec<i64> = new_files
@@ -179,33 +229,41 @@ pub fn index_commit(
         })
         .collect();
     let stats = store.manifest_stats(&manifest)?;
-    report.chunks = stats.chunks;
-    report.skipped = stats.skipped.clone();
-    report.seconds = started.elapsed().as_secs_f64();
+    summary.chunks = stats.chunks;
+    summary.skipped = stats.skipped.clone();
+    summary.seconds = started.elapsed().as_secs_f64();
+    // The last chance to cancel: after this the snapshot exists.
+    report(IndexPhase::Writing, writes, writes)?;
     store.commit_snapshot(
         sha,
         &manifest,
         &SnapshotStats {
-            seconds: report.seconds,
+            seconds: summary.seconds,
             ..stats
         },
     )?;
-    Ok(report)
+    Ok(summary)
 }
 
 /// A file's chunks, or the reason it was skipped after reading it.
 pub type Chunked = Result<Vec<NewChunk>, &'static str>;
 
-/// Decodes, chunks, masks and costs files on worker threads.
+/// Decodes, chunks, masks and costs files on worker threads. `progress(done, total)` is
+/// called every 50 ms; when it returns `false` the workers stop taking files and the run is
+/// cancelled.
 fn chunk_all(
     files: &mut [NewFile],
     work: Vec<(usize, Vec<u8>)>,
     options: &IndexOptions,
-    progress: &mut dyn FnMut(usize, usize),
-) {
+    progress: &mut dyn FnMut(usize, usize) -> bool,
+) -> Result<(), IndexError> {
     let total = work.len();
     if total == 0 {
-        return;
+        return if progress(0, 0) {
+            Ok(())
+        } else {
+            Err(IndexError::Cancelled)
+        };
     }
     let threads = match options.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -217,6 +275,7 @@ fn chunk_all(
     let results: Mutex<Vec<(usize, Chunked)>> = Mutex::new(Vec::with_capacity(total));
     let masker = Masker::new();
     let paths: Vec<String> = work.iter().map(|(i, _)| files[*i].path.clone()).collect();
+    let mut cancelled = false;
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
@@ -237,19 +296,28 @@ fn chunk_all(
         // Report progress from this thread while workers run.
         loop {
             let d = done.load(Ordering::Relaxed);
-            progress(d, total);
+            if !progress(d, total) {
+                // Workers finish the file they hold and take no other.
+                next.store(total, Ordering::Relaxed);
+                cancelled = true;
+                break;
+            }
             if d >= total {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     });
+    if cancelled {
+        return Err(IndexError::Cancelled);
+    }
     for (index, outcome) in results.into_inner().expect("workers finished") {
         match outcome {
             Ok(chunks) => files[index].chunks = chunks,
             Err(reason) => files[index].skip_reason = Some(reason.to_owned()),
         }
     }
+    Ok(())
 }
 
 /// Decodes, chunks, masks and costs one text the way indexing does (for artifacts): the reason

@@ -13,7 +13,7 @@
 //! let sha = repo.resolve("HEAD")?;
 //! let mut store = Store::open_or_create(&repo.root().join(".ctxpack"))?;
 //! let _lock = store.lock(false)?;
-//! index_commit(&repo, &mut store, &sha, &IndexOptions::default(), &mut |_, _| {})?;
+//! index_commit(&repo, &mut store, &sha, &IndexOptions::default(), &mut |_, _, _| std::ops::ControlFlow::Continue(()))?;
 //! let hits = retrieve(&store, &sha, &[], "how are budgets enforced", 30, ctxpack_meter::Meter::Words)?;
 //! # Ok::<(), ctxpack_index::IndexError>(())
 //! ```

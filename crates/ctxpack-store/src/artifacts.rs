@@ -128,8 +128,8 @@ impl Store {
             return Err(StoreError::Conflict {
                 dir: self.dir.clone(),
                 detail: format!(
-                    "artifact `{}` already exists with different content; remove it first (`ctxpack artifact rm {}`) or choose another --id",
-                    a.id, a.id
+                    "artifact `{}` already exists with different content; remove it first or choose another id",
+                    a.id
                 ),
             });
         }

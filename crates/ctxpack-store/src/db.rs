@@ -759,16 +759,38 @@ fn snapshot_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SnapshotRow> {
     })
 }
 
-/// Maps SQLite errors: a file that is not a database, or a damaged one, is corruption.
+/// Maps SQLite errors. ctxpack's statements are fixed, so an SQL error from one of them, a
+/// value of an unexpected type, or a damaged file all mean the database is not what ctxpack
+/// wrote: damage. Busy, I/O, full-disk and permission errors stay SQLite errors.
 pub(crate) fn sql_error(dir: &Path, e: rusqlite::Error) -> StoreError {
-    match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+    use rusqlite::Error as E;
+    let damaged = match &e {
+        E::SqliteFailure(..) => matches!(
+            e.sqlite_error_code(),
+            Some(
+                ErrorCode::NotADatabase
+                    | ErrorCode::DatabaseCorrupt
+                    | ErrorCode::Unknown
+                    | ErrorCode::TypeMismatch
+            )
+        ),
+        E::InvalidColumnType(..)
+        | E::FromSqlConversionFailure(..)
+        | E::InvalidColumnIndex(..)
+        | E::InvalidColumnName(..)
+        | E::IntegralValueOutOfRange(..)
+        | E::Utf8Error(..) => true,
+        _ => false,
+    };
+    if damaged {
+        StoreError::Corrupt {
             dir: dir.to_owned(),
             detail: e.to_string(),
-        },
-        _ => StoreError::Sqlite {
+        }
+    } else {
+        StoreError::Sqlite {
             dir: dir.to_owned(),
             source: e,
-        },
+        }
     }
 }

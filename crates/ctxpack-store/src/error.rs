@@ -6,13 +6,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// There is no store at the path.
-    #[error("no ctxpack store at {}; run `ctxpack index` to create one", .dir.display())]
+    #[error("no ctxpack store at {}", .dir.display())]
     NotFound {
         /// The store directory.
         dir: PathBuf,
     },
     /// Another process holds the writer lock.
-    #[error("store {} is locked by pid {pid}; wait for it to finish or pass --wait", .dir.display())]
+    #[error("store {} is being written by another process{}", .dir.display(), holder(*.pid))]
     Locked {
         /// The store directory.
         dir: PathBuf,
@@ -20,7 +20,7 @@ pub enum StoreError {
         pid: u32,
     },
     /// The store was written by a newer ctxpack.
-    #[error("store {} has format version {found}, this ctxpack reads up to {supported}; upgrade ctxpack or rebuild the store with `ctxpack index --rebuild`", .dir.display())]
+    #[error("store {} has format version {found}, this ctxpack reads up to {supported}", .dir.display())]
     Unsupported {
         /// The store directory.
         dir: PathBuf,
@@ -30,7 +30,7 @@ pub enum StoreError {
         supported: i64,
     },
     /// The database or lexical index is damaged or missing.
-    #[error("store {} is corrupt: {detail}; run `ctxpack index --rebuild`", .dir.display())]
+    #[error("store {} is corrupt: {detail}", .dir.display())]
     Corrupt {
         /// The store directory.
         dir: PathBuf,
@@ -75,4 +75,24 @@ pub enum StoreError {
         /// The underlying error, as text.
         detail: String,
     },
+}
+
+/// ` (pid N)` when the lock holder recorded its pid.
+fn holder(pid: u32) -> String {
+    if pid == 0 {
+        String::new()
+    } else {
+        format!(" (pid {pid})")
+    }
+}
+
+impl StoreError {
+    /// Whether the database was busy with another connection's write past the busy timeout:
+    /// trying again later can succeed.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, StoreError::Sqlite { source, .. } if matches!(
+            source.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        ))
+    }
 }

@@ -1,17 +1,17 @@
 //! The command line: argument parsing, dispatch, output and exit codes.
 
-use std::io::{self, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use ctxpack_core::{Budget, Format, Meter, RenderOptions, Selector, View};
+use ctxpack_api::{
+    Access, Budget, Error, Format, Meter, RenderOptions, Selector, View, Workspace,
+    WorkspaceOptions,
+};
 
-use crate::commands::index::{self, IndexArgs};
-use crate::commands::pack::{self, PackArgs, QueryArgs};
-use crate::commands::select::{self, SelectOptions};
-use crate::commands::status::{self, StatusArgs};
-use crate::failure::{Failure, FailureKind};
+use crate::commands::{artifact, docs, eval, index, ledger, pack, plan, select, status};
+use crate::exit::{CliFailure, exit_code};
+use crate::output::emit;
 
 /// ctxpack: the best evidence for a task, inside a hard token budget, every piece cited.
 #[derive(Debug, Parser)]
@@ -27,34 +27,34 @@ enum Command {
     ///
     /// Reads a JSON array of {"id" or "citation", "text", "family"?, "score"?, "pinned"?}
     /// objects in rank order and prints the pack.
-    Select(SelectArgs),
+    Select(select::SelectArgs),
     /// Index a commit (HEAD by default) into the store.
-    Index(IndexArgs),
+    Index(index::IndexArgs),
     /// Show the store's snapshots and whether HEAD is indexed.
-    Status(StatusArgs),
+    Status(status::StatusArgs),
     /// Show raw retrieval hits with their score breakdown.
-    Query(QueryArgs),
+    Query(pack::QueryArgs),
     /// Pack context for a goal from the exact committed snapshot.
-    Pack(PackArgs),
+    Pack(pack::PackArgs),
     /// Context commands (`ctxpack context pack` is `ctxpack pack`).
     #[command(subcommand)]
     Context(ContextCommand),
     /// JSON document collections: insert, import, find, vector search and context packs.
     #[command(subcommand)]
-    Docs(crate::commands::docs::DocsCommand),
+    Docs(docs::DocsCommand),
     /// Artifacts: session notes, harness output and evidence that packs can merge by scope.
     #[command(subcommand)]
-    Artifact(crate::commands::artifact::ArtifactCommand),
+    Artifact(artifact::ArtifactCommand),
     /// Measure pack quality on the repository's history, beside reference rankers.
     #[command(subcommand)]
-    Eval(crate::commands::eval::EvalCommand),
+    Eval(eval::EvalCommand),
     /// Context plans: run a `.ctx` file's ctx blocks (purpose, budget, pins, `+=` versions).
     #[command(subcommand)]
-    Plan(crate::commands::plan::PlanCommand),
+    Plan(plan::PlanCommand),
     /// List the packs recorded in the ledger, newest first.
-    Log(crate::commands::ledger::LogArgs),
+    Log(ledger::LogArgs),
     /// Show a recorded pack as the model saw it (or with --dropped, what was left out).
-    Show(crate::commands::ledger::ShowArgs),
+    Show(ledger::ShowArgs),
     /// Serve packs to coding agents over the Model Context Protocol (stdio).
     Mcp(crate::mcp::McpArgs),
 }
@@ -62,17 +62,40 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum ContextCommand {
     /// Pack context for a goal from the exact committed snapshot.
-    Pack(PackArgs),
+    Pack(pack::PackArgs),
+}
+
+/// `--cwd` and `--store`: which repository and store a command works on.
+#[derive(Clone, Debug, Args)]
+pub struct Location {
+    /// Run against the repository containing this path.
+    #[arg(long, default_value = ".")]
+    pub cwd: PathBuf,
+    /// The store directory (default: `.ctxpack` at the repository root).
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+}
+
+impl Location {
+    /// Opens the workspace, read-write (the command line may write).
+    pub fn workspace(&self) -> Result<Workspace, Error> {
+        Workspace::open(WorkspaceOptions {
+            cwd: self.cwd.clone(),
+            store: self.store.clone(),
+            access: Access::ReadWrite,
+            caller: None,
+        })
+    }
 }
 
 /// Options shared by every command that prints a pack.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Output format: text, json, both, markdown or xml.
-    #[arg(long, default_value = "text", value_parser = parse_format)]
+    #[arg(long, default_value = "text", value_parser = parse::<Format>)]
     pub format: Format,
     /// How much of each hit to show: minimal, default or full.
-    #[arg(long, default_value = "default", value_parser = parse_view)]
+    #[arg(long, default_value = "default", value_parser = parse::<View>)]
     pub view: View,
     /// Pretty-print JSON over several lines (default: one canonical line).
     #[arg(long)]
@@ -90,78 +113,29 @@ impl OutputArgs {
     }
 }
 
-#[derive(Debug, Args)]
-struct SelectArgs {
-    /// Candidates file, or `-` for standard input.
-    #[arg(long, short = 'i', default_value = "-")]
-    input: String,
-    /// A label for the pack (its goal).
-    #[arg(long, default_value = "")]
-    goal: String,
-    /// The hard budget, a positive integer in units of --meter.
-    #[arg(long, default_value = "1200", value_parser = parse_budget, allow_negative_numbers = true)]
-    budget: Budget,
-    /// Budget unit: o200k, cl100k, words, chars or approx.
-    #[arg(long, default_value = "o200k", value_parser = parse_meter)]
-    meter: Meter,
-    /// Selection policy: coverage (default), diverse, prefix or skip.
-    #[arg(long, default_value = "coverage", value_parser = parse_selector)]
-    selector: Selector,
-    /// Record the pack in the ledger of this store directory (by default `select` records
-    /// nothing: it has no repository).
-    #[arg(long)]
-    store: Option<PathBuf>,
-    #[command(flatten)]
-    output: OutputArgs,
+/// A value parser for any type whose `FromStr` error explains itself (meters, selectors,
+/// formats, views, budgets, scopes).
+pub fn parse<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    s.parse().map_err(|e: T::Err| e.to_string())
 }
 
-pub(crate) fn parse_budget(s: &str) -> Result<Budget, String> {
-    s.parse()
-        .map_err(|e: ctxpack_core::BudgetError| e.to_string())
+/// A budget flag.
+pub fn parse_budget(s: &str) -> Result<Budget, String> {
+    parse::<Budget>(s)
 }
 
-pub(crate) fn parse_meter(s: &str) -> Result<Meter, String> {
-    s.parse()
-        .map_err(|e: ctxpack_meter::UnknownMeter| e.to_string())
+/// The value parser for `--meter`.
+pub fn parse_meter(s: &str) -> Result<Meter, String> {
+    parse::<Meter>(s)
 }
 
-pub(crate) fn parse_selector(s: &str) -> Result<Selector, String> {
-    s.parse()
-        .map_err(|e: ctxpack_core::UnknownSelector| e.to_string())
-}
-
-pub(crate) fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse()
-        .map_err(|e: ctxpack_core::UnknownFormat| e.to_string())
-}
-
-pub(crate) fn parse_view(s: &str) -> Result<View, String> {
-    s.parse()
-        .map_err(|e: ctxpack_core::UnknownView| e.to_string())
-}
-
-/// Reads a file, or standard input for `-`.
-fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
-    if input == "-" {
-        let mut buf = Vec::new();
-        io::stdin().read_to_end(&mut buf).map_err(|e| {
-            Failure::new(
-                FailureKind::Internal,
-                format!("reading standard input: {e}"),
-            )
-        })?;
-        Ok(buf)
-    } else {
-        let path = PathBuf::from(input);
-        std::fs::read(&path).map_err(|e| {
-            let kind = if e.kind() == io::ErrorKind::NotFound {
-                FailureKind::NotFound
-            } else {
-                FailureKind::InvalidInput
-            };
-            Failure::new(kind, format!("cannot read {}: {e}", path.display()))
-        })
-    }
+/// The value parser for `--selector`.
+pub fn parse_selector(s: &str) -> Result<Selector, String> {
+    parse::<Selector>(s)
 }
 
 /// Parses the process arguments, runs the command and returns the exit code.
@@ -174,8 +148,11 @@ pub fn main() -> ExitCode {
             if e.use_stderr() && asked_for_json(std::env::args()) {
                 let text = e.to_string();
                 let first = text.lines().next().unwrap_or_default();
-                let failure = Failure::invalid(first.trim_start_matches("error: "))
-                    .with_hint("see `--help` for the command's options");
+                let failure = CliFailure {
+                    kind: ctxpack_api::ErrorKind::InvalidInput,
+                    message: first.trim_start_matches("error: ").to_owned(),
+                    hint: Some("see `--help` for the command's options".into()),
+                };
                 let _ = emit(&format!("{}\n", failure.envelope()));
             }
             let _ = e.print();
@@ -183,17 +160,17 @@ pub fn main() -> ExitCode {
         }
     };
     let json_errors = cli.wants_json();
+    let store = cli.store().map(Path::to_owned);
     match cli.run() {
         Ok(output) => emit(&output),
-        Err(failure) => {
+        Err(error) => {
+            let failure = CliFailure::new(&error, store.as_deref());
             if json_errors {
-                let line = format!("{}\n", failure.envelope());
                 // The envelope goes where the data would have gone.
-                let _ = emit(&line);
+                let _ = emit(&format!("{}\n", failure.envelope()));
             }
-            let mut stderr = io::stderr().lock();
-            let _ = writeln!(stderr, "{failure}");
-            ExitCode::from(failure.kind.exit_code())
+            crate::output::note(&failure.lines());
+            ExitCode::from(exit_code(failure.kind))
         }
     }
 }
@@ -204,22 +181,6 @@ fn asked_for_json(args: impl Iterator<Item = String>) -> bool {
     args.windows(2)
         .any(|w| w[0] == "--format" && w[1] == "json")
         || args.iter().any(|a| a == "--format=json")
-}
-
-/// Writes to stdout; a closed pipe (`ctxpack … | head`) is a normal end, not an error.
-fn emit(output: &str) -> ExitCode {
-    let mut stdout = io::stdout().lock();
-    match stdout
-        .write_all(output.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            let _ = writeln!(io::stderr(), "error: writing output: {e}");
-            ExitCode::from(FailureKind::Internal.exit_code())
-        }
-    }
 }
 
 impl Cli {
@@ -242,42 +203,34 @@ impl Cli {
         }
     }
 
-    fn run(self) -> Result<String, Failure> {
+    /// The `--store` the caller gave to a repository command, which advice repeats.
+    fn store(&self) -> Option<&Path> {
+        let location = match &self.command {
+            Command::Index(args) => &args.location,
+            Command::Status(args) => &args.location,
+            Command::Query(args) => &args.location,
+            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => &args.location,
+            Command::Log(args) => &args.location,
+            Command::Show(args) => &args.location,
+            _ => return None,
+        };
+        location.store.as_deref()
+    }
+
+    fn run(self) -> Result<String, Error> {
         match self.command {
-            Command::Select(args) => {
-                let input = read_input(&args.input)?;
-                let options = SelectOptions {
-                    goal: args.goal,
-                    budget: args.budget,
-                    meter: args.meter,
-                    selector: args.selector,
-                    render: args.output.render_options(),
-                    ledger: args.store,
-                };
-                if let Some(dir) = &options.ledger
-                    && !dir.is_dir()
-                {
-                    return Err(Failure::new(
-                        FailureKind::NotFound,
-                        format!("no store at {}", dir.display()),
-                    )
-                    .with_hint("create it with `ctxpack index` or `ctxpack docs create DIR`, or leave out --store"));
-                }
-                select::run(&input, &options)
-            }
+            Command::Select(args) => select::run(&args),
             Command::Index(args) => index::run(&args),
             Command::Status(args) => status::run(&args),
             Command::Query(args) => pack::query(&args),
-            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => {
-                pack::run(&args, &read_input)
-            }
+            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => pack::run(&args),
             Command::Docs(command) => command.run(),
             Command::Mcp(args) => crate::mcp::run(&args),
-            Command::Log(args) => crate::commands::ledger::log(&args),
+            Command::Log(args) => ledger::log(&args),
             Command::Plan(command) => command.run(),
             Command::Eval(command) => command.run(),
-            Command::Artifact(command) => command.run(&read_input),
-            Command::Show(args) => crate::commands::ledger::show(&args),
+            Command::Artifact(command) => command.run(),
+            Command::Show(args) => ledger::show(&args),
         }
     }
 }

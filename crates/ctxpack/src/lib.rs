@@ -1,29 +1,12 @@
-//! ctxpack: the best evidence for a task, inside a hard token budget, every piece cited.
+//! The `ctxpack` command line and MCP server: front ends over [`ctxpack_api`].
 //!
-//! This crate is the `ctxpack` command line and the library behind it. Each subcommand lives
-//! in [`commands`]; [`failure`] holds the typed failures and their exit codes. The pack engine
-//! itself is [`ctxpack_core`], re-exported here as [`core`].
-//!
-//! ```
-//! use ctxpack::commands::select::{SelectOptions, run};
-//! use ctxpack::core::{Budget, Meter, RenderOptions, Selector, Format};
-//!
-//! let input = br#"[{"id": "a", "text": "one two"}, {"id": "b", "text": "three"}]"#;
-//! let options = SelectOptions {
-//!     goal: "demo".into(),
-//!     budget: Budget::new(2).unwrap(),
-//!     meter: Meter::Words,
-//!     selector: Selector::Skip,
-//!     render: RenderOptions { format: Format::Json, ..Default::default() },
-//!     ledger: None,
-//! };
-//! let out = run(input, &options).unwrap();
-//! assert!(out.contains(r#""usedTokens":2"#));
-//! ```
+//! This crate only adapts the API: [`cli`] parses arguments with clap into the API's typed
+//! requests and renders what comes back for a terminal; [`mcp`] serves the same requests over
+//! the Model Context Protocol; [`exit`] is the one place an error becomes an exit code and a
+//! failure envelope. Defaults, masking, errors and the ledger live in the API.
 
 pub mod cli;
-pub mod commands;
-pub mod failure;
+mod commands;
+pub mod exit;
 pub mod mcp;
-
-pub use ctxpack_core as core;
+mod output;

@@ -91,6 +91,19 @@ macro_rules! named_enum {
         #[error("unknown {kind} `{0}`: expected one of {expected}", kind = stringify!($ty).to_lowercase(), expected = $expected)]
         pub struct $err(pub String);
 
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let name = String::deserialize(deserializer)?;
+                name.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.name())
+            }
+        }
+
         impl FromStr for $ty {
             type Err = $err;
 

@@ -1,48 +1,13 @@
-//! The ledger on the command line: recording packs, `ctxpack log` and `ctxpack show`.
+//! `ctxpack log` and `ctxpack show`: the packs recorded in the ledger.
 
 use std::fmt::Write;
-use std::io::IsTerminal;
-use std::path::Path;
 
 use clap::Args;
-use ctxpack_core::{Format, Pack, RenderOptions, View, render};
-use ctxpack_store::{Ledger, LedgerRecord, RecordContext};
+use ctxpack_api::{Error, Format, Pack, RenderOptions, View, render};
 use serde_json::json;
 
-use crate::cli::{parse_format, parse_view};
-use crate::commands::repo::Location;
-use crate::failure::{Failure, FailureKind};
-
-/// Records `pack` in the ledger of the store at `store_dir`. A ledger that cannot be written
-/// (a read-only medium, a full disk) does not fail the pack: the reason goes to stderr.
-pub fn record(store_dir: &Path, pack: &Pack, context: &RecordContext) -> Option<LedgerRecord> {
-    use std::io::Write as _;
-    match Ledger::new(store_dir).append(pack, context) {
-        Ok(record) => {
-            if std::io::stderr().is_terminal() {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "recorded pack {} (ctxpack show {})",
-                    &record.id[..12],
-                    &record.id[..12]
-                );
-            }
-            Some(record)
-        }
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "warning: the pack was not recorded: {e}");
-            None
-        }
-    }
-}
-
-/// The names a pack was rendered with, for its record.
-pub fn rendered(options: &RenderOptions) -> (String, String) {
-    (
-        options.format.name().to_owned(),
-        options.view.name().to_owned(),
-    )
-}
+use crate::cli::{Location, parse};
+use crate::output::note;
 
 /// Options of `ctxpack log`.
 #[derive(Debug, Args)]
@@ -67,10 +32,10 @@ pub struct ShowArgs {
     #[arg(long)]
     pub dropped: bool,
     /// Render in another format than the pack was built with.
-    #[arg(long, value_parser = parse_format)]
+    #[arg(long, value_parser = parse::<Format>)]
     pub format: Option<Format>,
     /// Render with another view than the pack was built with.
-    #[arg(long, value_parser = parse_view)]
+    #[arg(long, value_parser = parse::<View>)]
     pub view: Option<View>,
     /// Pretty-print JSON.
     #[arg(long)]
@@ -80,63 +45,37 @@ pub struct ShowArgs {
     pub location: Location,
 }
 
-fn ledger_of(location: &Location) -> Result<Ledger, Failure> {
-    Ok(Ledger::new(&location.resolve_store_dir()?))
-}
-
-fn read(ledger: &Ledger) -> Result<Vec<LedgerRecord>, Failure> {
-    use std::io::Write as _;
-    let contents = ledger.read()?;
-    if !contents.torn.is_empty() {
-        let lines: Vec<String> = contents.torn.iter().map(ToString::to_string).collect();
-        let _ = writeln!(
-            std::io::stderr(),
-            "warning: ignored {} torn ledger record(s) at line {} (left by a crashed writer); the others are intact",
-            contents.torn.len(),
+fn torn(lines: &[usize]) {
+    if !lines.is_empty() {
+        let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        note(&format!(
+            "warning: ignored {} torn ledger record(s) at line {} (left by a crashed writer); the others are intact\n",
+            lines.len(),
             lines.join(", ")
-        );
+        ));
     }
-    Ok(contents.records)
 }
 
 /// Runs `ctxpack log`.
-pub fn log(args: &LogArgs) -> Result<String, Failure> {
-    let records = read(&ledger_of(&args.location)?)?;
-    let newest: Vec<&LedgerRecord> = records.iter().rev().take(args.limit).collect();
+pub fn log(args: &LogArgs) -> Result<String, Error> {
+    let log = args.location.workspace()?.log(args.limit)?;
+    torn(&log.torn);
     if args.format == "json" {
-        let v: Vec<_> = newest
-            .iter()
-            .map(|r| {
-                json!({
-                    "id": r.id,
-                    "time": r.time,
-                    "surface": r.surface,
-                    "goal": r.goal,
-                    "snapshot": r.snapshot.as_ref().map(|s| s.resolved_sha.clone()),
-                    "budget": r.budget,
-                    "meter": r.meter.name(),
-                    "selector": r.selector,
-                    "usedTokens": r.used,
-                    "selectedHits": r.hits.len(),
-                    "dropped": r.dropped.len(),
-                    "parent": r.parent,
-                })
-            })
-            .collect();
-        return Ok(format!("{}\n", serde_json::Value::Array(v)));
+        let json = serde_json::to_string(&log.entries).expect("log entries serialize");
+        return Ok(format!("{json}\n"));
     }
     let mut out = String::new();
-    for r in newest {
+    for r in &log.entries {
         let _ = writeln!(
             out,
             "{}  {}  {:<12} {:>6}/{:<6} {:<6} {:>3} hits  {}",
             &r.id[..12],
             utc(r.time),
             r.surface,
-            r.used,
+            r.used_tokens,
             r.budget,
             r.meter,
-            r.hits.len(),
+            r.selected_hits,
             r.goal.replace(['\r', '\n'], " ")
         );
     }
@@ -144,63 +83,26 @@ pub fn log(args: &LogArgs) -> Result<String, Failure> {
 }
 
 /// Runs `ctxpack show`.
-pub fn show(args: &ShowArgs) -> Result<String, Failure> {
-    if args.id.len() < 4 || !args.id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Failure::invalid(format!(
-            "`{}` is not a pack id: give at least 4 hex digits from `ctxpack log`",
-            args.id
-        )));
-    }
-    let ledger = ledger_of(&args.location)?;
-    let prefix = args.id.to_ascii_lowercase();
-    let records = read(&ledger)?;
-    let mut matching: Vec<&LedgerRecord> = records
-        .iter()
-        .filter(|r| r.id.starts_with(&prefix))
-        .collect();
-    matching.dedup_by(|a, b| a.id == b.id);
-    let distinct: std::collections::BTreeSet<&str> =
-        matching.iter().map(|r| r.id.as_str()).collect();
-    if distinct.len() > 1 {
-        return Err(Failure::invalid(format!(
-            "`{}` matches {} packs; give more digits",
-            args.id,
-            distinct.len()
-        )));
-    }
-    let Some(record) = matching.last() else {
-        return Err(Failure::new(
-            FailureKind::NotFound,
-            format!("no pack `{}` in the ledger", args.id),
-        )
-        .with_hint("list recorded packs with `ctxpack log`"));
-    };
+pub fn show(args: &ShowArgs) -> Result<String, Error> {
+    let shown = args.location.workspace()?.show(&args.id)?;
+    torn(&shown.torn);
     // A surface whose output is not a rendering of the pack kept its exact bytes.
-    if let Some(hash) = &record.output
+    if let Some(exact) = shown.exact_output
         && !args.dropped
         && args.format.is_none()
         && args.view.is_none()
     {
-        return Ok(ledger.text(hash)?);
+        return Ok(exact);
     }
-    let pack = ledger.replay(record)?;
     if args.dropped {
-        return Ok(dropped(&pack, args.format == Some(Format::Json)));
+        return Ok(dropped(&shown.pack, args.format == Some(Format::Json)));
     }
-    let format = match args.format {
-        Some(f) => f,
-        None => record.rendered.0.parse().unwrap_or(Format::Text),
-    };
-    let view = match args.view {
-        Some(v) => v,
-        None => record.rendered.1.parse().unwrap_or_default(),
-    };
     Ok(render(
-        &pack,
+        &shown.pack,
         &RenderOptions {
-            format,
-            view,
-            pretty: args.pretty || record.pretty,
+            format: args.format.unwrap_or(shown.rendering.format),
+            view: args.view.unwrap_or(shown.rendering.view),
+            pretty: args.pretty || shown.rendering.pretty,
         },
     ))
 }

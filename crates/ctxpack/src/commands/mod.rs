@@ -1,4 +1,5 @@
-//! One module per subcommand.
+//! One module per subcommand: its clap arguments, the request it builds, and how its result
+//! reads on a terminal.
 
 pub mod artifact;
 pub mod docs;
@@ -7,6 +8,5 @@ pub mod index;
 pub mod ledger;
 pub mod pack;
 pub mod plan;
-pub mod repo;
 pub mod select;
 pub mod status;

@@ -2,57 +2,39 @@
 //!
 //! The server is built on the official Rust SDK (`rmcp`): the SDK owns the JSON-RPC framing,
 //! the `initialize` handshake and protocol-version negotiation; [`Server`] implements
-//! [`ServerHandler`] by hand because the tool set depends on the scope.
+//! [`ServerHandler`] by hand because the tool set depends on the scope. Every tool builds a
+//! request of [`ctxpack_api`] from its arguments (its input schema is generated from that
+//! request type) and returns the canonical JSON the CLI prints with `--format json`.
 //!
-//! - **Scopes.** `--scope read` (the default) lists and runs only the tools that read:
-//!   `repo_context_pack`, `query`, `status`, `context_pack` and `vsearch`. Stores are opened
-//!   read-only and nothing is created, not even the `.ctxpack` directory. `--scope write` adds
-//!   `index`, `docs_insert`, `docs_import` and `vsync`. A tool that is not listed is refused
-//!   with a JSON-RPC "invalid params" error, as the protocol asks for unknown tools.
+//! - **Scopes.** `--scope read` (the default) lists and runs only the tools that read, over a
+//!   read-only workspace: nothing is created, locked or recorded. `--scope write` adds the
+//!   tools that write. A tool that is not listed is refused with a JSON-RPC "invalid params"
+//!   error, as the protocol asks for unknown tools.
 //! - **Errors.** Every failure of a listed tool is a tool error (`isError: true`) whose content
-//!   is the CLI's failure envelope `{"error": {"code", "exitCode", "message", "hint"}}`. Each
-//!   call runs on a blocking thread inside [`std::panic::catch_unwind`], so a panic becomes an
-//!   `internal` tool error and the server keeps serving.
+//!   is the failure envelope `{"error": {"code", "exitCode", "message", "hint"}}`, its hint
+//!   phrased in tools rather than flags. Each call runs on a blocking thread inside
+//!   [`std::panic::catch_unwind`], so a panic becomes an `internal` tool error.
+//! - **Progress and cancellation.** A call with a progress token gets progress notifications;
+//!   `notifications/cancelled` stops the work at its next check, not only the reply.
 //! - **Confinement.** Paths given to tools must stay inside the repository root and the store
-//!   directory the server was started for ([`Roots`]).
-//! - **Stdout** carries nothing but the protocol: library code never prints, and progress bars
-//!   only draw on a terminal stderr.
-//!
-//! ```no_run
-//! use ctxpack::commands::repo::Location;
-//! use ctxpack::mcp::{Scope, Server};
-//!
-//! let location = Location { cwd: ".".into(), store: None };
-//! let server = Server::new(Scope::Read, &location).expect("a repository");
-//! let args = serde_json::json!({"goal": "how are budgets enforced"});
-//! let result = server
-//!     .call("repo_context_pack", args.as_object().cloned())
-//!     .expect("a listed tool");
-//! assert!(!result.content.is_empty());
-//! ```
+//!   directory the server was started for.
 
-mod args;
-mod confine;
 mod tools;
 
-use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::str::FromStr;
-use std::sync::Arc;
 
 use clap::Args;
+use ctxpack_api::{Access, Control, Error, ErrorKind, Hint, Workspace, WorkspaceOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-pub use confine::{Roots, resolve};
-
-use crate::commands::repo::Location;
-use crate::failure::{Failure, FailureKind};
+use crate::cli::Location;
 
 /// Options of `ctxpack mcp`.
 #[derive(Debug, Args)]
@@ -70,41 +52,16 @@ pub struct McpArgs {
 pub enum Scope {
     /// Read the repository and stores; never write.
     Read,
-    /// Also index commits and write documents and embeddings.
+    /// Also index commits and write documents, artifacts and embeddings.
     Write,
 }
 
 impl Scope {
-    /// Whether a server at this scope may run a tool that needs `needed`.
-    pub fn allows(self, needed: Scope) -> bool {
-        needed <= self
-    }
-
     /// `read` or `write`.
     pub fn name(self) -> &'static str {
         match self {
             Scope::Read => "read",
             Scope::Write => "write",
-        }
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Scope {
-    type Err = Failure;
-
-    fn from_str(s: &str) -> Result<Scope, Failure> {
-        match s {
-            "read" => Ok(Scope::Read),
-            "write" => Ok(Scope::Write),
-            other => Err(Failure::invalid(format!(
-                "unknown MCP scope `{other}`: expected read or write"
-            ))),
         }
     }
 }
@@ -121,16 +78,22 @@ const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a task inside a 
 #[derive(Clone, Debug)]
 pub struct Server {
     scope: Scope,
-    roots: Arc<Roots>,
+    workspace: Workspace,
 }
 
 impl Server {
     /// A server for the repository containing `location.cwd` and its store; creates nothing.
-    pub fn new(scope: Scope, location: &Location) -> Result<Server, Failure> {
-        Ok(Server {
-            scope,
-            roots: Arc::new(Roots::new(location)?),
-        })
+    pub fn new(scope: Scope, location: &Location) -> Result<Server, Error> {
+        let workspace = Workspace::open(WorkspaceOptions {
+            cwd: location.cwd.clone(),
+            store: location.store.clone(),
+            access: match scope {
+                Scope::Read => Access::ReadOnly,
+                Scope::Write => Access::ReadWrite,
+            },
+            caller: Some("mcp".into()),
+        })?;
+        Ok(Server { scope, workspace })
     }
 
     /// Its scope.
@@ -138,9 +101,9 @@ impl Server {
         self.scope
     }
 
-    /// The repository root and store directory it is confined to.
-    pub fn roots(&self) -> &Roots {
-        &self.roots
+    /// The workspace it serves.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
     /// The tools listed at its scope.
@@ -152,12 +115,12 @@ impl Server {
     pub fn info(&self) -> ServerConfig {
         let instructions = format!(
             "{INSTRUCTIONS}\n- This server runs at scope `{}`{}.",
-            self.scope,
+            self.scope.name(),
             match self.scope {
                 Scope::Read =>
                     ": it never writes; indexing and document writes need `ctxpack mcp --scope write`",
                 Scope::Write =>
-                    ": `index`, `docs_insert`, `docs_import` and `vsync` write to the store",
+                    ": `index`, `artifact_add`, `docs_insert`, `docs_import` and `vsync` write to the store",
             }
         );
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -174,13 +137,16 @@ impl Server {
         &self,
         name: &str,
         arguments: Option<JsonObject>,
+        control: &Control,
     ) -> Result<CallToolResult, ErrorData> {
-        match tools::lookup(self.scope, name) {
-            tools::Lookup::Unknown => Err(ErrorData::invalid_params(
+        let spec = tools::lookup(name).ok_or_else(|| {
+            ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
                 Some(json!({"tool": name})),
-            )),
-            tools::Lookup::NeedsWrite => Err(ErrorData::invalid_params(
+            )
+        })?;
+        if spec.scope() > self.scope {
+            return Err(ErrorData::invalid_params(
                 format!(
                     "tool `{name}` writes and is not available: this server runs at scope read"
                 ),
@@ -189,54 +155,93 @@ impl Server {
                     "scope": self.scope.name(),
                     "hint": "start the server with `ctxpack mcp --scope write`",
                 })),
-            )),
-            tools::Lookup::Available => {
-                let arguments = arguments.unwrap_or_default();
-                Ok(guarded(name, || {
-                    tools::run(&self.roots, self.scope, name, &arguments)
-                }))
-            }
+            ));
         }
+        let arguments = arguments.unwrap_or_default();
+        Ok(guarded(name, || spec.run(self, &arguments, control)))
+    }
+
+    /// The workspace of a document store at `path` (confined to the repository and store).
+    fn documents(&self, path: &str) -> Result<Workspace, Error> {
+        let dir = self.workspace.confine("path", path)?;
+        Ok(Workspace::for_store(&dir, self.workspace.access())?.with_caller("mcp"))
     }
 }
 
 /// Runs a handler, turning its failure into a tool error and a panic into an `internal` one.
-pub fn guarded(tool: &str, handler: impl FnOnce() -> Result<String, Failure>) -> CallToolResult {
+pub fn guarded(tool: &str, handler: impl FnOnce() -> Result<String, Error>) -> CallToolResult {
     match catch_unwind(AssertUnwindSafe(handler)) {
-        Ok(Ok(text)) => success(text),
-        Ok(Err(failure)) => tool_error(&failure),
+        Ok(Ok(text)) => {
+            let structured = serde_json::from_str::<Value>(&text)
+                .ok()
+                .filter(Value::is_object);
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = structured;
+            result
+        }
+        Ok(Err(error)) => tool_error(tool, &error),
         Err(payload) => {
             let detail = payload
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_owned())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "no message".to_owned());
-            tool_error(&panicked(tool, &detail))
+            tool_error(tool, &panicked(tool, &detail))
         }
     }
 }
 
-fn panicked(tool: &str, detail: &str) -> Failure {
-    Failure::new(
-        FailureKind::Internal,
-        format!("the `{tool}` tool panicked: {detail}"),
-    )
-    .with_hint("this is a bug in ctxpack; the server keeps serving other calls")
+fn panicked(tool: &str, detail: &str) -> Error {
+    Error::internal(format!("the `{tool}` tool panicked: {detail}")).with_hint(Hint::Advice(
+        "this is a bug in ctxpack; the server keeps serving other calls".into(),
+    ))
 }
 
-/// A successful result: the canonical JSON as text, and as structured content.
-fn success(text: String) -> CallToolResult {
-    let structured = serde_json::from_str::<Value>(&text)
-        .ok()
-        .filter(Value::is_object);
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = structured;
-    result
+/// The one place an API error becomes a tool error: the failure envelope, with the field
+/// named as the tool's argument and the hint phrased in tools.
+pub fn tool_error(tool: &str, error: &Error) -> CallToolResult {
+    let message = match error.field() {
+        Some(field) => format!("`{tool}` argument `{field}`: {}", error.message()),
+        None => error.message().to_owned(),
+    };
+    let hint = error.hint().and_then(hint);
+    CallToolResult::structured_error(crate::exit::envelope(
+        error.kind(),
+        &message,
+        hint.as_deref(),
+    ))
 }
 
-/// A tool error carrying the CLI's failure envelope, as text and as structured content.
-pub fn tool_error(failure: &Failure) -> CallToolResult {
-    CallToolResult::structured_error(failure.envelope())
+fn hint(hint: &Hint) -> Option<String> {
+    Some(match hint {
+        Hint::IndexCommit { sha, nearest } => {
+            let nearest = nearest
+                .as_ref()
+                .map(|a| format!("; the nearest indexed ancestor, {} commits back, can be packed with `at`: \"{}\"", a.distance, a.sha))
+                .unwrap_or_default();
+            format!(
+                "call the `index` tool (write scope) with `at`: \"{sha}\", or ask the user to run `ctxpack index --at {sha}`{nearest}"
+            )
+        }
+        Hint::CreateStore { documents: true } => {
+            "ask the user to create it with `ctxpack docs create DIR`".into()
+        }
+        Hint::CreateStore { documents: false } => {
+            "call the `index` tool (write scope), or ask the user to run `ctxpack index`".into()
+        }
+        Hint::WaitForWriter => {
+            "another process is writing the store: try again when it is done".into()
+        }
+        Hint::RebuildStore => "ask the user to run `ctxpack index --rebuild`".into(),
+        Hint::RepairRepository => {
+            "the repository is missing objects; ask the user to run `git fsck`".into()
+        }
+        Hint::RemoveArtifact { .. } => "choose another `id`".into(),
+        Hint::RaiseLimit => "give less".into(),
+        Hint::MoreDigits => "give more digits".into(),
+        Hint::Advice(text) => text.clone(),
+        _ => return None,
+    })
 }
 
 impl ServerHandler for Server {
@@ -255,20 +260,51 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.into_owned();
         let arguments = request.arguments;
+        // Progress goes out as notifications when the client asked for them.
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        let control = match context.meta.get_progress_token() {
+            Some(token) => Control::new().with_progress(move |p: &ctxpack_api::Progress| {
+                let mut param = ProgressNotificationParam::new(token.clone(), p.done as f64);
+                param.total = p.total.map(|t| t as f64);
+                param.message = Some(p.phase.to_owned());
+                let _ = sender.send(param);
+            }),
+            None => {
+                // No token: the channel closes at once and nothing is sent.
+                drop(sender);
+                Control::new()
+            }
+        };
+        let peer = context.peer.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(param) = receiver.recv().await {
+                let _ = peer.notify_progress(param).await;
+            }
+        });
+        // `notifications/cancelled` stops the work, not only the reply.
+        let canceller = control.canceller();
+        let ct = context.ct.clone();
+        let watch = tokio::spawn(async move {
+            ct.cancelled().await;
+            canceller.cancel();
+        });
         // Handlers do blocking IO (SQLite, tantivy, git); keep them off the runtime's thread.
         let task_name = name.clone();
-        let joined = tokio::task::spawn_blocking(move || server.call(&task_name, arguments)).await;
+        let joined =
+            tokio::task::spawn_blocking(move || server.call(&task_name, arguments, &control)).await;
+        watch.abort();
+        let _ = forward.await;
         match joined {
             Ok(result) => result.map(CallToolResponse::Complete),
-            Err(e) => Ok(CallToolResponse::Complete(tool_error(&panicked(
+            Err(e) => Ok(CallToolResponse::Complete(tool_error(
                 &name,
-                &e.to_string(),
-            )))),
+                &panicked(&name, &e.to_string()),
+            ))),
         }
     }
 
@@ -278,18 +314,17 @@ impl ServerHandler for Server {
 }
 
 /// Runs the server until the client closes stdin.
-pub fn run(args: &McpArgs) -> Result<String, Failure> {
-    let scope: Scope = args.scope.parse()?;
+pub fn run(args: &McpArgs) -> Result<String, Error> {
+    let scope = if args.scope == "write" {
+        Scope::Write
+    } else {
+        Scope::Read
+    };
     let server = Server::new(scope, &args.location)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::Internal,
-                format!("cannot start the async runtime: {e}"),
-            )
-        })?;
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
     let served = runtime.block_on(async move {
         let service = server
             .serve(rmcp::transport::stdio())
@@ -303,6 +338,6 @@ pub fn run(args: &McpArgs) -> Result<String, Failure> {
     });
     // A read of stdin that never returns must not keep the process alive after the session.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    served.map_err(|message| Failure::new(FailureKind::Internal, message))?;
+    served.map_err(|message| Error::new(ErrorKind::Internal, message))?;
     Ok(String::new())
 }

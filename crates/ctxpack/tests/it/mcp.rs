@@ -7,9 +7,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ctxpack::commands::repo::Location;
-use ctxpack::failure::Failure;
+use ctxpack::cli::Location;
 use ctxpack::mcp::{Scope, Server, guarded};
+use ctxpack_api::{Control, Error};
 use serde_json::{Value, json};
 
 use crate::ctxpack;
@@ -159,7 +159,7 @@ impl Outcome {
 fn call(server: &Server, name: &str, arguments: Value) -> Outcome {
     let arguments = arguments.as_object().cloned();
     let result = server
-        .call(name, arguments)
+        .call(name, arguments, &Control::new())
         .unwrap_or_else(|e| panic!("{name} is not refused: {e:?}"));
     assert_eq!(result.content.len(), 1, "{result:?}");
     let text = result.content[0]
@@ -243,10 +243,14 @@ fn tools_listed_per_scope_with_schemas_and_annotations() {
         .into_iter()
         .find(|t| t.name == "context_pack")
         .expect("listed");
-    assert_eq!(
-        context.input_schema["required"],
-        json!(["path", "collection", "field", "query"])
-    );
+    let mut required: Vec<&str> = context.input_schema["required"]
+        .as_array()
+        .expect("required arguments")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    required.sort_unstable();
+    assert_eq!(required, ["collection", "field", "path", "query"]);
     assert_eq!(
         context.input_schema["properties"]["budget"]["default"],
         1000
@@ -267,7 +271,7 @@ fn write_tools_and_unknown_tools_are_refused_at_read_scope() {
     let read = f.server(Scope::Read);
     for name in WRITE_TOOLS.iter().chain(&["no_such_tool"]) {
         let error = read
-            .call(name, Some(serde_json::Map::new()))
+            .call(name, Some(serde_json::Map::new()), &Control::new())
             .expect_err("refused");
         assert_eq!(error.code.0, -32602, "{name}: {error:?}");
     }
@@ -276,7 +280,9 @@ fn write_tools_and_unknown_tools_are_refused_at_read_scope() {
         "read scope wrote a store"
     );
     let write = f.server(Scope::Write);
-    let error = write.call("no_such_tool", None).expect_err("refused");
+    let error = write
+        .call("no_such_tool", None, &Control::new())
+        .expect_err("refused");
     assert_eq!(error.code.0, -32602);
 }
 
@@ -682,9 +688,11 @@ fn paths_outside_the_repository_and_store_are_refused() {
         },
     )
     .expect("starts");
-    assert_eq!(server.roots().root, f.repo);
-    assert_eq!(server.roots().store, elsewhere);
-    assert!(server.roots().is_repository);
+    assert_eq!(server.workspace().repo_root(), Some(f.repo.as_path()));
+    assert_eq!(
+        server.workspace().store_dir().ok(),
+        Some(elsewhere.as_path())
+    );
     let report = call(&server, "index", json!({})).json();
     assert_eq!(report["sha"], f.head.as_str());
     assert!(elsewhere.join("ctxpack.sqlite").is_file());
@@ -720,8 +728,7 @@ fn a_directory_that_is_no_repository_still_serves_documents() {
         },
     )
     .expect("starts");
-    assert!(!server.roots().is_repository);
-    assert_eq!(server.roots().root, root);
+    assert_eq!(server.workspace().repo_root(), None);
     assert_eq!(call(&server, "status", json!({})).exit_code(), 2);
     let outcome = call(
         &server,
@@ -737,8 +744,8 @@ fn a_directory_that_is_no_repository_still_serves_documents() {
             store: None,
         },
     );
-    let failure: Failure = missing.expect_err("refused");
-    assert_eq!(failure.kind.exit_code(), 2);
+    let error: Error = missing.expect_err("refused");
+    assert_eq!(ctxpack::exit::exit_code(error.kind()), 2);
 }
 
 #[test]

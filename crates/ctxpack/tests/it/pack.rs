@@ -439,8 +439,10 @@ fn a_second_writer_is_refused_or_waits() {
     let run = f.run(&["index"]);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains(&format!("is locked by pid {}", std::process::id())),
+        run.stderr.contains(&format!(
+            "is being written by another process (pid {})",
+            std::process::id()
+        )),
         "{}",
         run.stderr
     );

@@ -1,8 +1,5 @@
 //! `ctxpack select`: the engine over JSON candidates.
 
-use ctxpack::commands::select::{SelectOptions, run};
-use ctxpack::core::{Budget, Format, Meter, RenderOptions, Selector, View};
-use proptest::prelude::*;
 use serde_json::Value;
 
 use crate::ctxpack;
@@ -222,91 +219,4 @@ fn same_input_same_bytes_across_processes() {
     let b = ctxpack(&args, CANDS.as_bytes());
     assert_eq!(a.code, 0);
     assert_eq!(a.stdout, b.stdout);
-}
-
-fn options(selector: Selector, format: Format) -> SelectOptions {
-    SelectOptions {
-        goal: "g".into(),
-        budget: Budget::new(25).expect("valid"),
-        meter: Meter::Words,
-        selector,
-        render: RenderOptions {
-            format,
-            view: View::Full,
-            pretty: false,
-        },
-        ledger: None,
-    }
-}
-
-fn arb_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(Value::from),
-        ".{0,12}".prop_map(Value::String),
-        prop::sample::select(vec![
-            "id", "citation", "text", "family", "score", "pinned", "path"
-        ])
-        .prop_map(|s| Value::String(s.into())),
-    ];
-    leaf.prop_recursive(4, 40, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::btree_map(
-                prop::sample::select(vec![
-                    "id",
-                    "citation",
-                    "text",
-                    "family",
-                    "score",
-                    "pinned",
-                    "path",
-                    "startLine",
-                    "x"
-                ])
-                .prop_map(str::to_owned),
-                inner,
-                0..6,
-            )
-            .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
-
-proptest! {
-    /// Arbitrary bytes (mostly not UTF-8, mostly not JSON) never panic: a typed invalid-input
-    /// failure or a pack.
-    #[test]
-    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
-        match run(&bytes, &options(Selector::Diverse, Format::Json)) {
-            Ok(out) => { let _: Value = serde_json::from_str(&out).expect("a pack is JSON"); }
-            Err(f) => prop_assert_eq!(f.kind.exit_code(), 2),
-        }
-    }
-
-    /// Arbitrary JSON shaped like candidates: a typed failure or a valid pack whose counters
-    /// hold.
-    #[test]
-    fn arbitrary_json_is_a_pack_or_a_typed_failure(value in arb_json(), selector in prop::sample::select(Selector::ALL.to_vec())) {
-        let bytes = serde_json::to_vec(&value).expect("serializes");
-        match run(&bytes, &options(selector, Format::Json)) {
-            Ok(out) => {
-                let (candidates, unique, duplicates, rejected, selected) = counters(&out);
-                prop_assert_eq!(unique, selected + rejected);
-                prop_assert_eq!(candidates, unique + duplicates);
-            }
-            Err(f) => prop_assert_eq!(f.kind.exit_code(), 2),
-        }
-    }
-
-    /// Arbitrary strings as texts and ids render in every format without panicking.
-    #[test]
-    fn arbitrary_texts_render(id in ".{1,20}", text in "(?s).{0,200}") {
-        let input = serde_json::json!([{"id": id, "text": text}]).to_string();
-        for format in Format::ALL {
-            prop_assert!(run(input.as_bytes(), &options(Selector::Skip, format)).is_ok());
-        }
-    }
 }

@@ -1,0 +1,314 @@
+//! Writing and reading documents: insert, replace, import, find, delete.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use ctxpack_docs::document::{self, ParsedDocument};
+use ctxpack_docs::filter::Filter;
+use ctxpack_store::Store;
+use ctxpack_store::docs::{DocsStoreError, NewDocument};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ids::IdGenerator;
+use crate::error::{Error, ErrorKind, Hint, Result, corrupt_document};
+use crate::{Control, Progress};
+
+/// Inserts one document (JSON text) and returns its `_id` as canonical JSON.
+pub(super) fn insert(
+    store: &mut Store,
+    collection: &str,
+    text: &str,
+    ids: &mut IdGenerator,
+) -> Result<Value> {
+    let doc = ParsedDocument::parse(text)?;
+    let (id_key, body) = keyed(&doc, ids)?;
+    store.insert_documents(
+        collection,
+        &[NewDocument {
+            id_key: id_key.clone(),
+            body,
+        }],
+    )?;
+    Ok(document::id_value(&id_key))
+}
+
+/// Stores one document (JSON text), replacing the stored one with the same `_id` (which
+/// keeps its place in insertion order; its embeddings are stale until `vsync`). Returns the
+/// `_id` and whether a document was replaced.
+pub(super) fn replace(
+    store: &mut Store,
+    collection: &str,
+    text: &str,
+    ids: &mut IdGenerator,
+) -> Result<(Value, bool)> {
+    let doc = ParsedDocument::parse(text)?;
+    let (id_key, body) = keyed(&doc, ids)?;
+    let replaced = store.replace_document(
+        collection,
+        &NewDocument {
+            id_key: id_key.clone(),
+            body,
+        },
+    )?;
+    Ok((document::id_value(&id_key), replaced))
+}
+
+/// The key and stored body of a parsed document, generating an `_id` when it has none.
+fn keyed(doc: &ParsedDocument, ids: &mut IdGenerator) -> Result<(String, String)> {
+    Ok(match &doc.id_key {
+        Some(key) => (key.clone(), doc.body.clone()),
+        None => {
+            let id = ids.next_id();
+            (document::id_key(&id)?, doc.body_with_id(&id))
+        }
+    })
+}
+
+/// Where `import` reads JSON Lines from.
+#[derive(Clone, Debug)]
+pub enum ImportSource {
+    /// A file, read twice (checked, then imported).
+    File(PathBuf),
+    /// Bytes already in memory (standard input).
+    Bytes(Vec<u8>),
+}
+
+impl ImportSource {
+    fn name(&self) -> String {
+        match self {
+            ImportSource::File(path) => path.display().to_string(),
+            ImportSource::Bytes(_) => "<stdin>".to_owned(),
+        }
+    }
+
+    fn reader(&self) -> Result<Box<dyn BufRead + '_>> {
+        match self {
+            ImportSource::File(path) => {
+                let file = std::fs::File::open(path).map_err(|e| {
+                    let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                        ErrorKind::NotFound
+                    } else {
+                        ErrorKind::InvalidInput
+                    };
+                    Error::new(kind, format!("cannot read {}: {e}", path.display()))
+                })?;
+                Ok(Box::new(std::io::BufReader::with_capacity(1 << 20, file)))
+            }
+            ImportSource::Bytes(bytes) => Ok(Box::new(bytes.as_slice())),
+        }
+    }
+
+    /// Calls `f(line number, line)` for every non-blank line.
+    fn for_each_line(&self, mut f: impl FnMut(u64, &str) -> Result<()>) -> Result<()> {
+        let name = self.name();
+        let mut reader = self.reader()?;
+        let mut buf = Vec::new();
+        let mut line_no = 0u64;
+        loop {
+            buf.clear();
+            let n = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| Error::new(ErrorKind::Io, format!("{name}: reading: {e}")))?;
+            if n == 0 {
+                return Ok(());
+            }
+            line_no += 1;
+            let line = std::str::from_utf8(&buf).map_err(|e| {
+                Error::invalid(format!(
+                    "{name}:{line_no}: not valid UTF-8 (first bad byte at column {})",
+                    e.valid_up_to() + 1
+                ))
+            })?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            f(line_no, line)?;
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    /// The collection.
+    pub collection: String,
+    /// Documents imported.
+    pub imported: u64,
+    /// Transactions committed.
+    pub batches: u64,
+}
+
+/// Imports JSON Lines into a collection (created if needed), one transaction per batch.
+///
+/// The whole input is checked first — JSON, objects, `_id`s, duplicates within the input and
+/// against the collection — so an input with a bad line writes nothing, and every error names
+/// its line. Then the documents are written batch by batch: a process killed mid-import
+/// leaves whole batches only. The caller holds the writer lock, so nothing can conflict
+/// between the two passes. Cancelling stops between batches.
+pub(super) fn import(
+    store: &mut Store,
+    collection: &str,
+    source: &ImportSource,
+    batch_size: usize,
+    ids: &mut IdGenerator,
+    control: &Control,
+) -> Result<ImportReport> {
+    ctxpack_store::docs::validate_collection_name(collection)?;
+    let name = source.name();
+    let batch_size = batch_size.max(1);
+    let at = |line: u64, message: String| format!("{name}:{line}: {message}");
+    let parse = |line_no: u64, line: &str| {
+        ParsedDocument::parse(line).map_err(|e| {
+            // The parser sees one line, so its "line 1" is noise next to the file's line.
+            let message = e.to_string().replace(" at line 1 column ", " at column ");
+            Error::invalid(at(line_no, message))
+        })
+    };
+
+    // Pass 1: check everything, write nothing.
+    let mut given: HashMap<String, u64> = HashMap::new();
+    let mut total = 0u64;
+    source.for_each_line(|line_no, line| {
+        let doc = parse(line_no, line)?;
+        if let Some(key) = doc.id_key {
+            if let Some(first) = given.get(&key) {
+                return Err(Error::new(
+                    ErrorKind::Conflict,
+                    at(
+                        line_no,
+                        format!("duplicate _id {key} (first at line {first})"),
+                    ),
+                ));
+            }
+            if store.contains_document(collection, &key)? {
+                return Err(Error::new(
+                    ErrorKind::Conflict,
+                    at(
+                        line_no,
+                        format!("duplicate _id {key}: already in collection `{collection}`"),
+                    ),
+                ));
+            }
+            given.insert(key, line_no);
+        }
+        total += 1;
+        if total.is_multiple_of(4096) {
+            control.report(Progress {
+                phase: "checking",
+                done: total,
+                total: None,
+            });
+            control.check()?;
+        }
+        Ok(())
+    })?;
+    drop(given);
+
+    // Pass 2: write batch by batch.
+    let mut report = ImportReport {
+        collection: collection.to_owned(),
+        imported: 0,
+        batches: 0,
+    };
+    let mut batch: Vec<NewDocument> = Vec::with_capacity(batch_size.min(100_000));
+    let mut lines: Vec<u64> = Vec::with_capacity(batch.capacity());
+    let flush = |store: &mut Store,
+                 batch: &mut Vec<NewDocument>,
+                 lines: &mut Vec<u64>,
+                 report: &mut ImportReport|
+     -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        control.check()?;
+        store
+            .insert_documents(collection, batch)
+            .map_err(|e| match e {
+                DocsStoreError::DuplicateId { index, .. } => {
+                    let line = lines.get(index).copied().unwrap_or(0);
+                    Error::new(ErrorKind::Conflict, at(line, e.to_string()))
+                }
+                e => Error::from(e),
+            })
+            .map_err(|f| {
+                f.with_hint(Hint::Advice(format!(
+                    "{} documents in {} earlier batches were imported; this batch was not",
+                    report.imported, report.batches
+                )))
+            })?;
+        report.imported += batch.len() as u64;
+        report.batches += 1;
+        batch.clear();
+        lines.clear();
+        control.report(Progress {
+            phase: "importing",
+            done: report.imported,
+            total: Some(total),
+        });
+        Ok(())
+    };
+    source.for_each_line(|line_no, line| {
+        let doc = parse(line_no, line)?;
+        let (id_key, body) = keyed(&doc, ids)?;
+        batch.push(NewDocument { id_key, body });
+        lines.push(line_no);
+        if batch.len() >= batch_size {
+            flush(store, &mut batch, &mut lines, &mut report)?;
+        }
+        Ok(())
+    })?;
+    flush(store, &mut batch, &mut lines, &mut report)?;
+    Ok(report)
+}
+
+/// Calls `out` with the stored text of every document matching `filter` (all without one),
+/// in insertion order, at most `limit` of them; returns how many.
+pub(super) fn find(
+    store: &Store,
+    collection: &str,
+    filter: Option<&Filter>,
+    limit: Option<usize>,
+    out: &mut dyn FnMut(&str),
+) -> Result<u64> {
+    store.require_collection(collection)?;
+    let limit = limit.unwrap_or(usize::MAX) as u64;
+    let mut found = 0u64;
+    if limit == 0 {
+        return Ok(0);
+    }
+    store.scan_documents(collection, |doc| {
+        if let Some(filter) = filter {
+            let value: Value = serde_json::from_str(doc.body)
+                .map_err(|e| corrupt_document(collection, doc.id_key, &e))?;
+            if !filter.matches(&value) {
+                return Ok::<_, Error>(ControlFlow::Continue(()));
+            }
+        }
+        out(doc.body);
+        found += 1;
+        Ok(if found >= limit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    })?;
+    Ok(found)
+}
+
+/// Deletes the documents matching `filter` in one transaction; returns how many.
+pub(super) fn delete(store: &mut Store, collection: &str, filter: &Filter) -> Result<u64> {
+    store.require_collection(collection)?;
+    let mut doomed = Vec::new();
+    store.scan_documents(collection, |doc| {
+        let value: Value = serde_json::from_str(doc.body)
+            .map_err(|e| corrupt_document(collection, doc.id_key, &e))?;
+        if filter.matches(&value) {
+            doomed.push(doc.id_key.to_owned());
+        }
+        Ok::<_, Error>(ControlFlow::Continue(()))
+    })?;
+    Ok(store.delete_documents(collection, &doomed)?)
+}

@@ -1,0 +1,311 @@
+//! The one error type of the API: a kind that decides how a front end reports it, a message
+//! that names no front end's flags or tools, the request field at fault, and a [`Hint`] that
+//! each front end turns into advice in its own vocabulary.
+//!
+//! Every lower-level error (store, index, documents, plans) is classified here, once; no front
+//! end chooses a kind and none reads a message to find out what happened.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use ctxpack_docs::DocsError;
+use ctxpack_index::IndexError;
+use ctxpack_store::StoreError;
+use ctxpack_store::docs::DocsStoreError;
+
+/// The result of every API operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What kind of failure an [`Error`] is. Front ends map each kind to one exit code or one
+/// kind of protocol error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The request is malformed: a bad value, an invalid reference, not a repository.
+    InvalidInput,
+    /// Something the request names does not exist: a store, a pack, a document, a file.
+    NotFound,
+    /// The snapshot of the commit asked for is not indexed (see [`Hint::IndexCommit`]).
+    NotIndexed,
+    /// Another process is writing the store; trying again later can succeed.
+    Busy,
+    /// The request conflicts with what is stored (an id reused for other content).
+    Conflict,
+    /// The store is damaged, or was written by a newer format than this build reads.
+    Damaged,
+    /// The operating system refused a read or write.
+    Io,
+    /// The caller cancelled the operation; nothing was committed.
+    Cancelled,
+    /// A bug in ctxpack.
+    Internal,
+}
+
+impl ErrorKind {
+    /// A stable snake-case name: `invalid_input`, `not_found`, `not_indexed`, `busy`,
+    /// `conflict`, `damaged`, `io`, `cancelled`, `internal`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::NotIndexed => "not_indexed",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Damaged => "damaged",
+            ErrorKind::Io => "io",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+/// An indexed ancestor of a commit that is not indexed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ancestor {
+    /// Its full SHA.
+    pub sha: String,
+    /// How many commits back it is (1 for the parent).
+    pub distance: usize,
+}
+
+/// What the caller can do about an error, as data: each front end phrases it with its own
+/// commands, flags or tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Hint {
+    /// Index the commit `sha` (its snapshot is missing); `nearest` is the nearest indexed
+    /// ancestor, which could be packed instead but never is automatically.
+    IndexCommit {
+        /// The commit that is not indexed.
+        sha: String,
+        /// The nearest indexed ancestor, if one was found.
+        nearest: Option<Ancestor>,
+    },
+    /// There is no store at the path: create it (by indexing, or as a document store).
+    CreateStore {
+        /// Whether a document store is wanted (no repository is involved).
+        documents: bool,
+    },
+    /// Another process holds the writer lock: wait for it, or try again later.
+    WaitForWriter,
+    /// Rebuild the store from the repository's git objects.
+    RebuildStore,
+    /// The repository lacks git objects (`git fsck` tells which).
+    RepairRepository,
+    /// List the recorded packs to find the right id.
+    ListPacks,
+    /// List the artifacts to find the right id.
+    ListArtifacts,
+    /// List the collections to find the right name.
+    ListCollections,
+    /// Remove the artifact `id` first, or store the new content under another id.
+    RemoveArtifact {
+        /// The artifact id in use.
+        id: String,
+    },
+    /// Raise the limit named by the error's field, or give less.
+    RaiseLimit,
+    /// Give more hexadecimal digits of an id.
+    MoreDigits,
+    /// Advice that names no command, flag or tool.
+    Advice(String),
+}
+
+/// A failure of an API operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    field: Option<String>,
+    hint: Option<Hint>,
+}
+
+impl Error {
+    /// An error of `kind` with a message that names no front end's flags.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+            field: None,
+            hint: None,
+        }
+    }
+
+    /// Invalid input.
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidInput, message)
+    }
+
+    /// Invalid input in the request field `field`: the message says what is wrong with the
+    /// value without naming the field, which front ends name their own way.
+    pub fn invalid_field(field: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::invalid(message).with_field(field)
+    }
+
+    /// Not found.
+    pub fn not_found(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::NotFound, message)
+    }
+
+    /// An internal error (a bug).
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Internal, message)
+    }
+
+    /// An operating-system error on `path`.
+    pub fn io(path: &std::path::Path, e: &std::io::Error) -> Error {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound {
+            ErrorKind::NotFound
+        } else {
+            ErrorKind::Io
+        };
+        Error::new(kind, format!("{}: {e}", path.display()))
+    }
+
+    /// The request field at fault.
+    pub fn with_field(mut self, field: impl Into<String>) -> Error {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// What the caller can do about it.
+    pub fn with_hint(mut self, hint: Hint) -> Error {
+        self.hint = Some(hint);
+        self
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// What went wrong, as one sentence that names no flag, tool or field.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The request field at fault, by its name in the request type (`budget`, `top_k`).
+    pub fn field(&self) -> Option<&str> {
+        self.field.as_deref()
+    }
+
+    /// What the caller can do about it.
+    pub fn hint(&self) -> Option<&Hint> {
+        self.hint.as_ref()
+    }
+
+    /// Prefixes the message with context, e.g. the file and line an input error is at.
+    pub fn context(mut self, context: impl fmt::Display) -> Error {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "`{field}`: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        let message = e.to_string();
+        match e {
+            StoreError::NotFound { .. } => Error::not_found(message),
+            StoreError::Locked { .. } => {
+                Error::new(ErrorKind::Busy, message).with_hint(Hint::WaitForWriter)
+            }
+            StoreError::Unsupported { .. } | StoreError::Corrupt { .. } => damaged(message),
+            // A lexical index that fails to answer is damaged; rebuilding it from the chunks
+            // the database holds restores it.
+            StoreError::Lexical { .. } => damaged(message),
+            StoreError::Conflict { .. } => Error::new(ErrorKind::Conflict, message),
+            ref e if e.is_busy() => {
+                Error::new(ErrorKind::Busy, message).with_hint(Hint::WaitForWriter)
+            }
+            StoreError::ReadOnly { .. } => Error::internal(message),
+            StoreError::Io { .. } | StoreError::Sqlite { .. } => Error::new(ErrorKind::Io, message),
+        }
+    }
+}
+
+fn damaged(message: String) -> Error {
+    Error::new(ErrorKind::Damaged, message).with_hint(Hint::RebuildStore)
+}
+
+impl From<IndexError> for Error {
+    fn from(e: IndexError) -> Error {
+        let message = e.to_string();
+        match e {
+            IndexError::Store(e) => e.into(),
+            IndexError::NotARepository { .. } => Error::invalid(message),
+            IndexError::EmptyRepository => Error::not_found(message),
+            IndexError::InvalidReference { .. }
+            | IndexError::UnknownCommit { .. }
+            | IndexError::NotACommit { .. } => Error::invalid_field("at", message),
+            IndexError::AmbiguousPrefix { .. } => {
+                Error::invalid_field("at", message).with_hint(Hint::MoreDigits)
+            }
+            IndexError::Object { .. } => {
+                Error::new(ErrorKind::Damaged, message).with_hint(Hint::RepairRepository)
+            }
+            IndexError::Cancelled => Error::new(ErrorKind::Cancelled, message),
+            IndexError::Git(_) => Error::new(ErrorKind::Io, message),
+        }
+    }
+}
+
+impl From<DocsStoreError> for Error {
+    fn from(e: DocsStoreError) -> Error {
+        let message = e.to_string();
+        match e {
+            DocsStoreError::Store(e) => e.into(),
+            DocsStoreError::UnknownCollection { .. } => {
+                Error::not_found(message).with_hint(Hint::ListCollections)
+            }
+            DocsStoreError::DuplicateId { .. } => Error::new(ErrorKind::Conflict, message),
+            DocsStoreError::InvalidCollectionName { .. } => {
+                Error::invalid_field("collection", message)
+            }
+        }
+    }
+}
+
+impl From<DocsError> for Error {
+    fn from(e: DocsError) -> Error {
+        match e {
+            DocsError::VectorLength { .. } | DocsError::VectorNotFinite { .. } => Error::new(
+                ErrorKind::Damaged,
+                format!("a stored embedding is damaged: {e}"),
+            )
+            .with_hint(Hint::Advice(
+                "recompute the field's embeddings with vsync".into(),
+            )),
+            _ => Error::invalid(e.to_string()),
+        }
+    }
+}
+
+impl From<ctxpack_core::BudgetError> for Error {
+    fn from(e: ctxpack_core::BudgetError) -> Error {
+        Error::invalid_field("budget", e.to_string())
+    }
+}
+
+/// A missing store directory, for operations that need one to exist.
+pub(crate) fn no_store(dir: PathBuf, documents: bool) -> Error {
+    Error::from(StoreError::NotFound { dir }).with_hint(Hint::CreateStore { documents })
+}
+
+/// A stored document whose JSON no longer parses: the database was altered.
+pub(crate) fn corrupt_document(collection: &str, id_key: &str, e: &serde_json::Error) -> Error {
+    Error::new(
+        ErrorKind::Damaged,
+        format!("stored document {id_key} of `{collection}` is not valid JSON: {e}"),
+    )
+}

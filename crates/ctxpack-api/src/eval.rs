@@ -1,0 +1,339 @@
+//! Pack quality on a repository's own history, beside reference rankers.
+
+use std::time::Instant;
+
+use ctxpack_core::{Budget, Meter, Pack, PackRequest, Selector};
+use ctxpack_index::eval::{self, PackedPaths, Score, Task};
+use ctxpack_index::retrieve::{RetrieveOptions, retrieve_with};
+use ctxpack_store::Store;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::index::IndexRequest;
+use crate::workspace::Workspace;
+use crate::{Control, Progress, schema};
+
+pub use ctxpack_index::eval::Task as EvalTask;
+
+/// Evaluate ctxpack (and reference rankers) on tasks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalRequest {
+    /// Budgets to pack at.
+    pub budgets: Vec<u64>,
+    /// ctxpack's selector.
+    #[schemars(with = "schema::Selector")]
+    pub selector: Selector,
+    /// ctxpack's meter (the references use `approx`, as they are defined).
+    #[schemars(with = "schema::Meter")]
+    pub meter: Meter,
+    /// Reference rankers to run beside ctxpack: `bm25` and `dump`.
+    pub baselines: Vec<String>,
+    /// Candidates offered to selection (default: scaled to the budget, see
+    /// [`candidates_for`]).
+    pub top_k: Option<usize>,
+    /// Parts of ctxpack's ranking to switch off: `file-evidence`, `test-prior`.
+    pub ablate: Vec<String>,
+}
+
+impl Default for EvalRequest {
+    fn default() -> Self {
+        EvalRequest {
+            budgets: vec![2000, 8000, 32000],
+            selector: Selector::Coverage,
+            meter: Meter::O200k,
+            baselines: vec!["bm25".into(), "dump".into()],
+            top_k: None,
+            ablate: Vec::new(),
+        }
+    }
+}
+
+/// One ranker at one budget, averaged over the tasks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvalRow {
+    /// `ctxpack`, `bm25` or `dump`.
+    pub ranker: String,
+    /// The budget.
+    pub budget: u64,
+    /// Mean share of gold files cited.
+    pub file_recall: f64,
+    /// Share of tasks with at least one gold file cited.
+    pub hit_rate: f64,
+    /// Mean reciprocal rank of the first gold file.
+    pub mrr: f64,
+    /// Mean share of the budget spent on gold files.
+    pub token_precision: f64,
+    /// Median milliseconds per pack.
+    pub ms_per_pack: f64,
+}
+
+/// Index timings of an evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexSeconds {
+    /// The first (cold) index.
+    pub first: f64,
+    /// The median of the later (incremental) ones.
+    pub median_after: f64,
+}
+
+/// An evaluation's results.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EvalReport {
+    /// How many tasks.
+    pub tasks: usize,
+    /// ctxpack's selector.
+    #[serde(serialize_with = "selector_name")]
+    pub selector: Selector,
+    /// ctxpack's meter.
+    #[serde(serialize_with = "meter_name")]
+    pub meter: Meter,
+    /// What was switched off.
+    pub ablate: Vec<String>,
+    /// Index timings.
+    #[serde(rename = "indexSeconds")]
+    pub index_seconds: IndexSeconds,
+    /// One row per budget and ranker, budgets outermost.
+    pub results: Vec<EvalRow>,
+}
+
+fn selector_name<S: serde::Serializer>(v: &Selector, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(v.name())
+}
+
+fn meter_name<S: serde::Serializer>(v: &Meter, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(v.name())
+}
+
+/// How many candidates retrieval offers for a budget: one per 20 budget units (a pool several
+/// times what fits, so the selector can trade relevance against cost and repeated files), and
+/// never fewer than 30.
+pub fn candidates_for(budget: u64) -> usize {
+    usize::try_from(budget / 20).unwrap_or(usize::MAX).max(30)
+}
+
+/// Parses tasks given as JSON Lines of `{"goal", "at", "gold": [paths]}`; `name` names the
+/// input in errors.
+pub fn parse_tasks(text: &str, name: &str) -> Result<Vec<Task>> {
+    let mut tasks = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let task: Task = serde_json::from_str(line).map_err(|e| {
+            Error::invalid(format!(
+                "{name}:{}: not a task {{\"goal\", \"at\", \"gold\"}}: {e}",
+                i + 1
+            ))
+        })?;
+        if task.goal.trim().is_empty() || task.gold.is_empty() {
+            return Err(Error::invalid(format!(
+                "{name}:{}: a task needs a goal and at least one gold path",
+                i + 1
+            )));
+        }
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
+fn retrieve_options(ablate: &[String]) -> Result<RetrieveOptions> {
+    let mut options = RetrieveOptions::default();
+    for part in ablate {
+        match part.as_str() {
+            "file-evidence" => options.file_weight = 0.0,
+            "test-prior" => options.test_prior = 1.0,
+            other => {
+                return Err(Error::invalid_field(
+                    "ablate",
+                    format!("unknown ablation `{other}`: expected file-evidence or test-prior"),
+                ));
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// Totals of one ranker at one budget.
+#[derive(Default)]
+struct Tally {
+    scores: Vec<Score>,
+    millis: Vec<f64>,
+}
+
+impl Workspace {
+    /// Mines tasks from the history of HEAD: non-merge commits with a descriptive message that
+    /// modify one to three existing non-test source files.
+    pub fn mine_tasks(&self, commits: usize, scan: usize) -> Result<Vec<Task>> {
+        if commits == 0 || scan == 0 {
+            return Err(Error::invalid(
+                "the number of tasks and of commits to scan must be at least 1",
+            ));
+        }
+        let repo = self.repo()?;
+        let head = repo.resolve("HEAD")?;
+        let tasks = eval::mine_tasks(&repo, &head, commits, scan)?;
+        if tasks.is_empty() {
+            return Err(Error::not_found(format!(
+                "no task found in the last {scan} commits: none is a non-merge commit with a descriptive message that modifies one to three existing non-test source files"
+            ))
+            .with_hint(crate::Hint::Advice(
+                "scan further back, or give tasks as JSON Lines".into(),
+            )));
+        }
+        Ok(tasks)
+    }
+
+    /// Packs every task's goal at its commit (indexing it first) with ctxpack and the
+    /// reference rankers at every budget, and scores the cited paths against the gold files.
+    /// Reports `tasks` progress and stops between tasks once cancelled.
+    pub fn eval(
+        &self,
+        tasks: &[Task],
+        request: &EvalRequest,
+        control: &Control,
+    ) -> Result<EvalReport> {
+        for b in &request.budgets {
+            Budget::new(*b).map_err(|e| Error::invalid_field("budgets", e.to_string()))?;
+        }
+        for b in &request.baselines {
+            if !matches!(b.as_str(), "bm25" | "dump" | "none") {
+                return Err(Error::invalid_field(
+                    "baselines",
+                    format!("unknown baseline `{b}`: expected bm25, dump or none"),
+                ));
+            }
+        }
+        let options = retrieve_options(&request.ablate)?;
+        let repo = self.repo()?;
+        let mut rankers = vec!["ctxpack".to_owned()];
+        rankers.extend(request.baselines.iter().filter(|b| *b != "none").cloned());
+        let mut tallies: Vec<Vec<Tally>> = rankers
+            .iter()
+            .map(|_| request.budgets.iter().map(|_| Tally::default()).collect())
+            .collect();
+        let mut index_seconds = Vec::new();
+        for (n, task) in tasks.iter().enumerate() {
+            control.report(Progress {
+                phase: "tasks",
+                done: n as u64,
+                total: Some(tasks.len() as u64),
+            });
+            control.check()?;
+            let sha = repo.resolve(&task.at)?;
+            let started = Instant::now();
+            let index = IndexRequest {
+                at: sha.clone(),
+                wait: true,
+                ..IndexRequest::default()
+            };
+            self.index(&index, control)?;
+            index_seconds.push(started.elapsed().as_secs_f64());
+            let store = self.open_store()?;
+            let files = if rankers.len() > 1 {
+                eval::snapshot_files(&repo, &sha, index.max_file_bytes)?
+            } else {
+                Vec::new()
+            };
+            for (bi, &budget) in request.budgets.iter().enumerate() {
+                for (ri, ranker) in rankers.iter().enumerate() {
+                    let started = Instant::now();
+                    let packed = match ranker.as_str() {
+                        "ctxpack" => {
+                            ctxpack_pack(&store, &sha, &task.goal, budget, request, &options)?
+                        }
+                        "bm25" => eval::bm25(&files, &task.goal, budget, Meter::Approx),
+                        _ => eval::dump(&files, budget, Meter::Approx),
+                    };
+                    let t = &mut tallies[ri][bi];
+                    t.scores.push(eval::score(&packed, &task.gold));
+                    t.millis.push(started.elapsed().as_secs_f64() * 1000.0);
+                }
+            }
+        }
+        let mut results = Vec::new();
+        for (bi, budget) in request.budgets.iter().enumerate() {
+            for (ri, ranker) in rankers.iter().enumerate() {
+                let t = &tallies[ri][bi];
+                results.push(EvalRow {
+                    ranker: ranker.clone(),
+                    budget: *budget,
+                    file_recall: round(mean(t.scores.iter().map(|s| s.recall)), 4),
+                    hit_rate: round(mean(t.scores.iter().map(|s| s.hit)), 4),
+                    mrr: round(mean(t.scores.iter().map(|s| s.reciprocal_rank)), 4),
+                    token_precision: round(mean(t.scores.iter().map(|s| s.token_precision)), 4),
+                    ms_per_pack: round(median(&t.millis), 2),
+                });
+            }
+        }
+        Ok(EvalReport {
+            tasks: tasks.len(),
+            selector: request.selector,
+            meter: request.meter,
+            ablate: request.ablate.clone(),
+            index_seconds: IndexSeconds {
+                first: round(index_seconds.first().copied().unwrap_or(0.0), 3),
+                median_after: round(median(index_seconds.get(1..).unwrap_or(&[])), 3),
+            },
+            results,
+        })
+    }
+}
+
+/// ctxpack's pipeline: retrieval sized to the budget, then the chosen selector.
+fn ctxpack_pack(
+    store: &Store,
+    sha: &str,
+    goal: &str,
+    budget: u64,
+    request: &EvalRequest,
+    options: &RetrieveOptions,
+) -> Result<PackedPaths> {
+    let top_k = request.top_k.unwrap_or_else(|| candidates_for(budget));
+    let retrieved = retrieve_with(store, sha, &[], goal, top_k, request.meter, options)?;
+    let pack = Pack::build(
+        PackRequest {
+            goal: goal.to_owned(),
+            budget: Budget::new(budget)?,
+            meter: request.meter,
+            selector: request.selector,
+        },
+        retrieved.into_iter().map(|r| r.candidate).collect(),
+    );
+    Ok(PackedPaths {
+        hits: pack
+            .hits
+            .iter()
+            .filter_map(|h| {
+                let c = &h.candidate;
+                c.location.as_ref().map(|l| (l.path.clone(), c.cost))
+            })
+            .collect(),
+    })
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = xs.collect();
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn round(x: f64, places: i32) -> f64 {
+    let p = 10f64.powi(places);
+    (x * p).round() / p
+}

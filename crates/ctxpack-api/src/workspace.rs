@@ -1,0 +1,350 @@
+//! The workspace: a repository (when there is one) and its store, opened once with its
+//! options; every operation hangs off it.
+
+use std::path::{Component, Path, PathBuf};
+
+use ctxpack_core::{Pack, RenderOptions};
+use ctxpack_index::git::Repo;
+use ctxpack_store::{Ledger, RecordContext, Store, StoreError, WriterLock};
+
+use crate::error::{Error, Result, no_store};
+
+/// Whether a workspace may write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Reads only: stores are opened read-only, no lock is taken, nothing is created and no
+    /// pack is recorded in the ledger. Operations that write fail with invalid input.
+    ReadOnly,
+    /// Reads and writes: indexing, artifacts, documents, and a ledger record of every pack.
+    #[default]
+    ReadWrite,
+}
+
+/// How to open a [`Workspace`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkspaceOptions {
+    /// A path inside the repository (default `.`).
+    pub cwd: PathBuf,
+    /// The store directory (default: `.ctxpack` at the repository root).
+    pub store: Option<PathBuf>,
+    /// Whether the workspace may write.
+    pub access: Access,
+    /// The name recorded as the surface of the packs it builds (for example `mcp`); by
+    /// default each pack records the operation that built it (`pack`, `docs context`, `plan`,
+    /// `select`).
+    pub caller: Option<String>,
+}
+
+impl Default for WorkspaceOptions {
+    fn default() -> Self {
+        WorkspaceOptions {
+            cwd: PathBuf::from("."),
+            store: None,
+            access: Access::default(),
+            caller: None,
+        }
+    }
+}
+
+/// A repository and its store.
+///
+/// Opening a workspace reads nothing from the store: the store may not exist yet (indexing
+/// creates it). The repository is opened again by each operation that needs it, so a
+/// workspace is cheap to share between threads.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    /// The repository root (canonical), when `cwd` is inside a repository.
+    repo_root: Option<PathBuf>,
+    /// The canonical `cwd`.
+    cwd: PathBuf,
+    /// The store directory, as it will be opened.
+    store_dir: PathBuf,
+    /// Whether the caller named the store (rather than taking the repository's default).
+    store_named: bool,
+    access: Access,
+    caller: Option<String>,
+}
+
+impl Workspace {
+    /// Opens the workspace of the repository containing `options.cwd`. A `cwd` outside any
+    /// repository is accepted: operations on its store (documents, the ledger) work when the
+    /// store is named, and operations that need a repository fail with invalid input.
+    pub fn open(options: WorkspaceOptions) -> Result<Workspace> {
+        let cwd = options.cwd.canonicalize().map_err(|e| {
+            Error::invalid_field("cwd", format!("{}: {e}", options.cwd.display())).with_hint(
+                crate::Hint::Advice("give an existing directory inside the repository".into()),
+            )
+        })?;
+        let repo_root = Repo::discover(&cwd).ok().map(|repo| resolve(&repo.root()));
+        let store_named = options.store.is_some();
+        let store_dir = match &options.store {
+            Some(store) => absolute(store)?,
+            None => repo_root.as_deref().unwrap_or(&cwd).join(".ctxpack"),
+        };
+        Ok(Workspace {
+            repo_root,
+            cwd,
+            store_dir,
+            store_named,
+            access: options.access,
+            caller: options.caller,
+        })
+    }
+
+    /// A workspace over a store directory alone, with no repository: for document
+    /// collections, artifacts and the ledger.
+    pub fn for_store(store: &Path, access: Access) -> Result<Workspace> {
+        let cwd = std::env::current_dir().map_err(|e| Error::io(Path::new("."), &e))?;
+        Ok(Workspace {
+            repo_root: None,
+            cwd,
+            store_dir: absolute(store)?,
+            store_named: true,
+            access,
+            caller: None,
+        })
+    }
+
+    /// The same workspace with another caller name recorded in the ledger.
+    pub fn with_caller(mut self, caller: impl Into<String>) -> Workspace {
+        self.caller = Some(caller.into());
+        self
+    }
+
+    /// Whether the workspace may write.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// The repository root, when there is a repository.
+    pub fn repo_root(&self) -> Option<&Path> {
+        self.repo_root.as_deref()
+    }
+
+    /// The store directory. Without a repository and without a named store there is none.
+    pub fn store_dir(&self) -> Result<&Path> {
+        if self.repo_root.is_none() && !self.store_named {
+            return Err(self.not_a_repository());
+        }
+        Ok(&self.store_dir)
+    }
+
+    /// Whether the caller named the store rather than taking the repository's default.
+    pub fn store_named(&self) -> bool {
+        self.store_named
+    }
+
+    /// Opens the repository.
+    pub(crate) fn repo(&self) -> Result<Repo> {
+        match &self.repo_root {
+            Some(root) => Ok(Repo::discover(root)?),
+            None => Err(self.not_a_repository()),
+        }
+    }
+
+    fn not_a_repository(&self) -> Error {
+        match Repo::discover(&self.cwd) {
+            Err(e) => Error::from(e),
+            Ok(_) => Error::invalid(format!(
+                "{} is not inside a git repository",
+                self.cwd.display()
+            )),
+        }
+    }
+
+    /// Opens the store read-only; a missing store is `Ok(None)`.
+    pub(crate) fn try_open_store(&self) -> Result<Option<Store>> {
+        match Store::open(self.store_dir()?) {
+            Ok(store) => Ok(Some(store)),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Opens the store read-only; a missing store is not found, with a hint to create it.
+    pub(crate) fn open_store(&self) -> Result<Store> {
+        self.try_open_store()?
+            .ok_or_else(|| no_store(self.store_dir.clone(), self.repo_root.is_none()))
+    }
+
+    /// Fails unless the workspace may write.
+    pub(crate) fn require_write(&self, what: &str) -> Result<()> {
+        match self.access {
+            Access::ReadWrite => Ok(()),
+            Access::ReadOnly => Err(Error::invalid(format!(
+                "{what} writes to the store, and this workspace is read-only"
+            ))),
+        }
+    }
+
+    /// Takes the writer lock and opens the store for writing. With `create`, a missing store
+    /// directory is created; without it, a missing store is not found.
+    pub(crate) fn writer(&self, what: &str, wait: bool, create: bool) -> Result<Writer> {
+        self.require_write(what)?;
+        let dir = self.store_dir()?;
+        if create {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(dir, &e).context("cannot create the store directory"))?;
+        } else {
+            // Check first, so a mistyped path is "not found" rather than a new store.
+            drop(self.open_store()?);
+        }
+        let lock = WriterLock::acquire(dir, wait)?;
+        let store = Store::open_or_create(dir)?;
+        Ok(Writer { store, _lock: lock })
+    }
+
+    /// The surface a pack built by `operation` records.
+    fn surface(&self, operation: &str) -> String {
+        self.caller.clone().unwrap_or_else(|| operation.to_owned())
+    }
+
+    /// Records `pack`, built by `operation` and shown with `rendering`, in the ledger — when
+    /// the workspace may write. A ledger that cannot be written does not fail the operation:
+    /// the pack was built, and the failure is reported in [`Recorded::Failed`].
+    pub(crate) fn record(
+        &self,
+        pack: &Pack,
+        operation: &str,
+        rendering: Option<&RenderOptions>,
+        extra: RecordExtra,
+    ) -> Recorded {
+        let Some(rendering) = rendering else {
+            return Recorded::NotAsked;
+        };
+        if self.access == Access::ReadOnly {
+            return Recorded::NotAsked;
+        }
+        let dir = match self.store_dir() {
+            Ok(dir) => dir,
+            Err(e) => return Recorded::Failed(e),
+        };
+        let context = RecordContext {
+            surface: self.surface(operation),
+            rendered: (
+                rendering.format.name().to_owned(),
+                rendering.view.name().to_owned(),
+            ),
+            parent: extra.parent,
+            pretty: rendering.pretty,
+            output: extra.output,
+        };
+        match Ledger::new(dir).append(pack, &context) {
+            Ok(record) => Recorded::Stored(record.id),
+            Err(e) => Recorded::Failed(e.into()),
+        }
+    }
+
+    /// Resolves the path argument `field` (`given`) and refuses it unless it stays inside the
+    /// repository root (or `cwd`, without a repository) or the store directory.
+    ///
+    /// A path is resolved against the root, refused outright when it has a `..` component,
+    /// and then resolved through the file system (every existing prefix is canonicalized, so a
+    /// symlink that leads out is followed and caught).
+    pub fn confine(&self, field: &str, given: &str) -> Result<PathBuf> {
+        if given.is_empty() {
+            return Err(Error::invalid_field(field, "the path is empty"));
+        }
+        let root = self.repo_root.as_deref().unwrap_or(&self.cwd);
+        let store = resolve(&self.store_dir);
+        let escape = |resolved: Option<&Path>| {
+            let how = resolved.map_or_else(
+                || " (it has a `..` component)".to_owned(),
+                |r| format!(" (it resolves to {})", r.display()),
+            );
+            Error::invalid_field(
+                field,
+                format!(
+                    "{given:?} escapes the repository {} and the store {}{how}",
+                    root.display(),
+                    store.display()
+                ),
+            )
+            .with_hint(crate::Hint::Advice(
+                "give a path inside the repository, relative to its root (e.g. `app.ctxpack`)"
+                    .into(),
+            ))
+        };
+        let path = Path::new(given);
+        if path.components().any(|c| c == Component::ParentDir) {
+            return Err(escape(None));
+        }
+        let joined = if path.is_absolute() {
+            path.to_owned()
+        } else {
+            root.join(path)
+        };
+        let resolved = resolve(&joined);
+        if resolved.starts_with(root) || resolved.starts_with(&store) {
+            Ok(resolved)
+        } else {
+            Err(escape(Some(&resolved)))
+        }
+    }
+}
+
+/// A store opened for writing, with the writer lock held until it is dropped.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    pub(crate) store: Store,
+    _lock: WriterLock,
+}
+
+/// What a ledger record carries beyond the pack and its rendering.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RecordExtra {
+    /// The record this pack is a new version of.
+    pub(crate) parent: Option<String>,
+    /// The exact output, when it is not a rendering of the pack.
+    pub(crate) output: Option<String>,
+}
+
+/// Whether a pack was recorded in the ledger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// Not recorded: the caller did not ask, or the workspace is read-only.
+    NotAsked,
+    /// Recorded under this id.
+    Stored(String),
+    /// Recording failed (a read-only medium, a full disk); the pack itself is fine.
+    Failed(Error),
+}
+
+impl Recorded {
+    /// The record id, when the pack was recorded.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Recorded::Stored(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// `path` made absolute against the process's working directory.
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path)
+        .map_err(|e| Error::invalid_field("store", format!("{}: {e}", path.display())))
+}
+
+/// Resolves an absolute path the way the file system would: every prefix that exists is
+/// canonicalized (following symlinks), `..` pops, and the part that does not exist yet is
+/// kept as written.
+pub(crate) fn resolve(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => out.push(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(part) => {
+                out.push(part);
+                if let Ok(canonical) = out.canonicalize() {
+                    out = canonical;
+                }
+            }
+        }
+    }
+    out
+}

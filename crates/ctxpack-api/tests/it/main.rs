@@ -1,0 +1,3 @@
+//! Tests of the API, run in process.
+
+mod select;
