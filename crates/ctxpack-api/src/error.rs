@@ -90,6 +90,9 @@ pub enum Hint {
     WaitForWriter,
     /// Rebuild the store from the repository's git objects.
     RebuildStore,
+    /// The store was written by a newer ctxpack: upgrade ctxpack (rebuilding would move the
+    /// newer database aside and start afresh).
+    UpgradeCtxpack,
     /// The repository lacks git objects (`git fsck` tells which).
     RepairRepository,
     /// List the recorded packs to find the right id.

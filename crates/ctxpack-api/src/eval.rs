@@ -9,10 +9,11 @@ use ctxpack_store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::control::{Control, Progress};
 use crate::error::{Error, Result};
 use crate::index::IndexRequest;
+use crate::schema;
 use crate::workspace::Workspace;
-use crate::{Control, Progress, schema};
 
 pub use ctxpack_index::eval::Task as EvalTask;
 
@@ -180,7 +181,7 @@ impl Workspace {
             return Err(Error::not_found(format!(
                 "no task found in the last {scan} commits: none is a non-merge commit with a descriptive message that modifies one to three existing non-test source files"
             ))
-            .with_hint(crate::Hint::Advice(
+            .with_hint(crate::error::Hint::Advice(
                 "scan further back, or give tasks as JSON Lines".into(),
             )));
         }
@@ -254,6 +255,11 @@ impl Workspace {
                 }
             }
         }
+        control.report(Progress {
+            phase: "tasks",
+            done: tasks.len() as u64,
+            total: Some(tasks.len() as u64),
+        });
         let mut results = Vec::new();
         for (bi, budget) in request.budgets.iter().enumerate() {
             for (ri, ranker) in rankers.iter().enumerate() {
@@ -336,4 +342,38 @@ fn median(xs: &[f64]) -> f64 {
 fn round(x: f64, places: i32) -> f64 {
     let p = 10f64.powi(places);
     (x * p).round() / p
+}
+
+/// The results as a table, one row per ranker and budget.
+impl std::fmt::Display for EvalReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "tasks: {}  selector: {}  meter: {} (references: approx)  index: first {:.2} s, then median {:.2} s",
+            self.tasks,
+            self.selector.name(),
+            self.meter,
+            self.index_seconds.first,
+            self.index_seconds.median_after
+        )?;
+        writeln!(
+            f,
+            "{:<8} {:>7} {:>7} {:>8} {:>6} {:>9} {:>9}",
+            "ranker", "budget", "recall", "hit-rate", "mrr", "tok-prec", "ms/pack"
+        )?;
+        for r in &self.results {
+            writeln!(
+                f,
+                "{:<8} {:>7} {:>7.3} {:>8.3} {:>6.3} {:>9.3} {:>9.1}",
+                r.ranker,
+                r.budget,
+                r.file_recall,
+                r.hit_rate,
+                r.mrr,
+                r.token_precision,
+                r.ms_per_pack
+            )?;
+        }
+        Ok(())
+    }
 }

@@ -9,9 +9,9 @@ use ctxpack_store::{Store, WriterLock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::control::{Control, Progress};
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
-use crate::{Control, Progress};
 
 /// Index a commit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -132,5 +132,35 @@ impl Workspace {
         )?;
         drop(lock);
         Ok(IndexSummary::new(report, moved))
+    }
+}
+
+/// The one-line summary of an index run.
+impl std::fmt::Display for IndexSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = self.sha.get(..12).unwrap_or(&self.sha);
+        if self.already_indexed {
+            return write!(
+                f,
+                "snapshot {short} is already indexed: {} files, {} chunks",
+                self.files, self.chunks
+            );
+        }
+        let skipped: u64 = self.skipped.values().sum();
+        let reasons: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let reasons = if reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", reasons.join(", "))
+        };
+        write!(
+            f,
+            "indexed {short}: {} files ({} new, {} reused), {} chunks, {skipped} skipped{reasons}, {:.2} s",
+            self.files, self.processed, self.reused, self.chunks, self.seconds
+        )
     }
 }

@@ -81,6 +81,7 @@ mod error;
 mod eval;
 mod index;
 mod ledger;
+mod limits;
 pub mod plan;
 pub mod schema;
 mod select;
@@ -96,10 +97,11 @@ pub use eval::{
 };
 pub use index::{IndexRequest, IndexSummary};
 pub use ledger::{Log, LogEntry, Shown};
+pub use limits::MAX_GOAL_BYTES;
 pub use select::{SelectRequest, select};
 pub use snapshot::{
-    PackOptions, PackScope, QueryHit, QueryHits, QueryRequest, ScoreParts, SnapshotPack,
-    SnapshotPackRequest,
+    PackOptions, PackPayload, PackScope, QueryHit, QueryHits, QueryRequest, ScoreParts,
+    SnapshotPack, SnapshotPackRequest,
 };
 pub use status::{SnapshotStatus, Status};
 pub use workspace::{Access, Recorded, Workspace, WorkspaceOptions};
@@ -110,3 +112,8 @@ pub use ctxpack_core::{
     Warning, pack_json, render,
 };
 pub use ctxpack_store::LedgerRecord;
+
+/// The README's examples, run as tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

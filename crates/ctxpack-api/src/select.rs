@@ -45,6 +45,7 @@ impl Default for SelectRequest {
 
 /// Packs the candidates in `input` (raw bytes, which may be anything: they are checked).
 pub fn select(request: &SelectRequest, input: &[u8]) -> Result<Pack> {
+    crate::limits::check_goal_size("goal", &request.goal)?;
     let candidates = parse_candidates(input, request.meter)?;
     Ok(Pack::build(
         PackRequest {

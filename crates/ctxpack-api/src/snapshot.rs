@@ -12,10 +12,11 @@ use ctxpack_store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::control::Control;
 use crate::error::{Ancestor, Error, ErrorKind, Hint, Result};
 use crate::index::{IndexRequest, IndexSummary};
+use crate::schema;
 use crate::workspace::{RecordExtra, Recorded, Workspace};
-use crate::{Control, schema};
 
 /// How far back to look for an indexed ancestor to name as guidance.
 const ANCESTOR_SEARCH: usize = 1000;
@@ -131,6 +132,44 @@ impl Default for SnapshotPackRequest {
             meter: Meter::Words,
             selector: Selector::Coverage,
             top_k: 30,
+        }
+    }
+}
+
+/// A snapshot pack's JSON payload `{"goal", "budget"?, "at"?}` (`pack --input`): the fields
+/// it gives replace the request's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackPayload {
+    /// The goal.
+    #[serde(default)]
+    pub goal: String,
+    /// The budget (`null` means the request's).
+    #[serde(default)]
+    pub budget: Option<Budget>,
+    /// The commit (`null` means the request's).
+    #[serde(default)]
+    pub at: Option<String>,
+}
+
+impl PackPayload {
+    /// Parses a payload from raw bytes (anything: they are checked).
+    pub fn parse(bytes: &[u8]) -> Result<PackPayload> {
+        serde_json::from_slice(bytes).map_err(|e| {
+            Error::invalid_field(
+                "input",
+                format!("not a JSON object {{\"goal\", \"budget\"?, \"at\"?}}: {e}"),
+            )
+        })
+    }
+
+    /// `request` with the payload's fields.
+    pub fn apply(self, request: SnapshotPackRequest) -> SnapshotPackRequest {
+        SnapshotPackRequest {
+            goal: self.goal,
+            budget: self.budget.unwrap_or(request.budget),
+            at: self.at.unwrap_or(request.at),
+            ..request
         }
     }
 }
@@ -255,6 +294,7 @@ fn round4(x: f32) -> f64 {
 
 /// Refuses an empty goal.
 pub(crate) fn check_goal(goal: &str) -> Result<()> {
+    crate::limits::check_goal_size("goal", goal)?;
     if goal.trim().is_empty() {
         Err(Error::invalid_field("goal", "the goal is empty"))
     } else {
@@ -457,5 +497,37 @@ impl Workspace {
             ..IndexRequest::default()
         };
         self.index(&request, &Control::new()).map(Some)
+    }
+}
+
+/// The hits with their score breakdowns, one line each, as `query` prints them.
+impl std::fmt::Display for QueryHits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "goal: {}", self.goal.replace('\n', " "))?;
+        writeln!(f, "snapshot: {}", self.snapshot_sha)?;
+        for h in &self.hits {
+            let symbol = h
+                .symbol
+                .as_deref()
+                .map(|s| format!("  [{s}]"))
+                .unwrap_or_default();
+            let b = &h.score_breakdown;
+            writeln!(
+                f,
+                "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; prior {:.2})  ({} {}){symbol}",
+                h.rank,
+                h.citation,
+                h.score,
+                b.chunk,
+                b.text,
+                b.path,
+                b.symbol,
+                b.file,
+                b.prior,
+                h.tokens,
+                self.meter
+            )?;
+        }
+        Ok(())
     }
 }

@@ -95,3 +95,49 @@ impl Workspace {
         })
     }
 }
+
+/// What `status` prints on a terminal.
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.store_exists {
+            let mb = self.size_bytes as f64 / 1_000_000.0;
+            writeln!(
+                f,
+                "store: {} (format {}, {mb:.1} MB)",
+                self.store, self.format_version
+            )?;
+        } else {
+            writeln!(
+                f,
+                "store: {} (not created yet; index a commit to create it)",
+                self.store
+            )?;
+        }
+        match &self.head {
+            Some(sha) => {
+                let branch = self
+                    .branch
+                    .as_deref()
+                    .map_or("detached".to_owned(), |b| format!("branch {b}"));
+                let indexed = if self.head_indexed {
+                    "indexed"
+                } else {
+                    "not indexed"
+                };
+                writeln!(f, "head: {sha} ({branch}, {indexed})")?;
+            }
+            None => writeln!(f, "head: no commits yet")?,
+        }
+        let dirty = if self.worktree_dirty {
+            "dirty"
+        } else {
+            "clean"
+        };
+        writeln!(f, "worktree: {dirty}")?;
+        writeln!(f, "snapshots: {}", self.snapshots.len())?;
+        for s in &self.snapshots {
+            writeln!(f, "  {} {} files, {} chunks", s.sha, s.files, s.chunks)?;
+        }
+        Ok(())
+    }
+}

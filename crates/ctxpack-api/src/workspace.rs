@@ -72,7 +72,9 @@ impl Workspace {
     pub fn open(options: WorkspaceOptions) -> Result<Workspace> {
         let cwd = options.cwd.canonicalize().map_err(|e| {
             Error::invalid_field("cwd", format!("{}: {e}", options.cwd.display())).with_hint(
-                crate::Hint::Advice("give an existing directory inside the repository".into()),
+                crate::error::Hint::Advice(
+                    "give an existing directory inside the repository".into(),
+                ),
             )
         })?;
         let repo_root = Repo::discover(&cwd).ok().map(|repo| resolve(&repo.root()));
@@ -260,7 +262,7 @@ impl Workspace {
                     store.display()
                 ),
             )
-            .with_hint(crate::Hint::Advice(
+            .with_hint(crate::error::Hint::Advice(
                 "give a path inside the repository, relative to its root (e.g. `app.ctxpack`)"
                     .into(),
             ))

@@ -126,6 +126,7 @@ impl Pack {
             dropped,
             used,
             counters,
+            ..
         } = select(candidates, request.budget, request.selector);
         let mut warnings = Vec::new();
         if counters.candidate_hits > 0 && hits.is_empty() {

@@ -7,7 +7,7 @@
 //! for the budget that is left. Whatever the policy, hits are whole, `used <= budget`, and every
 //! candidate ends up either selected or dropped with a reason.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -126,6 +126,9 @@ pub struct Selection {
     pub used: u64,
     /// The counters.
     pub counters: Counters,
+    /// How much work the policy did: candidates looked at plus heap operations. It grows as
+    /// O(n) for every policy but `coverage`, which is O(n log n); tests hold it to that bound.
+    pub work: u64,
 }
 
 impl Selection {
@@ -173,16 +176,18 @@ pub fn select(candidates: Vec<Candidate>, budget: Budget, selector: Selector) ->
     for slot in pinned {
         state.offer(slot, DropReason::OverBudget);
     }
-    match selector {
+    let work = match selector {
         Selector::Diverse => diverse(&mut state, visible),
         Selector::Prefix => prefix(&mut state, visible),
         Selector::Skip => {
+            let n = visible.len() as u64;
             for slot in visible {
                 state.offer(slot, DropReason::OverBudget);
             }
+            n
         }
         Selector::Coverage => coverage(&mut state, visible),
-    }
+    };
 
     let State {
         remaining,
@@ -215,6 +220,7 @@ pub fn select(candidates: Vec<Candidate>, budget: Budget, selector: Selector) ->
         hits,
         dropped,
         counters,
+        work,
     }
 }
 
@@ -264,8 +270,9 @@ fn drop_of(rank: usize, c: &Candidate, reason: DropReason, remaining: Option<u64
     }
 }
 
-/// citation-diverse-v2 over the visible tier.
-fn diverse(state: &mut State, visible: Vec<Slot>) {
+/// citation-diverse-v2 over the visible tier; returns the candidates looked at.
+fn diverse(state: &mut State, visible: Vec<Slot>) -> u64 {
+    let n = visible.len() as u64;
     let mut represented: HashSet<Family> = state
         .chosen
         .iter()
@@ -280,13 +287,17 @@ fn diverse(state: &mut State, visible: Vec<Slot>) {
             rest.push(slot);
         }
     }
+    let looked = n + rest.len() as u64;
     for slot in rest {
         state.offer(slot, DropReason::OverBudget);
     }
+    looked
 }
 
-/// Best-first prefix over the visible tier: the first miss ends packing.
-fn prefix(state: &mut State, visible: Vec<Slot>) {
+/// Best-first prefix over the visible tier: the first miss ends packing. Returns the
+/// candidates looked at.
+fn prefix(state: &mut State, visible: Vec<Slot>) -> u64 {
+    let n = visible.len() as u64;
     let mut stopped = false;
     for slot in visible {
         if stopped {
@@ -295,6 +306,7 @@ fn prefix(state: &mut State, visible: Vec<Slot>) {
             stopped = true;
         }
     }
+    n
 }
 
 /// How much a further hit from an already represented family is worth, relative to the first.
@@ -308,46 +320,113 @@ const FAMILY_DECAY: f64 = 0.25;
 /// of its family already chosen, and the candidate with the best gain per square root of cost
 /// is taken next (ties by rank), until nothing left fits. The square root keeps a long,
 /// highly relevant chunk competitive with a short, weak one. Hits are listed in rank order.
-fn coverage(state: &mut State, visible: Vec<Slot>) {
+///
+/// Taking a hit scales the gain of every open member of its family by the same power of two,
+/// which leaves their order within the family unchanged; so each family keeps its members in
+/// one heap, and a second heap holds each family's best member at the family's current gain.
+/// A candidate that does not fit never fits later (the remaining budget only shrinks), so it
+/// leaves for good. Each candidate enters and leaves each heap O(1) times: O(n log n) in all.
+fn coverage(state: &mut State, visible: Vec<Slot>) -> u64 {
     let relevance = relevance_of(&visible);
-    let mut family_count: HashMap<Family, i32> = HashMap::new();
+    let mut family_of: HashMap<Family, usize> = HashMap::new();
+    let mut seen: Vec<i32> = Vec::new();
+    let mut members: Vec<BinaryHeap<Key>> = Vec::new();
+    let mut family_index =
+        |family: &Family, seen: &mut Vec<i32>, members: &mut Vec<BinaryHeap<Key>>| {
+            *family_of.entry(family.clone()).or_insert_with(|| {
+                seen.push(0);
+                members.push(BinaryHeap::new());
+                seen.len() - 1
+            })
+        };
     for slot in &state.chosen {
-        *family_count
-            .entry(slot.candidate.family.clone())
-            .or_default() += 1;
+        let f = family_index(&slot.candidate.family, &mut seen, &mut members);
+        seen[f] += 1;
+    }
+    let density = |i: usize, seen: i32, cost: u64| {
+        let gain = relevance[i] * FAMILY_DECAY.powi(seen);
+        gain / (cost.max(1) as f64).sqrt()
+    };
+    let mut families: Vec<usize> = Vec::with_capacity(visible.len());
+    let mut work = 0u64;
+    for (i, slot) in visible.iter().enumerate() {
+        let f = family_index(&slot.candidate.family, &mut seen, &mut members);
+        families.push(f);
+        // Within a family the order at any common decay is the order at no decay.
+        members[f].push(Key::new(density(i, 0, slot.candidate.cost), i));
+        work += 1;
     }
     let mut open: Vec<Option<Slot>> = visible.into_iter().map(Some).collect();
-    loop {
-        let mut best: Option<(usize, f64)> = None;
-        for (i, slot) in open.iter().enumerate() {
-            let Some(slot) = slot else { continue };
-            if !state.fits(slot) {
-                continue;
-            }
-            let seen = family_count
-                .get(&slot.candidate.family)
-                .copied()
-                .unwrap_or(0);
-            let gain = relevance[i] * FAMILY_DECAY.powi(seen);
-            let density = gain / (slot.candidate.cost.max(1) as f64).sqrt();
-            // Strictly greater keeps the earliest rank on ties.
-            if best.is_none_or(|(_, d)| density > d) {
-                best = Some((i, density));
-            }
-        }
-        let Some((i, _)) = best else { break };
-        let slot = open[i]
+    // The best member of every family, at the family's current decay.
+    let head = |f: usize, members: &BinaryHeap<Key>, seen: &[i32], open: &[Option<Slot>]| {
+        members.peek().map(|k| {
+            let cost = open[k.index].as_ref().map_or(1, |s| s.candidate.cost);
+            Key::new(density(k.index, seen[f], cost), k.index)
+        })
+    };
+    let mut heads: BinaryHeap<Key> = (0..members.len())
+        .filter_map(|f| head(f, &members[f], &seen, &open))
+        .collect();
+    let mut misfits = Vec::new();
+    while let Some(top) = heads.pop() {
+        work += 1;
+        let f = families[top.index];
+        members[f].pop();
+        let slot = open[top.index]
             .take()
-            .expect("the best index points at an open slot");
-        *family_count
-            .entry(slot.candidate.family.clone())
-            .or_default() += 1;
-        state.take(slot);
+            .expect("a head points at an open slot");
+        if state.fits(&slot) {
+            seen[f] += 1;
+            state.take(slot);
+        } else {
+            misfits.push(slot);
+        }
+        if let Some(next) = head(f, &members[f], &seen, &open) {
+            heads.push(next);
+        }
     }
-    for slot in open.into_iter().flatten() {
+    // Dropped with the budget left at the end, in rank order.
+    misfits.sort_by_key(|s| s.rank);
+    for slot in misfits {
         state.drop_slot(&slot, DropReason::OverBudget);
     }
     state.chosen.sort_by_key(|s| (s.candidate.tier, s.rank));
+    work
+}
+
+/// A candidate's place in a heap: the best density first, the earliest rank on ties.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    density: f64,
+    index: usize,
+}
+
+impl Key {
+    fn new(density: f64, index: usize) -> Key {
+        Key { density, index }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.density
+            .total_cmp(&other.density)
+            .then_with(|| other.index.cmp(&self.index))
+    }
 }
 
 fn relevance_of(visible: &[Slot]) -> Vec<f64> {

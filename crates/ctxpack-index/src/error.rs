@@ -32,8 +32,8 @@ pub enum IndexError {
         /// The reference as given.
         reference: String,
     },
-    /// Several objects share this prefix.
-    #[error("`{reference}` is ambiguous: several objects start with it; give more digits")]
+    /// Several commits share this prefix.
+    #[error("`{reference}` is ambiguous: several commits start with it")]
     AmbiguousPrefix {
         /// The reference as given.
         reference: String,

@@ -128,11 +128,9 @@ impl Repo {
                 .map_err(git_err)?
             {
                 Some(Ok(id)) => id,
-                Some(Err(())) => {
-                    return Err(IndexError::AmbiguousPrefix {
-                        reference: reference.to_owned(),
-                    });
-                }
+                // Several objects share the prefix: it still names a commit when only one of
+                // them is a commit (a blob or tree may share a commit's prefix).
+                Some(Err(())) => self.only_commit(prefix, reference)?,
                 None => {
                     return Err(IndexError::UnknownCommit {
                         reference: reference.to_owned(),
@@ -152,6 +150,33 @@ impl Repo {
             });
         }
         Ok(id.to_string())
+    }
+
+    /// The one commit among the objects that start with `prefix`.
+    fn only_commit(
+        &self,
+        prefix: gix::hash::Prefix,
+        reference: &str,
+    ) -> Result<gix::ObjectId, IndexError> {
+        let mut candidates = std::collections::HashSet::new();
+        self.repo
+            .objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(git_err)?;
+        let mut commits = candidates.into_iter().filter(|id| {
+            self.repo
+                .find_header(*id)
+                .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
+        });
+        match (commits.next(), commits.next()) {
+            (Some(id), None) => Ok(id),
+            (None, _) => Err(IndexError::NotACommit {
+                reference: reference.to_owned(),
+            }),
+            (Some(_), Some(_)) => Err(IndexError::AmbiguousPrefix {
+                reference: reference.to_owned(),
+            }),
+        }
     }
 
     /// Every file, symlink and submodule entry of a commit's tree, sorted by path.
@@ -286,4 +311,83 @@ fn object_id(hex: &str) -> Result<gix::ObjectId, IndexError> {
     gix::ObjectId::from_hex(hex.as_bytes()).map_err(|_| IndexError::InvalidReference {
         reference: hex.to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::Repo;
+
+    fn git(dir: &std::path::Path, args: &[&str], stdin: Option<&[u8]>) -> String {
+        use std::io::Write;
+        let mut child = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("git runs");
+        let mut pipe = child.stdin.take().expect("piped");
+        pipe.write_all(stdin.unwrap_or_default()).expect("write");
+        drop(pipe);
+        let out = child.wait_with_output().expect("git finishes");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    }
+
+    /// `--at` takes a hexadecimal prefix that is unique among commits, even when a blob shares
+    /// it: a blob is made (by search) whose id starts with the commit's first four digits.
+    #[test]
+    fn a_prefix_unique_among_commits_resolves_despite_a_blob_sharing_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = dir.path();
+        git(dir, &["init", "-q"], None);
+        std::fs::write(dir.join("a.txt"), "a\n").expect("write");
+        git(dir, &["add", "-A"], None);
+        git(
+            dir,
+            &[
+                "-c",
+                "user.name=T",
+                "-c",
+                "user.email=t@example.invalid",
+                "commit",
+                "-q",
+                "-m",
+                "a",
+            ],
+            None,
+        );
+        let head = git(dir, &["rev-parse", "HEAD"], None);
+        let prefix = &head[..4];
+        let content = (0u64..)
+            .map(|n| format!("blob {n}\n"))
+            .find(|text| {
+                gix::objs::compute_hash(
+                    gix::hash::Kind::Sha1,
+                    gix::object::Kind::Blob,
+                    text.as_bytes(),
+                )
+                .expect("hashes")
+                .to_string()
+                .starts_with(prefix)
+            })
+            .expect("some blob shares a four-digit prefix");
+        let blob = git(
+            dir,
+            &["hash-object", "-w", "--stdin"],
+            Some(content.as_bytes()),
+        );
+        assert!(blob.starts_with(prefix));
+        let repo = Repo::discover(dir).expect("a repository");
+        assert_eq!(repo.resolve(prefix).expect("resolves"), head);
+        // The blob's own full id is not a commit.
+        assert!(repo.resolve(&blob).is_err());
+    }
 }

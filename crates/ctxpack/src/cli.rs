@@ -1,13 +1,10 @@
 //! The command line: argument parsing, dispatch, output and exit codes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
-use ctxpack_api::{
-    Access, Budget, Error, Format, Meter, RenderOptions, Selector, View, Workspace,
-    WorkspaceOptions,
-};
+use clap::{Parser, Subcommand};
+use ctxpack_api::{Error, Format};
 
 use crate::commands::{artifact, docs, eval, index, ledger, pack, plan, select, status};
 use crate::exit::{CliFailure, exit_code};
@@ -63,79 +60,6 @@ enum Command {
 enum ContextCommand {
     /// Pack context for a goal from the exact committed snapshot.
     Pack(pack::PackArgs),
-}
-
-/// `--cwd` and `--store`: which repository and store a command works on.
-#[derive(Clone, Debug, Args)]
-pub struct Location {
-    /// Run against the repository containing this path.
-    #[arg(long, default_value = ".")]
-    pub cwd: PathBuf,
-    /// The store directory (default: `.ctxpack` at the repository root).
-    #[arg(long)]
-    pub store: Option<PathBuf>,
-}
-
-impl Location {
-    /// Opens the workspace, read-write (the command line may write).
-    pub fn workspace(&self) -> Result<Workspace, Error> {
-        Workspace::open(WorkspaceOptions {
-            cwd: self.cwd.clone(),
-            store: self.store.clone(),
-            access: Access::ReadWrite,
-            caller: None,
-        })
-    }
-}
-
-/// Options shared by every command that prints a pack.
-#[derive(Debug, Args)]
-pub struct OutputArgs {
-    /// Output format: text, json, both, markdown or xml.
-    #[arg(long, default_value = "text", value_parser = parse::<Format>)]
-    pub format: Format,
-    /// How much of each hit to show: minimal, default or full.
-    #[arg(long, default_value = "default", value_parser = parse::<View>)]
-    pub view: View,
-    /// Pretty-print JSON over several lines (default: one canonical line).
-    #[arg(long)]
-    pub pretty: bool,
-}
-
-impl OutputArgs {
-    /// The render options these flags select.
-    pub fn render_options(&self) -> RenderOptions {
-        RenderOptions {
-            format: self.format,
-            view: self.view,
-            pretty: self.pretty,
-        }
-    }
-}
-
-/// A value parser for any type whose `FromStr` error explains itself (meters, selectors,
-/// formats, views, budgets, scopes).
-pub fn parse<T>(s: &str) -> Result<T, String>
-where
-    T: std::str::FromStr,
-    T::Err: std::fmt::Display,
-{
-    s.parse().map_err(|e: T::Err| e.to_string())
-}
-
-/// A budget flag.
-pub fn parse_budget(s: &str) -> Result<Budget, String> {
-    parse::<Budget>(s)
-}
-
-/// The value parser for `--meter`.
-pub fn parse_meter(s: &str) -> Result<Meter, String> {
-    parse::<Meter>(s)
-}
-
-/// The value parser for `--selector`.
-pub fn parse_selector(s: &str) -> Result<Selector, String> {
-    parse::<Selector>(s)
 }
 
 /// Parses the process arguments, runs the command and returns the exit code.

@@ -84,6 +84,8 @@ impl CliFailure {
 fn flag(field: &str) -> String {
     match field {
         "goal" | "collection" | "field" | "query" | "document" | "id" => field.to_uppercase(),
+        "run_timeout_secs" => "--run-timeout".to_owned(),
+        "baselines" => "--baseline".to_owned(),
         other => format!("--{}", other.replace('_', "-")),
     }
 }
@@ -115,6 +117,9 @@ fn hint(hint: &Hint, field: Option<&str>, store: Option<&Path>) -> Option<String
         Hint::WaitForWriter => "wait for the other writer to finish, or pass --wait".to_owned(),
         Hint::RebuildStore => format!(
             "run `ctxpack index --rebuild{store_arg}`: it rebuilds the lexical index, or moves an unreadable database aside (never deleting it) and starts afresh"
+        ),
+        Hint::UpgradeCtxpack => format!(
+            "upgrade ctxpack to read it, or run `ctxpack index --rebuild{store_arg}` to move it aside and start afresh"
         ),
         Hint::RepairRepository => "the repository is missing objects; try `git fsck`".to_owned(),
         Hint::ListPacks => "list recorded packs with `ctxpack log`".to_owned(),

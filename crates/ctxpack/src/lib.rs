@@ -5,6 +5,7 @@
 //! the Model Context Protocol; [`exit`] is the one place an error becomes an exit code and a
 //! failure envelope. Defaults, masking, errors and the ledger live in the API.
 
+pub mod args;
 pub mod cli;
 mod commands;
 pub mod exit;

@@ -4,7 +4,7 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use ctxpack_api::{Control, Error, ErrorKind, Progress, Recorded};
+use ctxpack_api::{Control, Error, ErrorKind, Hint, Progress, Recorded};
 
 /// Writes to stdout; a closed pipe (`ctxpack … | head`) is a normal end, not an error.
 pub fn emit(output: &str) -> ExitCode {
@@ -27,25 +27,40 @@ pub fn note(text: &str) {
     let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
-/// Reads a file, or standard input for `-`.
-pub fn read_input(input: &str) -> Result<Vec<u8>, Error> {
-    if input == "-" {
-        let mut buf = Vec::new();
-        io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::io(Path::new("<stdin>"), &e))?;
-        Ok(buf)
+/// The most `select --input` reads: 256 MiB of candidates.
+pub const MAX_CANDIDATES_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The most a `pack --input` payload or a document from standard input may be: 16 MiB.
+pub const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads a file, or standard input for `-`: at most `limit` bytes, so that no input (a huge
+/// file, `/dev/zero`, an endless pipe) makes it read or hold more. `limit_field` names the
+/// request field that sets the limit, when the caller can raise it.
+pub fn read_input(input: &str, limit: u64, limit_field: Option<&str>) -> Result<Vec<u8>, Error> {
+    let mut buf = Vec::new();
+    let read = if input == "-" {
+        io::stdin().lock().take(limit + 1).read_to_end(&mut buf)
     } else {
         let path = Path::new(input);
-        std::fs::read(path).map_err(|e| {
+        let file = std::fs::File::open(path).map_err(|e| {
             let kind = if e.kind() == io::ErrorKind::NotFound {
                 ErrorKind::NotFound
             } else {
                 ErrorKind::InvalidInput
             };
             Error::new(kind, format!("cannot read {}: {e}", path.display()))
-        })
+        })?;
+        file.take(limit + 1).read_to_end(&mut buf)
+    };
+    read.map_err(|e| Error::invalid(format!("cannot read {input}: {e}")))?;
+    if buf.len() as u64 > limit {
+        let message = format!("{input} is over the limit of {limit} bytes");
+        return Err(match limit_field {
+            Some(field) => Error::invalid_field(field, message).with_hint(Hint::RaiseLimit),
+            None => Error::invalid(message),
+        });
     }
+    Ok(buf)
 }
 
 /// Reports how recording a pack went: its id on a terminal, a warning when it failed.

@@ -30,11 +30,12 @@ use serde_json::Value;
 pub use ids::IdGenerator;
 pub use search::{VsearchHit, VsearchOutcome};
 pub use sync::{StaleReport, SyncReport};
-pub use write::{ImportReport, ImportSource};
+pub use write::{ImportReport, ImportSource, MAX_DOCUMENT_BYTES};
 
+use crate::control::Control;
 use crate::error::{Error, Result, no_store};
+use crate::schema;
 use crate::workspace::{RecordExtra, Recorded, Workspace};
-use crate::{Control, schema};
 
 /// Insert one document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -271,6 +272,15 @@ impl Workspace {
                 ));
             }
         };
+        if text.len() > MAX_DOCUMENT_BYTES {
+            return Err(Error::invalid_field(
+                "document",
+                format!(
+                    "the document is {} bytes, over the limit of {MAX_DOCUMENT_BYTES}",
+                    text.len()
+                ),
+            ));
+        }
         let mut writer = self.writer("inserting a document", request.wait, false)?;
         let mut ids = IdGenerator::new();
         let (id, replaced) = if request.replace {
@@ -297,6 +307,16 @@ impl Workspace {
         source: &ImportSource,
         control: &Control,
     ) -> Result<ImportReport> {
+        self.import_from(request, source, None, control)
+    }
+
+    fn import_from(
+        &self,
+        request: &ImportRequest,
+        source: &ImportSource,
+        name: Option<&str>,
+        control: &Control,
+    ) -> Result<ImportReport> {
         if request.batch_size == 0 {
             return Err(Error::invalid_field("batch_size", "must be at least 1"));
         }
@@ -305,10 +325,30 @@ impl Workspace {
             &mut writer.store,
             &request.collection,
             source,
+            name,
             request.batch_size,
             &mut IdGenerator::new(),
             control,
         )
+    }
+
+    /// Imports JSON Lines read from a stream (standard input, a socket). The stream is first
+    /// copied, in bounded memory, to a temporary file inside the store (created exclusively and
+    /// removed afterwards), so the import can check the whole input before writing, as it does
+    /// for a file.
+    pub fn import_stream(
+        &self,
+        request: &ImportRequest,
+        stream: &mut dyn std::io::Read,
+        control: &Control,
+    ) -> Result<ImportReport> {
+        // Check the store exists and may be written before copying anything.
+        drop(self.writer("importing documents", request.wait, false)?);
+        let dir = self.store_dir()?;
+        let spool = write::Spool::create(dir)?;
+        spool.fill(stream, control)?;
+        let source = ImportSource::File(spool.path().to_owned());
+        self.import_from(request, &source, Some("<stdin>"), control)
     }
 
     /// Calls `out` with the stored text of every document matching the filter, in insertion
@@ -339,6 +379,7 @@ impl Workspace {
 
     /// Exact cosine top-k over a field's vectors, the filter applied first.
     pub fn vsearch(&self, request: &VsearchRequest) -> Result<VsearchOutcome> {
+        crate::limits::check_goal_size("query", &request.query)?;
         let filter = parse_optional_filter(request.filter.as_ref())?;
         let store = self.open_document_store()?;
         search::vsearch(&store, request, filter.as_ref())
@@ -370,6 +411,7 @@ impl Workspace {
         request: &DocumentPackRequest,
         record: Option<&RenderOptions>,
     ) -> Result<DocumentPack> {
+        crate::limits::check_goal_size("query", &request.query)?;
         let filter = parse_optional_filter(request.filter.as_ref())?;
         let store = self.open_document_store()?;
         let (mut pack, embedded_on_the_fly) = search::context(&store, request, filter.as_ref())?;

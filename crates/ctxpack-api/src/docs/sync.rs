@@ -10,8 +10,8 @@ use ctxpack_store::docs::{NewEmbedding, StoredDocument};
 use serde_json::{Value, json};
 
 use super::parse_field;
+use crate::control::{Control, Progress};
 use crate::error::{Error, Result, corrupt_document};
-use crate::{Control, Progress};
 
 /// The state of every document's embedding of one field.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -245,4 +245,45 @@ fn embed_documents(
         }
         Ok(out)
     })
+}
+
+/// One `missing <id>` or `stale <id>` line per document, then the counts.
+impl std::fmt::Display for StaleReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for key in &self.missing {
+            writeln!(f, "missing {key}")?;
+        }
+        for key in &self.stale {
+            writeln!(f, "stale {key}")?;
+        }
+        writeln!(
+            f,
+            "{}.{}: {} missing, {} stale, {} current, {} skipped (no string), {} orphaned",
+            self.collection,
+            self.field,
+            self.missing.len(),
+            self.stale.len(),
+            self.current,
+            self.skipped,
+            self.orphans
+        )
+    }
+}
+
+/// One line of counts.
+impl std::fmt::Display for SyncReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}.{}: embedded {} ({} missing, {} stale), {} current, {} skipped (no string), {} removed",
+            self.collection,
+            self.field,
+            self.missing + self.stale,
+            self.missing,
+            self.stale,
+            self.current,
+            self.skipped,
+            self.removed
+        )
+    }
 }

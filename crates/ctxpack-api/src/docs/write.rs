@@ -1,7 +1,7 @@
 //! Writing and reading documents: insert, replace, import, find, delete.
 
 use std::collections::HashMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ids::IdGenerator;
+use crate::control::{Control, Progress};
 use crate::error::{Error, ErrorKind, Hint, Result, corrupt_document};
-use crate::{Control, Progress};
 
 /// Inserts one document (JSON text) and returns its `_id` as canonical JSON.
 pub(super) fn insert(
@@ -23,7 +23,7 @@ pub(super) fn insert(
     text: &str,
     ids: &mut IdGenerator,
 ) -> Result<Value> {
-    let doc = ParsedDocument::parse(text)?;
+    let doc = ParsedDocument::parse(text).map_err(|e| Error::from(e).with_field("document"))?;
     let (id_key, body) = keyed(&doc, ids)?;
     store.insert_documents(
         collection,
@@ -44,7 +44,7 @@ pub(super) fn replace(
     text: &str,
     ids: &mut IdGenerator,
 ) -> Result<(Value, bool)> {
-    let doc = ParsedDocument::parse(text)?;
+    let doc = ParsedDocument::parse(text).map_err(|e| Error::from(e).with_field("document"))?;
     let (id_key, body) = keyed(&doc, ids)?;
     let replaced = store.replace_document(
         collection,
@@ -66,6 +66,9 @@ fn keyed(doc: &ParsedDocument, ids: &mut IdGenerator) -> Result<(String, String)
         }
     })
 }
+
+/// The longest document accepted, in bytes (16 MiB).
+pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Where `import` reads JSON Lines from.
 #[derive(Clone, Debug)]
@@ -101,21 +104,27 @@ impl ImportSource {
         }
     }
 
-    /// Calls `f(line number, line)` for every non-blank line.
-    fn for_each_line(&self, mut f: impl FnMut(u64, &str) -> Result<()>) -> Result<()> {
-        let name = self.name();
+    /// Calls `f(line number, line)` for every non-blank line; a line is at most
+    /// [`MAX_DOCUMENT_BYTES`] long, so no input makes it buffer more.
+    fn for_each_line(&self, name: &str, mut f: impl FnMut(u64, &str) -> Result<()>) -> Result<()> {
         let mut reader = self.reader()?;
         let mut buf = Vec::new();
         let mut line_no = 0u64;
         loop {
             buf.clear();
-            let n = reader
+            let n = (&mut reader)
+                .take(MAX_DOCUMENT_BYTES as u64 + 1)
                 .read_until(b'\n', &mut buf)
                 .map_err(|e| Error::new(ErrorKind::Io, format!("{name}: reading: {e}")))?;
             if n == 0 {
                 return Ok(());
             }
             line_no += 1;
+            if buf.len() > MAX_DOCUMENT_BYTES {
+                return Err(Error::invalid(format!(
+                    "{name}:{line_no}: the line is longer than {MAX_DOCUMENT_BYTES} bytes; a document is at most that long"
+                )));
+            }
             let line = std::str::from_utf8(&buf).map_err(|e| {
                 Error::invalid(format!(
                     "{name}:{line_no}: not valid UTF-8 (first bad byte at column {})",
@@ -135,6 +144,7 @@ impl ImportSource {
 pub struct ImportReport {
     /// The collection.
     pub collection: String,
+
     /// Documents imported.
     pub imported: u64,
     /// Transactions committed.
@@ -152,12 +162,13 @@ pub(super) fn import(
     store: &mut Store,
     collection: &str,
     source: &ImportSource,
+    name: Option<&str>,
     batch_size: usize,
     ids: &mut IdGenerator,
     control: &Control,
 ) -> Result<ImportReport> {
     ctxpack_store::docs::validate_collection_name(collection)?;
-    let name = source.name();
+    let name = name.map_or_else(|| source.name(), str::to_owned);
     let batch_size = batch_size.max(1);
     let at = |line: u64, message: String| format!("{name}:{line}: {message}");
     let parse = |line_no: u64, line: &str| {
@@ -171,7 +182,7 @@ pub(super) fn import(
     // Pass 1: check everything, write nothing.
     let mut given: HashMap<String, u64> = HashMap::new();
     let mut total = 0u64;
-    source.for_each_line(|line_no, line| {
+    source.for_each_line(&name, |line_no, line| {
         let doc = parse(line_no, line)?;
         if let Some(key) = doc.id_key {
             if let Some(first) = given.get(&key) {
@@ -250,7 +261,7 @@ pub(super) fn import(
         });
         Ok(())
     };
-    source.for_each_line(|line_no, line| {
+    source.for_each_line(&name, |line_no, line| {
         let doc = parse(line_no, line)?;
         let (id_key, body) = keyed(&doc, ids)?;
         batch.push(NewDocument { id_key, body });
@@ -311,4 +322,67 @@ pub(super) fn delete(store: &mut Store, collection: &str, filter: &Filter) -> Re
         Ok::<_, Error>(ControlFlow::Continue(()))
     })?;
     Ok(store.delete_documents(collection, &doomed)?)
+}
+
+/// A temporary copy of a stream inside the store directory, removed when dropped.
+pub(super) struct Spool {
+    path: PathBuf,
+}
+
+impl Spool {
+    /// Creates an empty spool file; it is created exclusively, so nothing that exists (a file
+    /// or a link planted by someone else) is ever opened or followed.
+    pub(super) fn create(dir: &std::path::Path) -> Result<Spool> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = dir.join(format!(".import-{}-{nanos}.jsonl", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, &e))?;
+        Ok(Spool { path })
+    }
+
+    /// The spool file.
+    pub(super) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Copies `stream` into the spool, a buffer at a time, checking for cancellation.
+    pub(super) fn fill(&self, stream: &mut dyn std::io::Read, control: &Control) -> Result<()> {
+        use std::io::Write as _;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| Error::io(&self.path, &e))?;
+        let mut file = std::io::BufWriter::new(file);
+        let mut buf = vec![0u8; 1 << 20];
+        let mut copied = 0u64;
+        loop {
+            let n = match stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::new(ErrorKind::Io, format!("reading the input: {e}"))),
+            };
+            file.write_all(&buf[..n])
+                .map_err(|e| Error::io(&self.path, &e))?;
+            copied += n as u64;
+            control.report(Progress {
+                phase: "reading",
+                done: copied,
+                total: None,
+            });
+            control.check()?;
+        }
+        file.flush().map_err(|e| Error::io(&self.path, &e))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }

@@ -10,12 +10,14 @@ mod sources;
 use std::time::Duration;
 
 use ctxpack_core::{RenderOptions, Warning};
-use ctxpack_plan::{BindOutcome, EvalOptions, PlanError, Source, compile, evaluate, render_all};
+use ctxpack_plan::{EvalOptions, PlanError, Source, compile, evaluate, render_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use command::RunLimits;
-pub use ctxpack_plan::{Checked, Event, Outcome, StepKind, Version};
+pub use ctxpack_plan::{
+    BindOutcome, Built, Checked, Ctx, Event, Outcome, Shrunk, StepKind, Version,
+};
 
 use crate::error::{Error, Result};
 use crate::workspace::{RecordExtra, Recorded, Workspace};

@@ -107,10 +107,16 @@ impl<'a> WorkspaceSources<'a> {
             }
             Err(e) => return Err(SourceError::Failed(format!("`{path}`: {e}"))),
         };
-        // A symbolic link may point anywhere; only what resolves inside the root is read.
+        // A symbolic link may point anywhere; only what resolves inside the root, and outside
+        // its git directory, is read.
         if !full.starts_with(&root) {
             return Err(SourceError::Refused(format!(
                 "`{path}` resolves outside the repository"
+            )));
+        }
+        if full.starts_with(root.join(".git")) {
+            return Err(SourceError::Refused(format!(
+                "`{path}` resolves inside the git directory"
             )));
         }
         if !full.is_file() {
@@ -129,7 +135,7 @@ impl<'a> WorkspaceSources<'a> {
 /// store, an unindexed snapshot) leaves the name unbound.
 fn source_error(error: Error) -> SourceError {
     let mut message = error.to_string();
-    if let Some(crate::Hint::IndexCommit { sha, .. }) = error.hint() {
+    if let Some(crate::error::Hint::IndexCommit { sha, .. }) = error.hint() {
         let _ = write!(message, " (index {sha} first)");
     }
     if error.kind() == ErrorKind::InvalidInput {
@@ -241,7 +247,7 @@ impl Sources for WorkspaceSources<'_> {
         }
         let field = ctxpack_docs::document::field_path(&request.field)
             .map_err(|e| SourceError::Refused(format!("invalid field: {e}")))?;
-        let found = Workspace::for_store(&dir, crate::Access::ReadOnly)
+        let found = Workspace::for_store(&dir, crate::workspace::Access::ReadOnly)
             .and_then(|store| {
                 store.vsearch(&VsearchRequest {
                     collection: request.collection.clone(),

@@ -1,3 +1,10 @@
-//! Tests of the API, run in process.
+//! Tests of the API, run in process against real git repositories built with `git`.
 
+mod docs;
+mod eval;
+mod fixture;
+mod layering;
+mod ledger;
+mod plan;
 mod select;
+mod snapshot;

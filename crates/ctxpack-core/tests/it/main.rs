@@ -1,6 +1,7 @@
 //! Integration tests of the pack engine: selector rules as data, invariants as properties, and
 //! every format and view as snapshots.
 
+mod coverage;
 mod props;
 mod render;
 mod select;

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use clap::{Args, Subcommand};
 use ctxpack_api::{ArtifactAddRequest, ArtifactScope, Error};
 
-use crate::cli::{Location, parse};
+use crate::args::{Location, parse};
 use crate::output::read_input;
 
 /// `ctxpack artifact …`.
@@ -83,7 +83,7 @@ impl ArtifactCommand {
     pub fn run(&self) -> Result<String, Error> {
         match self {
             ArtifactCommand::Add(args) => {
-                let bytes = read_input(&args.file)?;
+                let bytes = read_input(&args.file, args.max_bytes, Some("max_bytes"))?;
                 let request = ArtifactAddRequest {
                     id: args.id.clone(),
                     source_id: args.source_id.clone(),

@@ -1,18 +1,16 @@
 //! `ctxpack docs …`: JSON document collections, vector search and document packs.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use ctxpack_api::Error;
 use ctxpack_api::docs::{
-    DeleteRequest, DocumentPackRequest, FieldRequest, FindRequest, ImportRequest, ImportSource,
-    InsertRequest, StaleReport, SyncReport, VsearchRequest,
+    DeleteRequest, FieldRequest, FindRequest, ImportRequest, ImportSource, InsertRequest,
 };
-use ctxpack_api::{Access, Budget, Error, Format, Meter, RenderOptions, Selector, View, Workspace};
 use serde_json::{Value, json};
 
-use crate::cli::{parse, parse_budget, parse_meter, parse_selector};
-use crate::output::{progress, read_input, recorded};
+use super::search::{filter, store};
+use crate::output::{MAX_PAYLOAD_BYTES, progress, read_input};
 
 /// The `ctxpack docs` subcommands.
 #[derive(Debug, Subcommand)]
@@ -30,13 +28,13 @@ pub enum DocsCommand {
     /// List the collections with their document counts.
     Collections(StoreArgs),
     /// Exact cosine k-nearest-neighbour search over a string field.
-    Vsearch(VsearchArgs),
+    Vsearch(super::search::VsearchArgs),
     /// Compute the missing and stale embeddings of a field.
     Vsync(FieldArgs),
     /// List the documents whose embedding of a field is missing or stale.
     Vstale(FieldArgs),
     /// A budgeted, cited context pack of the documents most similar to a query.
-    Context(ContextArgs),
+    Context(super::search::ContextArgs),
 }
 
 /// Options of `docs create` and `docs collections`.
@@ -129,83 +127,6 @@ pub struct FindArgs {
     pub format: String,
 }
 
-/// Options of `docs vsearch`.
-#[derive(Debug, Args)]
-pub struct VsearchArgs {
-    /// The store directory.
-    pub store: PathBuf,
-    /// The collection.
-    pub collection: String,
-    /// The string field to rank by (a dotted path).
-    pub field: String,
-    /// The query text.
-    pub query: String,
-    /// How many documents to return.
-    #[arg(long = "k", default_value_t = VsearchRequest::default().k)]
-    pub k: usize,
-    /// A MongoDB-style filter (JSON) applied before ranking.
-    #[arg(long)]
-    pub filter: Option<String>,
-}
-
-/// Options of `docs context`.
-#[derive(Debug, Args)]
-pub struct ContextArgs {
-    /// The store directory.
-    pub store: PathBuf,
-    /// The collection.
-    pub collection: String,
-    /// The string field whose text is ranked and packed (a dotted path).
-    pub field: String,
-    /// The task or query text.
-    pub query: String,
-    /// The hard budget, a positive integer in units of --meter.
-    #[arg(long, default_value_t = DocumentPackRequest::default().budget, value_parser = parse_budget, allow_negative_numbers = true)]
-    pub budget: Budget,
-    /// A MongoDB-style filter (JSON) applied before ranking.
-    #[arg(long)]
-    pub filter: Option<String>,
-    /// Selection policy: prefix (stop at the first chunk that does not fit), skip, diverse or
-    /// coverage.
-    #[arg(long, default_value_t = DocumentPackRequest::default().selector, value_parser = parse_selector)]
-    pub selector: Selector,
-    /// Budget unit: approx (ceil(chars / 4)), o200k, cl100k, words or chars.
-    #[arg(long, default_value_t = DocumentPackRequest::default().meter, value_parser = parse_meter)]
-    pub meter: Meter,
-    /// Offer at most this many top-ranked documents to selection (default: all).
-    #[arg(long)]
-    pub top_k: Option<usize>,
-    /// Output format: json (one canonical line), text, markdown or xml.
-    #[arg(long, default_value = "json", value_parser = parse_pack_format)]
-    pub format: Format,
-    /// How much of each hit text, Markdown and XML show: minimal, default or full.
-    #[arg(long, default_value = "default", value_parser = parse::<View>)]
-    pub view: View,
-    /// Pretty-print JSON over several lines (same key order).
-    #[arg(long)]
-    pub pretty: bool,
-    /// Do not record this pack in the store's ledger.
-    #[arg(long)]
-    pub no_ledger: bool,
-}
-
-fn parse_pack_format(s: &str) -> Result<Format, String> {
-    match parse::<Format>(s)? {
-        Format::Both => {
-            Err("`both` is not a docs context format; use json, text, markdown or xml".into())
-        }
-        format => Ok(format),
-    }
-}
-
-fn store(dir: &std::path::Path) -> Result<Workspace, Error> {
-    Workspace::for_store(dir, Access::ReadWrite)
-}
-
-fn filter(text: Option<&String>) -> Option<Value> {
-    text.map(|t| Value::String(t.clone()))
-}
-
 fn line(json: bool, value: Value, text: String) -> String {
     if json {
         format!("{value}\n")
@@ -218,7 +139,7 @@ impl DocsCommand {
     /// Whether a failure should also print the JSON envelope on stdout.
     pub fn wants_json(&self) -> bool {
         match self {
-            DocsCommand::Context(args) => args.format == Format::Json,
+            DocsCommand::Context(args) => args.format == ctxpack_api::Format::Json,
             DocsCommand::Import(ImportArgs { format, .. })
             | DocsCommand::Delete(FindArgs { format, .. })
             | DocsCommand::Collections(StoreArgs { format, .. })
@@ -238,11 +159,9 @@ impl DocsCommand {
             }
             DocsCommand::Insert(args) => {
                 let text = if args.json == "-" {
-                    let mut text = String::new();
-                    std::io::stdin().read_to_string(&mut text).map_err(|e| {
-                        Error::invalid(format!("reading the document from standard input: {e}"))
-                    })?;
-                    text
+                    String::from_utf8(read_input("-", MAX_PAYLOAD_BYTES, None)?).map_err(|_| {
+                        Error::invalid("the document on standard input is not UTF-8")
+                    })?
                 } else {
                     args.json
                 };
@@ -255,18 +174,19 @@ impl DocsCommand {
                 Ok(format!("{}\n", inserted.id))
             }
             DocsCommand::Import(args) => {
-                let source = if args.file.as_os_str() == "-" {
-                    ImportSource::Bytes(read_input("-")?)
-                } else {
-                    ImportSource::File(args.file.clone())
-                };
                 let request = ImportRequest {
                     collection: args.collection,
                     batch_size: args.batch_size,
                     wait: args.wait,
                 };
                 let (control, bar) = progress("documents");
-                let report = store(&args.store)?.import_documents(&request, &source, &control)?;
+                let workspace = store(&args.store)?;
+                let report = if args.file.as_os_str() == "-" {
+                    workspace.import_stream(&request, &mut std::io::stdin().lock(), &control)?
+                } else {
+                    let source = ImportSource::File(args.file.clone());
+                    workspace.import_documents(&request, &source, &control)?
+                };
                 drop(bar);
                 let text = format!(
                     "imported {} documents into {} ({} batches)",
@@ -318,20 +238,7 @@ impl DocsCommand {
                     .map(|c| format!("{}\t{} documents\n", c.name, c.documents))
                     .collect())
             }
-            DocsCommand::Vsearch(args) => {
-                let outcome = store(&args.store)?.vsearch(&VsearchRequest {
-                    collection: args.collection,
-                    field: args.field,
-                    query: args.query,
-                    k: args.k,
-                    filter: filter(args.filter.as_ref()),
-                })?;
-                Ok(outcome
-                    .hits
-                    .iter()
-                    .map(|h| format!("{}\n", h.to_json_line()))
-                    .collect())
-            }
+            DocsCommand::Vsearch(args) => super::search::vsearch(&args),
             DocsCommand::Vsync(args) => {
                 let request = field_request(&args);
                 let (control, bar) = progress("documents");
@@ -340,7 +247,7 @@ impl DocsCommand {
                 Ok(line(
                     args.format == "json",
                     report.to_json(),
-                    sync_summary(&report),
+                    report.to_string(),
                 ))
             }
             DocsCommand::Vstale(args) => {
@@ -348,9 +255,9 @@ impl DocsCommand {
                 if args.format == "json" {
                     return Ok(format!("{}\n", report.to_json()));
                 }
-                Ok(stale_text(&report))
+                Ok(report.to_string())
             }
-            DocsCommand::Context(args) => context(args),
+            DocsCommand::Context(args) => super::search::context(args),
         }
     }
 }
@@ -361,66 +268,4 @@ fn field_request(args: &FieldArgs) -> FieldRequest {
         field: args.field.clone(),
         wait: args.wait,
     }
-}
-
-fn context(args: ContextArgs) -> Result<String, Error> {
-    let rendering = RenderOptions {
-        format: args.format,
-        view: args.view,
-        pretty: args.pretty,
-    };
-    let built = store(&args.store)?.document_pack(
-        &DocumentPackRequest {
-            collection: args.collection,
-            field: args.field,
-            query: args.query,
-            budget: args.budget,
-            meter: args.meter,
-            selector: args.selector,
-            top_k: args.top_k,
-            filter: filter(args.filter.as_ref()),
-        },
-        (!args.no_ledger).then_some(&rendering),
-    )?;
-    recorded(&built.recorded);
-    Ok(match args.format {
-        Format::Json if args.pretty => format!("{}\n", built.pack.to_json_pretty()),
-        Format::Json => format!("{}\n", built.pack.to_json_line()),
-        _ => ctxpack_api::render(&built.pack.pack, &rendering),
-    })
-}
-
-fn sync_summary(r: &SyncReport) -> String {
-    format!(
-        "{}.{}: embedded {} ({} missing, {} stale), {} current, {} skipped (no string), {} removed",
-        r.collection,
-        r.field,
-        r.missing + r.stale,
-        r.missing,
-        r.stale,
-        r.current,
-        r.skipped,
-        r.removed
-    )
-}
-
-fn stale_text(r: &StaleReport) -> String {
-    let mut out = String::new();
-    for key in &r.missing {
-        out.push_str(&format!("missing {key}\n"));
-    }
-    for key in &r.stale {
-        out.push_str(&format!("stale {key}\n"));
-    }
-    out.push_str(&format!(
-        "{}.{}: {} missing, {} stale, {} current, {} skipped (no string), {} orphaned\n",
-        r.collection,
-        r.field,
-        r.missing.len(),
-        r.stale.len(),
-        r.current,
-        r.skipped,
-        r.orphans
-    ));
-    out
 }

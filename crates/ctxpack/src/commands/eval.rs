@@ -1,12 +1,11 @@
 //! `ctxpack eval`: pack quality on a repository's own history, beside reference rankers.
 
-use std::fmt::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use ctxpack_api::{Error, EvalReport, EvalRequest, Meter, Selector, parse_tasks};
+use ctxpack_api::{Error, EvalRequest, Meter, Selector, parse_tasks};
 
-use crate::cli::{Location, parse_meter, parse_selector};
+use crate::args::{Location, parse};
 use crate::output::progress;
 
 /// `ctxpack eval …`.
@@ -25,10 +24,10 @@ pub struct EvalOptions {
     #[arg(long, value_delimiter = ',', default_values_t = EvalRequest::default().budgets)]
     pub budgets: Vec<u64>,
     /// ctxpack's selector.
-    #[arg(long, default_value_t = EvalRequest::default().selector, value_parser = parse_selector)]
+    #[arg(long, default_value_t = EvalRequest::default().selector, value_parser = parse::<Selector>)]
     pub selector: Selector,
     /// ctxpack's meter (the references use `approx`, as they are defined).
-    #[arg(long, default_value_t = EvalRequest::default().meter, value_parser = parse_meter)]
+    #[arg(long, default_value_t = EvalRequest::default().meter, value_parser = parse::<Meter>)]
     pub meter: Meter,
     /// Reference rankers to run beside ctxpack: `bm25`, `dump`, or `none`.
     #[arg(long = "baseline", value_delimiter = ',', default_values_t = EvalRequest::default().baselines)]
@@ -128,32 +127,6 @@ impl EvalCommand {
             let json = serde_json::to_string(&report).expect("a report serializes");
             return Ok(format!("{json}\n"));
         }
-        Ok(text(&report))
+        Ok(report.to_string())
     }
-}
-
-fn text(report: &EvalReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "tasks: {}  selector: {}  meter: {} (references: approx)  index: first {:.2} s, then median {:.2} s",
-        report.tasks,
-        report.selector.name(),
-        report.meter,
-        report.index_seconds.first,
-        report.index_seconds.median_after
-    );
-    let _ = writeln!(
-        out,
-        "{:<8} {:>7} {:>7} {:>8} {:>6} {:>9} {:>9}",
-        "ranker", "budget", "recall", "hit-rate", "mrr", "tok-prec", "ms/pack"
-    );
-    for r in &report.results {
-        let _ = writeln!(
-            out,
-            "{:<8} {:>7} {:>7.3} {:>8.3} {:>6.3} {:>9.3} {:>9.1}",
-            r.ranker, r.budget, r.file_recall, r.hit_rate, r.mrr, r.token_precision, r.ms_per_pack
-        );
-    }
-    out
 }

@@ -1,9 +1,9 @@
 //! `ctxpack index`: build the snapshot of a commit.
 
 use clap::Args;
-use ctxpack_api::{Error, IndexRequest, IndexSummary};
+use ctxpack_api::{Error, IndexRequest};
 
-use crate::cli::Location;
+use crate::args::Location;
 use crate::output::{note, progress};
 
 /// Options of `ctxpack index`.
@@ -29,28 +29,6 @@ pub struct IndexArgs {
     pub format: String,
 }
 
-/// The one-line summary of an index run.
-pub fn summary(r: &IndexSummary) -> String {
-    let short = r.sha.get(..12).unwrap_or(&r.sha);
-    if r.already_indexed {
-        return format!(
-            "snapshot {short} is already indexed: {} files, {} chunks",
-            r.files, r.chunks
-        );
-    }
-    let skipped: u64 = r.skipped.values().sum();
-    let reasons: Vec<String> = r.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    let reasons = if reasons.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", reasons.join(", "))
-    };
-    format!(
-        "indexed {short}: {} files ({} new, {} reused), {} chunks, {skipped} skipped{reasons}, {:.2} s",
-        r.files, r.processed, r.reused, r.chunks, r.seconds
-    )
-}
-
 /// Runs `ctxpack index`.
 pub fn run(args: &IndexArgs) -> Result<String, Error> {
     let request = IndexRequest {
@@ -71,6 +49,6 @@ pub fn run(args: &IndexArgs) -> Result<String, Error> {
     Ok(if args.format == "json" {
         format!("{}\n", report.to_json())
     } else {
-        format!("{}\n", summary(&report))
+        format!("{report}\n")
     })
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use ctxpack_api::{Error, Format, Pack, RenderOptions, View, render};
 use serde_json::json;
 
-use crate::cli::{Location, parse};
+use crate::args::{Location, parse};
 use crate::output::note;
 
 /// Options of `ctxpack log`.
@@ -140,34 +140,13 @@ fn dropped(pack: &Pack, as_json: bool) -> String {
     out
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ` for Unix seconds (proleptic Gregorian, UTC).
+/// `YYYY-MM-DDTHH:MM:SSZ` for Unix seconds.
 fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_dates() {
-        assert_eq!(super::utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(super::utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(super::utc(1_796_083_199), "2026-11-30T23:59:59Z");
-    }
+    i64::try_from(secs)
+        .ok()
+        .and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .map_or_else(
+            || secs.to_string(),
+            |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        )
 }

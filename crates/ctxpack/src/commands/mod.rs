@@ -8,5 +8,6 @@ pub mod index;
 pub mod ledger;
 pub mod pack;
 pub mod plan;
+mod search;
 pub mod select;
 pub mod status;

@@ -1,18 +1,14 @@
 //! `ctxpack pack` (also `ctxpack context pack`) and `ctxpack query`: packs and raw hits from
 //! the exact committed snapshot.
 
-use std::fmt::Write;
-
 use clap::Args;
 use ctxpack_api::{
-    Budget, Error, Meter, PackOptions, PackScope, QueryRequest, Selector, SnapshotPackRequest,
-    render,
+    Budget, Error, Meter, PackOptions, PackPayload, PackScope, QueryRequest, Selector,
+    SnapshotPackRequest, render,
 };
-use serde_json::Value;
 
-use crate::cli::{Location, OutputArgs, parse, parse_budget, parse_meter, parse_selector};
-use crate::commands::index::summary;
-use crate::output::{note, read_input, recorded};
+use crate::args::{Location, OutputArgs, parse};
+use crate::output::{MAX_PAYLOAD_BYTES, note, read_input, recorded};
 
 /// Options of `ctxpack pack`.
 #[derive(Debug, Args)]
@@ -22,7 +18,7 @@ pub struct PackArgs {
     /// A JSON payload `{"goal", "budget"?, "at"?}` from a file or `-` (stdin).
     #[arg(long)]
     pub input: Option<String>,
-    #[arg(long, value_parser = parse_budget, allow_negative_numbers = true, help = format!(
+    #[arg(long, value_parser = parse::<Budget>, allow_negative_numbers = true, help = format!(
         "The budget, a positive integer in units of --meter [default: {}]",
         SnapshotPackRequest::default().budget
     ))]
@@ -37,10 +33,10 @@ pub struct PackArgs {
     ))]
     pub at: Option<String>,
     /// Budget unit: words, o200k, cl100k, chars or approx.
-    #[arg(long, default_value_t = SnapshotPackRequest::default().meter, value_parser = parse_meter)]
+    #[arg(long, default_value_t = SnapshotPackRequest::default().meter, value_parser = parse::<Meter>)]
     pub meter: Meter,
     /// Selection policy: coverage, diverse (citation-diverse-v2), prefix or skip.
-    #[arg(long, default_value_t = SnapshotPackRequest::default().selector, value_parser = parse_selector)]
+    #[arg(long, default_value_t = SnapshotPackRequest::default().selector, value_parser = parse::<Selector>)]
     pub selector: Selector,
     /// How many retrieval candidates are offered to selection.
     #[arg(long, default_value_t = SnapshotPackRequest::default().top_k)]
@@ -71,7 +67,7 @@ pub struct QueryArgs {
     #[arg(long, default_value_t = QueryRequest::default().top_k)]
     pub top_k: usize,
     /// The meter costs are shown in.
-    #[arg(long, default_value_t = QueryRequest::default().meter, value_parser = parse_meter)]
+    #[arg(long, default_value_t = QueryRequest::default().meter, value_parser = parse::<Meter>)]
     pub meter: Meter,
     /// Which repository and store.
     #[command(flatten)]
@@ -83,7 +79,7 @@ pub struct QueryArgs {
 
 /// The request `pack` asks for, after `--input` and the flags were reconciled.
 fn request(args: &PackArgs) -> Result<SnapshotPackRequest, Error> {
-    let mut request = SnapshotPackRequest {
+    let request = SnapshotPackRequest {
         scope: args.scope,
         meter: args.meter,
         selector: args.selector,
@@ -91,48 +87,20 @@ fn request(args: &PackArgs) -> Result<SnapshotPackRequest, Error> {
         ..SnapshotPackRequest::default()
     };
     let Some(input) = &args.input else {
-        request.goal = args.goal.clone().unwrap_or_default();
-        request.budget = args.budget.unwrap_or(request.budget);
-        request.at = args.at.clone().unwrap_or(request.at);
-        return Ok(request);
+        return Ok(SnapshotPackRequest {
+            goal: args.goal.clone().unwrap_or_default(),
+            budget: args.budget.unwrap_or(request.budget),
+            at: args.at.clone().unwrap_or(request.at.clone()),
+            ..request
+        });
     };
     if args.goal.is_some() || args.budget.is_some() || args.at.is_some() {
         return Err(Error::invalid(
             "--input cannot be combined with a positional goal, --budget or --at; put goal, budget and at in the JSON payload",
         ));
     }
-    let value: Value = serde_json::from_slice(&read_input(input)?)
-        .map_err(|e| Error::invalid_field("input", format!("not valid JSON: {e}")))?;
-    let Value::Object(obj) = value else {
-        return Err(Error::invalid_field(
-            "input",
-            "must be a JSON object {\"goal\", \"budget\"?, \"at\"?}",
-        ));
-    };
-    if let Some(key) = obj
-        .keys()
-        .find(|k| !["goal", "budget", "at"].contains(&k.as_str()))
-    {
-        return Err(Error::invalid_field(
-            "input",
-            format!("unknown key `{key}`; known keys: goal, budget, at"),
-        ));
-    }
-    match obj.get("goal") {
-        Some(Value::String(goal)) => request.goal.clone_from(goal),
-        None => {}
-        Some(_) => return Err(Error::invalid_field("input", "`goal` must be a string")),
-    }
-    match obj.get("budget") {
-        None | Some(Value::Null) => {}
-        Some(v) => request.budget = Budget::from_json(v)?,
-    }
-    match obj.get("at") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(at)) => request.at.clone_from(at),
-        Some(_) => return Err(Error::invalid_field("input", "`at` must be a string")),
-    }
-    Ok(request)
+    let payload = PackPayload::parse(&read_input(input, MAX_PAYLOAD_BYTES, None)?)?;
+    Ok(payload.apply(request))
 }
 
 /// Runs `ctxpack pack`.
@@ -147,7 +115,7 @@ pub fn run(args: &PackArgs) -> Result<String, Error> {
         },
     )?;
     if let Some(indexed) = &built.indexed {
-        note(&format!("{}\n", summary(indexed)));
+        note(&format!("{indexed}\n"));
     }
     recorded(&built.recorded);
     Ok(render(&built.pack, &rendering))
@@ -164,31 +132,5 @@ pub fn query(args: &QueryArgs) -> Result<String, Error> {
     if args.format == "json" {
         return Ok(format!("{}\n", hits.to_json()));
     }
-    let mut out = String::new();
-    let _ = writeln!(out, "goal: {}", args.goal.replace('\n', " "));
-    let _ = writeln!(out, "snapshot: {}", hits.snapshot_sha);
-    for h in &hits.hits {
-        let symbol = h
-            .symbol
-            .as_deref()
-            .map(|s| format!("  [{s}]"))
-            .unwrap_or_default();
-        let b = &h.score_breakdown;
-        let _ = writeln!(
-            out,
-            "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; prior {:.2})  ({} {}){symbol}",
-            h.rank,
-            h.citation,
-            h.score,
-            b.chunk,
-            b.text,
-            b.path,
-            b.symbol,
-            b.file,
-            b.prior,
-            h.tokens,
-            args.meter
-        );
-    }
-    Ok(out)
+    Ok(hits.to_string())
 }

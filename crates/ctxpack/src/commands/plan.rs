@@ -8,7 +8,7 @@ use ctxpack_api::plan::{Event, PlanRun, PlanRunRequest, PlanSource, StepKind, ch
 use ctxpack_api::{Error, ErrorKind, Format, RenderOptions, View, pack_json, render};
 use serde_json::json;
 
-use crate::cli::{Location, parse};
+use crate::args::{Location, parse, parse_format_among};
 use crate::output::note;
 
 /// The `ctxpack plan` subcommands.
@@ -62,14 +62,7 @@ pub struct CheckArgs {
 }
 
 fn parse_plan_format(s: &str) -> Result<Format, String> {
-    match s {
-        "text" => Ok(Format::Text),
-        "json" => Ok(Format::Json),
-        "markdown" => Ok(Format::Markdown),
-        other => Err(format!(
-            "unknown plan format `{other}`: expected one of text, json, markdown"
-        )),
-    }
+    parse_format_among(s, &[Format::Text, Format::Json, Format::Markdown])
 }
 
 impl PlanCommand {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use ctxpack_api::{Access, Budget, Error, Meter, SelectRequest, Selector, Workspace, render};
 
-use crate::cli::{OutputArgs, parse_budget, parse_meter, parse_selector};
-use crate::output::{read_input, recorded};
+use crate::args::{OutputArgs, parse};
+use crate::output::{MAX_CANDIDATES_BYTES, read_input, recorded};
 
 /// Options of `ctxpack select`.
 #[derive(Debug, Args)]
@@ -18,13 +18,13 @@ pub struct SelectArgs {
     #[arg(long, default_value_t = SelectRequest::default().goal)]
     goal: String,
     /// The hard budget, a positive integer in units of --meter.
-    #[arg(long, default_value_t = SelectRequest::default().budget, value_parser = parse_budget, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = SelectRequest::default().budget, value_parser = parse::<Budget>, allow_negative_numbers = true)]
     budget: Budget,
     /// Budget unit: o200k, cl100k, words, chars or approx.
-    #[arg(long, default_value_t = SelectRequest::default().meter, value_parser = parse_meter)]
+    #[arg(long, default_value_t = SelectRequest::default().meter, value_parser = parse::<Meter>)]
     meter: Meter,
     /// Selection policy: coverage, diverse, prefix or skip.
-    #[arg(long, default_value_t = SelectRequest::default().selector, value_parser = parse_selector)]
+    #[arg(long, default_value_t = SelectRequest::default().selector, value_parser = parse::<Selector>)]
     selector: Selector,
     /// Record the pack in the ledger of this store directory (by default `select` records
     /// nothing: it has no repository).
@@ -37,7 +37,7 @@ pub struct SelectArgs {
 
 /// Runs `ctxpack select`.
 pub fn run(args: &SelectArgs) -> Result<String, Error> {
-    let input = read_input(&args.input)?;
+    let input = read_input(&args.input, MAX_CANDIDATES_BYTES, None)?;
     let request = SelectRequest {
         goal: args.goal.clone(),
         budget: args.budget,

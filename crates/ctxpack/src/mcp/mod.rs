@@ -19,6 +19,9 @@
 //! - **Confinement.** Paths given to tools must stay inside the repository root and the store
 //!   directory the server was started for.
 
+pub mod framing;
+mod schema;
+mod stdio;
 mod tools;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -31,10 +34,10 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::cli::Location;
+use crate::args::Location;
 
 /// Options of `ctxpack mcp`.
 #[derive(Debug, Args)]
@@ -94,11 +97,6 @@ impl Server {
             caller: Some("mcp".into()),
         })?;
         Ok(Server { scope, workspace })
-    }
-
-    /// Its scope.
-    pub fn scope(&self) -> Scope {
-        self.scope
     }
 
     /// The workspace it serves.
@@ -233,6 +231,9 @@ fn hint(hint: &Hint) -> Option<String> {
             "another process is writing the store: try again when it is done".into()
         }
         Hint::RebuildStore => "ask the user to run `ctxpack index --rebuild`".into(),
+        Hint::UpgradeCtxpack => {
+            "the store was written by a newer ctxpack: ask the user to upgrade ctxpack".into()
+        }
         Hint::RepairRepository => {
             "the repository is missing objects; ask the user to run `git fsck`".into()
         }
@@ -325,17 +326,11 @@ pub fn run(args: &McpArgs) -> Result<String, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
-    let served = runtime.block_on(async move {
-        let service = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| format!("the MCP session did not start: {e}"))?;
-        service
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("the MCP session ended abnormally: {e}"))
-    });
+    let served = runtime.block_on(stdio::serve(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    ));
     // A read of stdin that never returns must not keep the process alive after the session.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     served.map_err(|message| Error::new(ErrorKind::Internal, message))?;

@@ -2,6 +2,8 @@
 
 mod docs;
 mod eval;
+mod framing;
+mod identity;
 mod ledger;
 mod mcp;
 mod pack;

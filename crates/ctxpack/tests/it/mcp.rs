@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ctxpack::cli::Location;
+use ctxpack::args::Location;
 use ctxpack::mcp::{Scope, Server, guarded};
 use ctxpack_api::{Control, Error};
 use serde_json::{Value, json};
@@ -766,13 +766,13 @@ fn a_panic_is_an_internal_tool_error() {
 }
 
 /// A `ctxpack mcp` process driven with raw JSON-RPC lines.
-struct Raw {
-    child: std::process::Child,
+pub(crate) struct Raw {
+    pub(crate) child: std::process::Child,
     stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl Raw {
-    fn start(args: &[&str]) -> Raw {
+    pub(crate) fn start(args: &[&str]) -> Raw {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
             .arg("mcp")
             .args(args)
@@ -785,20 +785,20 @@ impl Raw {
         Raw { child, stdout }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         let stdin = self.child.stdin.as_mut().expect("piped");
         stdin.write_all(line.as_bytes()).expect("write");
         stdin.write_all(b"\n").expect("write");
         stdin.flush().expect("flush");
     }
 
-    fn receive(&mut self) -> Value {
+    pub(crate) fn receive(&mut self) -> Value {
         let mut line = String::new();
         self.stdout.read_line(&mut line).expect("read");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC: {line:?}: {e}"))
     }
 
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
         );
@@ -807,7 +807,7 @@ impl Raw {
         reply
     }
 
-    fn initialize(&mut self) -> Value {
+    pub(crate) fn initialize(&mut self) -> Value {
         let reply = self.request(
             0,
             "initialize",
@@ -820,7 +820,7 @@ impl Raw {
 
     /// Closes stdin and waits; returns whether the server exited 0 and whatever else it
     /// wrote to stdout.
-    fn finish(mut self) -> (bool, String) {
+    pub(crate) fn finish(mut self) -> (bool, String) {
         drop(self.child.stdin.take());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.stdout, &mut rest).expect("read");
@@ -851,10 +851,13 @@ fn raw_json_rpc_over_stdio() {
         .collect();
     assert_eq!(names, READ_TOOLS);
 
-    // Garbage is ignored; a well-formed but invalid request is answered with an error.
+    // Garbage is a parse error; a well-formed but invalid request is invalid params.
     server.send("{not json");
+    let reply = server.receive();
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    assert_eq!(reply["id"], Value::Null, "{reply}");
     let reply = server.request(2, "tools/call", json!({"name": 42}));
-    assert!(reply["error"]["code"].is_i64(), "{reply}");
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
     let reply = server.request(3, "tools/call", json!({"name": "index", "arguments": {}}));
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
 
@@ -886,6 +889,168 @@ fn raw_json_rpc_over_stdio() {
     assert!(
         !f.repo.join(".ctxpack").exists(),
         "read scope wrote a store"
+    );
+}
+
+/// Every probe of a malformed message, in one session: each gets its JSON-RPC error (with
+/// `"id": null` when the id cannot be read) and the server answers the next request.
+#[test]
+fn malformed_messages_are_answered_and_the_server_keeps_serving() {
+    let f = Fixture::new();
+    let repo = f.repo.to_str().expect("UTF-8");
+    let mut server = Raw::start(&["--cwd", repo]);
+    // Before initialize: a notification is ignored (not fatal), a request is refused.
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let early = server.request(1, "tools/list", json!({}));
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("initialize")),
+        "{early}"
+    );
+    server.initialize();
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let long = format!("{{\"x\":\"{}\"}}", "a".repeat(17 * 1024 * 1024));
+    let probes: Vec<(&str, Vec<u8>, i64)> = vec![
+        ("text", b"hello there".to_vec(), -32700),
+        (
+            "truncated",
+            br#"{"jsonrpc":"2.0","id":9,"method":"ping""#.to_vec(),
+            -32700,
+        ),
+        (
+            "invalid UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"p\xffing\"}".to_vec(),
+            -32700,
+        ),
+        (
+            "a NUL byte",
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"p\0ing\"}".to_vec(),
+            -32700,
+        ),
+        (
+            "two messages on one line",
+            br#"{"jsonrpc":"2.0","id":9,"method":"ping"}{"jsonrpc":"2.0","id":10,"method":"ping"}"#
+                .to_vec(),
+            -32700,
+        ),
+        ("nested 10,000 deep", deep.into_bytes(), -32700),
+        (
+            "a lone surrogate",
+            br#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"_meta":{"x":"\ud800"}}}"#
+                .to_vec(),
+            -32700,
+        ),
+        ("a line over 16 MiB", long.into_bytes(), -32700),
+    ];
+    for (n, (name, line, code)) in probes.into_iter().enumerate() {
+        let stdin = server.child.stdin.as_mut().expect("piped");
+        stdin.write_all(&line).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+        let reply = server.receive();
+        assert_eq!(reply["error"]["code"], code, "{name}: {reply}");
+        assert_eq!(reply["id"], Value::Null, "{name}: {reply}");
+        // And the server still serves.
+        let id = 100 + n as u64;
+        let pong = server.request(id, "ping", json!({}));
+        assert!(pong["result"].is_object(), "{name}: then {pong}");
+    }
+    let params: &[(&str, Value)] = &[
+        (
+            "arguments as text",
+            json!({"name": "status", "arguments": "{}"}),
+        ),
+        (
+            "arguments as an array",
+            json!({"name": "status", "arguments": [1]}),
+        ),
+        ("no name", json!({"arguments": {}})),
+    ];
+    for (n, (name, params)) in params.iter().enumerate() {
+        let reply = server.request(200 + n as u64, "tools/call", params.clone());
+        assert_eq!(reply["error"]["code"], -32602, "{name}: {reply}");
+    }
+    let reply = server.request(300, "tools/list", json!({"cursor": "page-2"}));
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    // `null` for an optional argument means absent.
+    let reply = server.request(
+        301,
+        "tools/call",
+        json!({"name": "query", "arguments": {"goal": "budget", "at": null, "top_k": null}}),
+    );
+    assert_eq!(
+        reply["result"]["structuredContent"]["error"]["exitCode"], 3,
+        "{reply}"
+    );
+    let (ok, rest) = server.finish();
+    assert!(ok && rest.is_empty(), "{rest}");
+}
+
+#[test]
+fn index_reports_progress_when_the_call_carries_a_token() {
+    let f = Fixture::new();
+    let repo = f.repo.to_str().expect("UTF-8");
+    let mut server = Raw::start(&["--cwd", repo, "--scope", "write"]);
+    server.initialize();
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "index", "arguments": {}, "_meta": {"progressToken": "p-7"}}})
+        .to_string(),
+    );
+    let mut progress = Vec::new();
+    let reply = loop {
+        let message = server.receive();
+        if message["method"] == "notifications/progress" {
+            progress.push(message["params"].clone());
+        } else {
+            break message;
+        }
+    };
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert!(
+        !progress.is_empty(),
+        "no progress notification before the result"
+    );
+    assert!(
+        progress.iter().all(|p| p["progressToken"] == "p-7"),
+        "{progress:?}"
+    );
+    let phases: Vec<&str> = progress
+        .iter()
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    for phase in ["reading", "writing"] {
+        assert!(phases.contains(&phase), "no {phase} progress in {phases:?}");
+    }
+    // Without a token, no notification: the next message is the result.
+    let reply = server.request(8, "tools/call", json!({"name": "status", "arguments": {}}));
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    let (ok, _) = server.finish();
+    assert!(ok);
+}
+
+#[test]
+fn a_cancelled_index_writes_no_snapshot() {
+    let f = Fixture::new();
+    let write = f.server(Scope::Write);
+    let control = Control::new();
+    control.canceller().cancel();
+    let result = write
+        .call("index", Some(serde_json::Map::new()), &control)
+        .expect("listed");
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let envelope = result.structured_content.expect("structured");
+    let message = envelope["error"]["message"].as_str().expect("message");
+    assert!(message.contains("cancelled"), "{message}");
+    let status = call(&write, "status", json!({})).json();
+    assert_eq!(status["headIndexed"], false, "{status}");
+    // Not cancelled, the same call indexes.
+    assert_eq!(
+        call(&write, "index", json!({})).json()["sha"],
+        f.head.as_str()
     );
 }
 

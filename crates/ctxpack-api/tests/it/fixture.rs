@@ -1,0 +1,103 @@
+//! Real git repositories built with `git`, and workspaces over them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ctxpack_api::{Access, Workspace, WorkspaceOptions};
+
+/// A temporary git repository.
+pub struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// An empty repository on branch `main`.
+    pub fn new() -> Fixture {
+        let fixture = Fixture {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        fixture.git(&["init", "-q", "-b", "main"]);
+        fixture.git(&["config", "user.name", "Test"]);
+        fixture.git(&["config", "user.email", "test@example.invalid"]);
+        fixture.git(&["config", "commit.gpgsign", "false"]);
+        fixture
+    }
+
+    /// The repository root (canonical).
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().canonicalize().expect("canonical temp dir")
+    }
+
+    /// The default store directory.
+    pub fn store(&self) -> PathBuf {
+        self.path().join(".ctxpack")
+    }
+
+    /// Runs git in the repository and returns its trimmed stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    }
+
+    /// Writes a file (creating its directories).
+    pub fn write(&self, path: &str, text: &str) {
+        let full: PathBuf = self.dir.path().join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(full, text).expect("write");
+    }
+
+    /// Commits everything and returns the new HEAD.
+    pub fn commit(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    /// A read-write workspace over the repository and its default store.
+    pub fn workspace(&self) -> Workspace {
+        self.workspace_with(Access::ReadWrite, None)
+    }
+
+    /// A workspace with the given access and store.
+    pub fn workspace_with(&self, access: Access, store: Option<&Path>) -> Workspace {
+        Workspace::open(WorkspaceOptions {
+            cwd: self.path(),
+            store: store.map(Path::to_owned),
+            access,
+            caller: None,
+        })
+        .expect("the workspace opens")
+    }
+}
+
+/// Source of a small Rust file about budgets.
+pub const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n";
+/// A README.
+pub const README: &str = "# Demo\n\nA tiny project about cakes and recipes.\n";
+/// A config file with a secret in it.
+pub const CONFIG: &str = "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nregion = eu-west-1\n";
+
+/// A small project with code, a README, a secret and a binary, committed once.
+pub fn project() -> (Fixture, String) {
+    let f = Fixture::new();
+    f.write("src/budget.rs", BUDGET_RS);
+    f.write("README.md", README);
+    f.write("config.env", CONFIG);
+    f.write("assets/logo.bin", "\u{0}\u{1}binary");
+    let sha = f.commit("first");
+    (f, sha)
+}

@@ -1,0 +1,153 @@
+//! The layering rule: the API and every crate below it depend on no command-line, protocol,
+//! terminal or async crate. Checked on the resolved dependency graph (`cargo metadata`),
+//! following normal and build dependencies (not dev-dependencies, which only tests use).
+
+use std::collections::{BTreeSet, HashMap};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Crates only front ends may use.
+const FRONT_END_ONLY: &[&str] = &[
+    "clap",
+    "clap_builder",
+    "clap_complete",
+    "clap_mangen",
+    "rmcp",
+    "indicatif",
+    "console",
+    "axum",
+    "hyper",
+    "tokio",
+    "tower",
+];
+
+/// The workspace's library crates, from the API down.
+const LIBRARIES: &[&str] = &[
+    "ctxpack-api",
+    "ctxpack-core",
+    "ctxpack-meter",
+    "ctxpack-store",
+    "ctxpack-index",
+    "ctxpack-docs",
+    "ctxpack-plan",
+];
+
+/// The resolved dependency graph of the workspace.
+struct Graph {
+    metadata: Value,
+}
+
+impl Graph {
+    fn load() -> Graph {
+        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+        let out = Command::new(env!("CARGO"))
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--locked",
+                "--manifest-path",
+                manifest,
+            ])
+            .output()
+            .expect("cargo metadata runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Graph {
+            metadata: serde_json::from_slice(&out.stdout).expect("metadata is JSON"),
+        }
+    }
+
+    /// The names of every package `root` reaches through normal and build dependencies.
+    fn reached(&self, root: &str) -> BTreeSet<&str> {
+        let names: HashMap<&str, &str> = self.metadata["packages"]
+            .as_array()
+            .expect("packages")
+            .iter()
+            .map(|p| {
+                (
+                    p["id"].as_str().expect("id"),
+                    p["name"].as_str().expect("name"),
+                )
+            })
+            .collect();
+        let nodes: HashMap<&str, &Value> = self.metadata["resolve"]["nodes"]
+            .as_array()
+            .expect("a resolved graph")
+            .iter()
+            .map(|n| (n["id"].as_str().expect("id"), n))
+            .collect();
+        let start = names
+            .iter()
+            .find(|(_, name)| **name == root)
+            .map(|(id, _)| *id)
+            .unwrap_or_else(|| panic!("{root} is in the graph"));
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![start];
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            for dep in nodes[id]["deps"].as_array().expect("deps") {
+                let runtime = dep["dep_kinds"]
+                    .as_array()
+                    .expect("dep kinds")
+                    .iter()
+                    .any(|k| k["kind"].as_str() != Some("dev"));
+                if runtime {
+                    stack.push(dep["pkg"].as_str().expect("pkg"));
+                }
+            }
+        }
+        seen.iter().map(|id| names[id]).collect()
+    }
+}
+
+#[test]
+fn the_api_and_the_crates_below_it_use_no_front_end_crate() {
+    let graph = Graph::load();
+    for library in LIBRARIES {
+        let reached = graph.reached(library);
+        let forbidden: Vec<&str> = FRONT_END_ONLY
+            .iter()
+            .copied()
+            .filter(|c| reached.contains(c))
+            .collect();
+        assert!(
+            forbidden.is_empty(),
+            "{library} depends on front-end crates {forbidden:?}"
+        );
+    }
+    // The walk is real: the front end reaches the API and the front-end crates it adapts.
+    let front_end = graph.reached("ctxpack");
+    for expected in ["ctxpack-api", "clap", "rmcp", "indicatif", "tokio"] {
+        assert!(front_end.contains(expected), "ctxpack reaches {expected}");
+    }
+}
+
+#[test]
+fn the_front_end_depends_on_the_api_alone_among_the_workspace_crates() {
+    let graph = Graph::load();
+    let packages = graph.metadata["packages"].as_array().expect("packages");
+    let cli = packages
+        .iter()
+        .find(|p| p["name"] == "ctxpack")
+        .expect("the ctxpack package");
+    let workspace: BTreeSet<&str> = cli["dependencies"]
+        .as_array()
+        .expect("dependencies")
+        .iter()
+        .filter(|d| {
+            d["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("ctxpack-"))
+        })
+        .filter(|d| d["kind"].is_null())
+        .map(|d| d["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(workspace, BTreeSet::from(["ctxpack-api"]));
+}

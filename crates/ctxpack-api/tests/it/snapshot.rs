@@ -1,0 +1,888 @@
+//! Indexing, status, raw retrieval and snapshot packs in process, on real git repositories
+//! built with `git`: exact snapshots only, typed faults of the store and the repository,
+//! awkward trees, shallow clones, the writer lock, progress and cancellation.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use ctxpack_api::{
+    Access, Ancestor, Budget, Control, Error, ErrorKind, Format, Hint, IndexRequest, IndexSummary,
+    Pack, PackOptions, PackScope, Progress, QueryRequest, RenderOptions, SnapshotInfo,
+    SnapshotPackRequest, View, Warning, Workspace, WorkspaceOptions, pack_json, render,
+};
+use serde_json::Value;
+
+use crate::fixture::{BUDGET_RS, Fixture, project};
+
+/// A request for `goal` at HEAD with ctxpack's defaults.
+fn request(goal: &str) -> SnapshotPackRequest {
+    SnapshotPackRequest {
+        goal: goal.into(),
+        ..SnapshotPackRequest::default()
+    }
+}
+
+/// A request for `goal` at the commit `at`.
+fn request_at(goal: &str, at: &str) -> SnapshotPackRequest {
+    SnapshotPackRequest {
+        at: at.into(),
+        ..request(goal)
+    }
+}
+
+/// Builds a snapshot pack without recording it.
+fn try_pack(workspace: &Workspace, request: &SnapshotPackRequest) -> Result<Pack, Error> {
+    workspace
+        .snapshot_pack(request, &PackOptions::default())
+        .map(|built| built.pack)
+}
+
+/// Builds a snapshot pack that must succeed.
+fn pack(workspace: &Workspace, request: &SnapshotPackRequest) -> Pack {
+    try_pack(workspace, request)
+        .unwrap_or_else(|e| panic!("packing {:?} at {}: {e}", request.goal, request.at))
+}
+
+/// Indexes HEAD, which must succeed.
+fn index(workspace: &Workspace) -> IndexSummary {
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("HEAD indexes")
+}
+
+/// The citations of a pack's hits, in pack order.
+fn citations(pack: &Pack) -> Vec<&str> {
+    pack.hits
+        .iter()
+        .map(|h| h.candidate.citation.as_str())
+        .collect()
+}
+
+/// Asserts the counter invariants every pack keeps, and that `used` fits the budget.
+fn assert_counters(pack: &Pack) {
+    let c = &pack.counters;
+    assert_eq!(
+        c.unique_citations,
+        pack.hits.len() + c.budget_rejected_hits,
+        "{c:?}"
+    );
+    assert_eq!(
+        c.candidate_hits,
+        c.unique_citations + c.duplicate_citations_skipped,
+        "{c:?}"
+    );
+    assert!(
+        pack.used <= pack.budget.get(),
+        "{} > {}",
+        pack.used,
+        pack.budget
+    );
+}
+
+/// Runs git in `dir` with no user or system configuration (commits need no identity) and
+/// returns its trimmed stdout.
+fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .trim()
+        .to_owned()
+}
+
+/// A workspace over the repository (or plain directory) at `dir` and its default store.
+fn workspace_at(dir: &Path) -> Workspace {
+    Workspace::open(WorkspaceOptions {
+        cwd: dir.to_owned(),
+        ..WorkspaceOptions::default()
+    })
+    .expect("the workspace opens")
+}
+
+#[test]
+fn a_missing_snapshot_is_not_indexed_until_indexed() {
+    let (f, sha) = project();
+    let workspace = f.workspace();
+    let error = try_pack(&workspace, &request("budget")).expect_err("nothing is indexed");
+    assert_eq!(error.kind(), ErrorKind::NotIndexed);
+    assert!(
+        error
+            .message()
+            .contains(&format!("snapshot {sha} is not indexed")),
+        "{error}"
+    );
+    assert_eq!(
+        error.hint(),
+        Some(&Hint::IndexCommit {
+            sha: sha.clone(),
+            nearest: None
+        })
+    );
+
+    let summary = index(&workspace);
+    assert_eq!(summary.sha, sha);
+    assert!(!summary.already_indexed);
+    assert_eq!(
+        (summary.files, summary.processed, summary.reused),
+        (4, 4, 0)
+    );
+    assert_eq!(summary.skipped, BTreeMap::from([("binary".to_owned(), 1)]));
+
+    let pack = pack(&workspace, &request("how is the budget enforced"));
+    assert_eq!(
+        pack.snapshot,
+        Some(SnapshotInfo {
+            requested_ref: "HEAD".into(),
+            resolved_sha: sha.clone(),
+            selection: "exact".into(),
+            status: "indexed".into(),
+            branch: Some("main".into()),
+            detached: false,
+            worktree_dirty: false,
+        })
+    );
+    assert_eq!(pack.budget.get(), 1200);
+    // ctxpack's default selector is its own, measured better than seed 000's.
+    assert_eq!(pack.selector.strategy(), "coverage-v1");
+    assert_counters(&pack);
+    let first = citations(&pack)[0];
+    assert!(first.starts_with("src/budget.rs#L"), "{first}");
+    assert!(first.ends_with(&format!("@{}", &sha[..7])), "{first}");
+    // The canonical JSON names the snapshot the same way.
+    let json = pack_json(&pack, View::Default);
+    assert_eq!(json["snapshotSha"], Value::String(sha.clone()));
+    assert_eq!(json["snapshot"]["resolvedSha"], Value::String(sha));
+    assert_eq!(json["snapshot"]["requestedRef"], "HEAD");
+    assert_eq!(json["selection"]["strategy"], "coverage-v1");
+}
+
+#[test]
+fn incremental_index_and_ancestor_guidance() {
+    let (f, first) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    f.write(
+        "src/budget.rs",
+        &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
+    );
+    let second = f.commit("second");
+    // The ancestor is guidance, never packed automatically.
+    let error = try_pack(&workspace, &request("budget")).expect_err("HEAD is not indexed");
+    assert_eq!(error.kind(), ErrorKind::NotIndexed);
+    assert_eq!(
+        error.hint(),
+        Some(&Hint::IndexCommit {
+            sha: second.clone(),
+            nearest: Some(Ancestor {
+                sha: first.clone(),
+                distance: 1
+            }),
+        })
+    );
+
+    let summary = index(&workspace);
+    assert_eq!(summary.sha, second);
+    assert_eq!(summary.processed, 1, "only the changed blob is processed");
+    assert_eq!(summary.reused, 3);
+    let json = summary.to_json();
+    assert_eq!(
+        (&json["processed"], &json["reused"]),
+        (&1.into(), &3.into())
+    );
+    let again = index(&workspace);
+    assert!(again.already_indexed);
+    assert_eq!((again.processed, again.reused), (0, 0));
+
+    // Both snapshots stay packable; the old one by prefix.
+    let old = pack(&workspace, &request_at("budget", &first[..8]));
+    let snapshot = old.snapshot.as_ref().expect("a snapshot pack");
+    assert_eq!(snapshot.resolved_sha, first);
+    assert_eq!(snapshot.requested_ref, first[..8]);
+    assert!(
+        !old.hits[0].candidate.text.contains("cost > 0"),
+        "the old snapshot has the old text"
+    );
+    let new = pack(&workspace, &request("budget"));
+    assert!(new.hits[0].candidate.text.contains("cost > 0"));
+}
+
+#[test]
+fn references_are_strict() {
+    let (f, sha) = project();
+    f.git(&["tag", "v1.0"]);
+    let workspace = f.workspace();
+    index(&workspace);
+    let blob = f.git(&["rev-parse", "HEAD:src/budget.rs"]);
+    let upper = sha.to_uppercase();
+    // Branches, tags, revision syntax, short or non-hex strings, unknown prefixes and objects
+    // that are not commits are refused as the field `at`.
+    let refused = [
+        "main", "v1.0", "HEAD~1", "HEAD^", "abc", "zzzzzzz", "@", "", "0000000", &blob,
+    ];
+    for at in refused {
+        let error = try_pack(&workspace, &request_at("budget", at)).expect_err(at);
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{at:?}: {error}");
+        assert_eq!(error.field(), Some("at"), "{at:?}: {error}");
+        let error = workspace
+            .query(&QueryRequest {
+                goal: "budget".into(),
+                at: at.to_owned(),
+                ..QueryRequest::default()
+            })
+            .expect_err(at);
+        assert_eq!(
+            error.kind(),
+            ErrorKind::InvalidInput,
+            "query {at:?}: {error}"
+        );
+    }
+    for at in ["HEAD", sha.as_str(), upper.as_str(), &sha[..7]] {
+        let pack = pack(&workspace, &request_at("budget", at));
+        let snapshot = pack.snapshot.expect("a snapshot pack");
+        assert_eq!(snapshot.resolved_sha, sha, "{at}");
+        assert_eq!(snapshot.requested_ref, at, "{at}");
+    }
+}
+
+#[test]
+fn requests_are_checked_field_by_field() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    // (request, the field at fault)
+    let cases: Vec<(SnapshotPackRequest, &str)> = vec![
+        (request(""), "goal"),
+        (request("   "), "goal"),
+        (
+            SnapshotPackRequest {
+                top_k: 0,
+                ..request("budget")
+            },
+            "top_k",
+        ),
+    ];
+    for (request, field) in cases {
+        let error = try_pack(&workspace, &request).expect_err(field);
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{request:?}");
+        assert_eq!(error.field(), Some(field), "{request:?}");
+    }
+    for goal in ["", " \n"] {
+        let error = workspace
+            .query(&QueryRequest {
+                goal: goal.into(),
+                ..QueryRequest::default()
+            })
+            .expect_err("an empty goal");
+        assert_eq!(error.field(), Some("goal"));
+    }
+    let error = workspace
+        .index(
+            &IndexRequest {
+                max_file_bytes: 0,
+                ..IndexRequest::default()
+            },
+            &Control::new(),
+        )
+        .expect_err("no file fits in 0 bytes");
+    assert_eq!(error.field(), Some("max_file_bytes"));
+    // Scopes and budgets are checked where they are made.
+    let error = "bogus".parse::<PackScope>().expect_err("an unknown scope");
+    assert_eq!(
+        (error.kind(), error.field()),
+        (ErrorKind::InvalidInput, Some("scope"))
+    );
+    for budget in [0, 1 << 53] {
+        assert!(Budget::new(budget).is_err(), "{budget}");
+    }
+    assert!(Budget::new((1 << 53) - 1).is_ok());
+}
+
+#[test]
+fn a_dirty_worktree_warns_and_the_pack_reads_the_commit() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    f.write(
+        "src/budget.rs",
+        "pub fn enforce_budget() { uncommitted_change() }\n",
+    );
+    let pack = pack(&workspace, &request("enforce budget"));
+    assert!(pack.snapshot.as_ref().expect("snapshot").worktree_dirty);
+    assert_eq!(pack.warnings, [Warning::DirtyWorktree]);
+    assert!(
+        Warning::DirtyWorktree
+            .to_string()
+            .starts_with("worktree has uncommitted changes")
+    );
+    let json = pack_json(&pack, View::Full).to_string();
+    assert!(!json.contains("uncommitted_change"), "{json}");
+    assert!(json.contains("worktree has uncommitted changes"), "{json}");
+    assert!(
+        json.contains("cost <= remaining"),
+        "the committed text: {json}"
+    );
+}
+
+#[test]
+fn secrets_are_masked_and_counted() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    let pack = pack(&workspace, &request("aws access key region"));
+    for format in Format::ALL {
+        let out = render(
+            &pack,
+            &RenderOptions {
+                format,
+                view: View::Full,
+                pretty: false,
+            },
+        );
+        assert!(!out.contains("AKIAIOSFODNN7EXAMPLE"), "{format}: {out}");
+        assert!(out.contains("[REDACTED:"), "{format}: {out}");
+    }
+    assert!(pack.redactions.total() >= 1, "{:?}", pack.redactions);
+}
+
+#[test]
+fn nothing_fits_warning_and_detached_head() {
+    let (f, sha) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    f.git(&["checkout", "-q", "--detach", &sha]);
+    let pack = pack(
+        &workspace,
+        &SnapshotPackRequest {
+            budget: Budget::new(1).expect("valid"),
+            ..request("budget")
+        },
+    );
+    let snapshot = pack.snapshot.as_ref().expect("a snapshot pack");
+    assert!(snapshot.detached);
+    assert_eq!(snapshot.branch, None);
+    assert!(pack.hits.is_empty());
+    assert_eq!(pack.used, 0);
+    assert_eq!(pack.warnings, [Warning::NoCompleteHitFits]);
+    assert_eq!(
+        Warning::NoCompleteHitFits.to_string(),
+        "context pack budget admitted no complete hit"
+    );
+    assert_counters(&pack);
+}
+
+#[test]
+fn outside_a_repository_is_invalid_input() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let workspace = workspace_at(empty.path());
+    let failures: [(&str, Error); 3] = [
+        (
+            "pack",
+            try_pack(&workspace, &request("g")).expect_err("no repository"),
+        ),
+        (
+            "index",
+            workspace
+                .index(&IndexRequest::default(), &Control::new())
+                .expect_err("no repository"),
+        ),
+        ("status", workspace.status().expect_err("no repository")),
+    ];
+    for (what, error) in failures {
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{what}: {error}");
+    }
+    assert!(
+        !empty.path().join(".ctxpack").exists(),
+        "nothing is created"
+    );
+}
+
+#[test]
+fn a_damaged_store_is_typed_and_rebuilt() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    let store = f.store();
+    let rebuild = IndexRequest {
+        rebuild: true,
+        ..IndexRequest::default()
+    };
+    let damaged = |what: &str| {
+        let error = try_pack(&workspace, &request("budget")).expect_err(what);
+        assert_eq!(error.kind(), ErrorKind::Damaged, "{what}: {error}");
+        assert_eq!(error.hint(), Some(&Hint::RebuildStore), "{what}");
+    };
+
+    // A deleted lexical index: damaged, and a rebuild restores it from the stored chunks.
+    std::fs::remove_dir_all(store.join("lexical")).expect("rm");
+    damaged("a deleted lexical index");
+    let summary = workspace
+        .index(&rebuild, &Control::new())
+        .expect("rebuilds");
+    assert_eq!(summary.moved_aside, None);
+    assert!(citations(&pack(&workspace, &request("budget")))[0].starts_with("src/budget.rs"));
+
+    // A garbage database: rebuilding moves it aside (nothing is deleted) and starts afresh.
+    let garbage = b"this is not sqlite at all, not even close......";
+    std::fs::write(store.join("ctxpack.sqlite"), garbage).expect("write");
+    let _ = std::fs::remove_file(store.join("ctxpack.sqlite-wal"));
+    let _ = std::fs::remove_file(store.join("ctxpack.sqlite-shm"));
+    damaged("a garbage database");
+    let summary = workspace
+        .index(&rebuild, &Control::new())
+        .expect("rebuilds");
+    let aside = summary.moved_aside.expect("the database was moved aside");
+    assert_eq!(
+        std::fs::read(&aside).expect("the old database is kept"),
+        garbage
+    );
+    assert!(!summary.already_indexed, "the store starts afresh");
+    assert_eq!(summary.files, 4);
+    assert!(citations(&pack(&workspace, &request("budget")))[0].starts_with("src/budget.rs"));
+}
+
+#[test]
+fn a_newer_store_format_is_refused() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite"))
+        .expect("open the store database");
+    conn.pragma_update(None, "user_version", 99)
+        .expect("set the format version");
+    drop(conn);
+    let error = try_pack(&workspace, &request("budget")).expect_err("a newer format");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+    assert!(error.message().contains("format version 99"), "{error}");
+    let error = workspace.status().expect_err("a newer format");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+}
+
+#[test]
+fn status_and_query() {
+    let (f, sha) = project();
+    let workspace = f.workspace();
+    let status = workspace.status().expect("status without a store");
+    assert!(!status.store_exists);
+    assert!(!status.head_indexed);
+    assert!(status.snapshots.is_empty());
+    assert_eq!(status.head.as_deref(), Some(sha.as_str()));
+    assert_eq!(status.branch.as_deref(), Some("main"));
+    assert_eq!(Path::new(&status.store), f.store());
+    assert!(!f.store().exists(), "status creates nothing");
+
+    index(&workspace);
+    let status = workspace.status().expect("status");
+    assert!(status.store_exists);
+    assert!(status.head_indexed);
+    assert!(!status.worktree_dirty);
+    let shas: Vec<&str> = status.snapshots.iter().map(|s| s.sha.as_str()).collect();
+    assert_eq!(shas, [sha.as_str()]);
+    assert_eq!(status.snapshots[0].files, 4);
+    assert_eq!(status.to_json()["headIndexed"], true);
+
+    let query = workspace
+        .query(&QueryRequest {
+            goal: "enforce budget".into(),
+            ..QueryRequest::default()
+        })
+        .expect("query");
+    assert_eq!(query.snapshot_sha, sha);
+    let hit = &query.hits[0];
+    assert_eq!(hit.rank, 1);
+    assert!(hit.citation.starts_with("src/budget.rs"), "{hit:?}");
+    assert_eq!(hit.path.as_deref(), Some("src/budget.rs"));
+    let b = hit.score_breakdown;
+    assert!(
+        (b.text + b.path + b.symbol - b.chunk).abs() < 1e-3,
+        "{hit:?}"
+    );
+    let ranks: Vec<usize> = query.hits.iter().map(|h| h.rank).collect();
+    assert_eq!(ranks, (1..=query.hits.len()).collect::<Vec<_>>());
+    // The canonical JSON names the breakdown as the front ends print it.
+    let json = query.to_json();
+    assert_eq!(json["snapshotSha"], Value::String(sha));
+    assert_eq!(json["meter"], "words");
+    let breakdown = &json["hits"][0]["scoreBreakdown"];
+    for part in ["text", "path", "symbol", "chunk", "file", "prior"] {
+        assert!(breakdown[part].is_number(), "{part}: {json}");
+    }
+}
+
+#[test]
+fn huge_top_k_is_bounded_by_the_index() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    let query = workspace
+        .query(&QueryRequest {
+            goal: "budget".into(),
+            top_k: usize::MAX,
+            ..QueryRequest::default()
+        })
+        .expect("a huge top_k");
+    assert!(!query.hits.is_empty());
+    let pack = pack(
+        &workspace,
+        &SnapshotPackRequest {
+            top_k: usize::MAX,
+            ..request("budget")
+        },
+    );
+    assert_counters(&pack);
+}
+
+#[test]
+fn index_if_missing_indexes_head_first() {
+    let (f, first) = project();
+    let workspace = f.workspace();
+    let options = PackOptions {
+        record: None,
+        index_if_missing: true,
+    };
+    // A read-only workspace may not index.
+    let error = f
+        .workspace_with(Access::ReadOnly, None)
+        .snapshot_pack(&request("budget"), &options)
+        .expect_err("read-only");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+    assert!(!f.store().exists());
+
+    let built = workspace
+        .snapshot_pack(&request("budget"), &options)
+        .expect("indexes and packs");
+    let indexed = built.indexed.expect("HEAD was indexed first");
+    assert_eq!(indexed.sha, first);
+    assert_eq!(built.pack.snapshot.expect("snapshot").resolved_sha, first);
+    // Already indexed: nothing more to do.
+    let built = workspace
+        .snapshot_pack(&request("budget"), &options)
+        .expect("packs");
+    assert_eq!(built.indexed, None);
+
+    // Only HEAD is indexed on the way; another commit must be indexed first.
+    f.write("src/more.rs", "fn more_budget() {}\n");
+    let second = f.commit("second");
+    f.git(&["checkout", "-q", "--detach", &first]);
+    let error = workspace
+        .snapshot_pack(&request_at("budget", &second), &options)
+        .expect_err("not HEAD");
+    assert_eq!(
+        (error.kind(), error.field()),
+        (ErrorKind::InvalidInput, Some("at"))
+    );
+}
+
+#[test]
+fn a_second_writer_is_refused_or_waits() {
+    let (f, first) = project();
+    let workspace = f.workspace();
+    index(&workspace);
+    let lock = ctxpack_store::WriterLock::acquire(&f.store(), false).expect("the lock is free");
+    f.write("more.rs", "fn more() {}\n");
+    let second = f.commit("more");
+    let error = workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect_err("the lock is held");
+    assert_eq!(error.kind(), ErrorKind::Busy, "{error}");
+    assert_eq!(error.hint(), Some(&Hint::WaitForWriter));
+    assert!(
+        error.message().contains(&format!(
+            "is being written by another process (pid {})",
+            std::process::id()
+        )),
+        "{error}"
+    );
+    // Readers are not blocked by the writer.
+    pack(&workspace, &request_at("budget", &first));
+    workspace.status().expect("status reads");
+    // A waiting writer proceeds once the lock is released.
+    let waiter = {
+        let workspace = workspace.clone();
+        std::thread::spawn(move || {
+            let wait = IndexRequest {
+                wait: true,
+                ..IndexRequest::default()
+            };
+            workspace.index(&wait, &Control::new())
+        })
+    };
+    // Give the waiter a chance to reach the lock; nothing here depends on how long it takes.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(
+        !waiter.is_finished(),
+        "a writer cannot finish while the lock is held"
+    );
+    drop(lock);
+    let summary = waiter
+        .join()
+        .expect("the waiter does not panic")
+        .expect("the waiter indexes once the lock is free");
+    assert_eq!(summary.sha, second);
+}
+
+#[test]
+fn awkward_trees_are_indexed_or_skipped_with_reasons() {
+    let f = Fixture::new();
+    let workspace = f.workspace();
+    // An empty repository has no snapshot to index.
+    let error = workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect_err("no commits");
+    assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
+    assert!(error.message().contains("no commits yet"), "{error}");
+
+    f.write(
+        "dir with spaces/naïve café.rs",
+        "fn café() { let budget = 1; }\n",
+    );
+    std::fs::write(f.path().join("latin1.txt"), b"caf\xe9 budget\n").expect("write");
+    std::fs::write(f.path().join("nul.txt"), b"budget\0budget\n").expect("write");
+    f.write("big.txt", &"budget line\n".repeat(20_000));
+    f.write("ignored/skip.rs", "fn budget() {}\n");
+    f.write(".ctxpackignore", "ignored/\n");
+    std::os::unix::fs::symlink("latin1.txt", f.path().join("link.txt")).expect("symlink");
+    // A submodule entry (a gitlink) without cloning anything.
+    f.write("seed.txt", "seed\n");
+    let seed = f.commit("seed");
+    f.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{seed},vendor/sub"),
+    ]);
+    f.git(&["commit", "-q", "-m", "awkward"]);
+    let summary = workspace
+        .index(
+            &IndexRequest {
+                max_file_bytes: 100_000,
+                ..IndexRequest::default()
+            },
+            &Control::new(),
+        )
+        .expect("an awkward tree indexes");
+    let expected: BTreeMap<String, u64> = [
+        "invalid_utf8",
+        "binary",
+        "too_large",
+        "ignored",
+        "symlink",
+        "submodule",
+    ]
+    .into_iter()
+    .map(|reason| (reason.to_owned(), 1))
+    .collect();
+    assert_eq!(summary.skipped, expected);
+    let pack = pack(&workspace, &request("café budget"));
+    let cites = citations(&pack);
+    assert!(
+        cites
+            .iter()
+            .any(|c| c.starts_with("dir with spaces/naïve café.rs#L1-L1@")),
+        "{cites:?}"
+    );
+}
+
+#[test]
+fn shallow_clone_indexes_and_guides_without_history() {
+    let (f, _) = project();
+    f.write("src/extra.rs", "fn extra_budget() {}\n");
+    let head = f.commit("second");
+    let clone = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", f.path().display());
+    let dest = clone.path().join("shallow");
+    git_in(
+        clone.path(),
+        &["clone", "-q", "--depth", "1", &url, "shallow"],
+    );
+    let workspace = workspace_at(&dest);
+    // Without history there is no ancestor to name, and no failure looking for one.
+    let error = try_pack(&workspace, &request("budget")).expect_err("not indexed");
+    assert_eq!(
+        error.hint(),
+        Some(&Hint::IndexCommit {
+            sha: head.clone(),
+            nearest: None
+        })
+    );
+    let summary = index(&workspace);
+    assert_eq!((summary.sha.as_str(), summary.files), (head.as_str(), 5));
+    let pack = pack(&workspace, &request("budget"));
+    assert!(!pack.hits.is_empty());
+    // A commit on top of the shallow root names it as the nearest indexed ancestor.
+    std::fs::write(dest.join("src/later.rs"), "fn later() {}\n").expect("write");
+    git_in(&dest, &["add", "-A"]);
+    git_in(&dest, &["commit", "-q", "-m", "later"]);
+    let later = git_in(&dest, &["rev-parse", "HEAD"]);
+    let error = try_pack(&workspace, &request("budget")).expect_err("not indexed");
+    assert_eq!(
+        error.hint(),
+        Some(&Hint::IndexCommit {
+            sha: later,
+            nearest: Some(Ancestor {
+                sha: head,
+                distance: 1
+            }),
+        })
+    );
+}
+
+#[test]
+fn a_missing_git_object_is_a_typed_failure() {
+    let f = Fixture::new();
+    f.write("src/a.rs", "fn budget() {}\n");
+    f.commit("first");
+    let blob = f.git(&["rev-parse", "HEAD:src/a.rs"]);
+    let object = f
+        .path()
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(object).expect("the blob is a loose object");
+    let workspace = f.workspace();
+    let error = workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect_err("a missing blob");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+    assert_eq!(error.hint(), Some(&Hint::RepairRepository));
+    assert!(error.message().contains(&blob), "{error}");
+    let status = workspace.status().expect("status");
+    assert!(!status.head_indexed, "no half snapshot");
+}
+
+/// Which progress event of an index run cancels it: the first of a phase, or the one that
+/// ends the phase.
+#[derive(Clone, Copy, Debug)]
+enum CancelAt {
+    /// The first event of the phase.
+    First(&'static str),
+    /// The event that reports the phase done (`done == total`, with work to do).
+    Last(&'static str),
+}
+
+impl CancelAt {
+    /// Whether `event` is the one to cancel at.
+    fn matches(self, event: &Progress) -> bool {
+        match self {
+            CancelAt::First(phase) => event.phase == phase,
+            CancelAt::Last(phase) => {
+                event.phase == phase && event.done > 0 && Some(event.done) == event.total
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cancelled_index_leaves_no_snapshot() {
+    // (when to cancel, file versions (processed, reused) by the run after it)
+    let cases = [
+        (CancelAt::First("reading"), (4, 0)),
+        (CancelAt::First("chunking"), (4, 0)),
+        (CancelAt::First("writing"), (4, 0)),
+        // The last chance to cancel: the file versions are written, the snapshot is not.
+        (CancelAt::Last("writing"), (0, 4)),
+    ];
+    for (at, (processed, reused)) in cases {
+        let (f, sha) = project();
+        let workspace = f.workspace();
+        let control = Control::new();
+        let canceller = control.canceller();
+        let control = control.with_progress(move |event: &Progress| {
+            if at.matches(event) {
+                canceller.cancel();
+            }
+        });
+        let error = workspace
+            .index(&IndexRequest::default(), &control)
+            .expect_err("cancelled");
+        assert_eq!(error.kind(), ErrorKind::Cancelled, "{at:?}: {error}");
+        let status = workspace.status().expect("status");
+        assert!(!status.head_indexed, "{at:?}");
+        assert!(status.snapshots.is_empty(), "{at:?}");
+        let error = try_pack(&workspace, &request("budget")).expect_err("no snapshot");
+        assert_eq!(error.kind(), ErrorKind::NotIndexed, "{at:?}");
+
+        // The next run completes (the lock was released) and reuses what was written.
+        let summary = index(&workspace);
+        assert_eq!(summary.sha, sha);
+        assert!(!summary.already_indexed);
+        assert_eq!(
+            (summary.processed, summary.reused),
+            (processed, reused),
+            "{at:?}"
+        );
+        assert!(workspace.status().expect("status").head_indexed, "{at:?}");
+        let pack = pack(&workspace, &request("budget"));
+        assert!(citations(&pack)[0].starts_with("src/budget.rs"), "{at:?}");
+    }
+}
+
+#[test]
+fn index_progress_is_reported_by_phase() {
+    const FILES: u64 = 600;
+    /// At least this often (in files) the reading and writing phases report.
+    const EVERY: u64 = 256;
+    let f = Fixture::new();
+    for i in 0..FILES {
+        f.write(&format!("gen/file_{i:03}.txt"), &format!("line {i}\n"));
+    }
+    f.commit("many files");
+    let events = Arc::new(Mutex::new(Vec::<Progress>::new()));
+    let sink = events.clone();
+    let control = Control::new().with_progress(move |event: &Progress| {
+        sink.lock().expect("no panic while held").push(*event);
+    });
+    let summary = f
+        .workspace()
+        .index(&IndexRequest::default(), &control)
+        .expect("indexes");
+    assert_eq!((summary.files, summary.processed), (FILES, FILES));
+    let events = events.lock().expect("the run is over").clone();
+
+    // The phases come in order, each in one run of events.
+    let mut phases: Vec<&str> = events.iter().map(|e| e.phase).collect();
+    phases.dedup();
+    assert_eq!(phases, ["reading", "chunking", "writing"]);
+    for phase in ["reading", "chunking", "writing"] {
+        let of_phase: Vec<&Progress> = events.iter().filter(|e| e.phase == phase).collect();
+        let done: Vec<u64> = of_phase.iter().map(|e| e.done).collect();
+        assert!(done.windows(2).all(|w| w[0] <= w[1]), "{phase}: {done:?}");
+        let last = of_phase.last().expect("every phase reports");
+        assert_eq!(
+            (last.done, last.total),
+            (FILES, Some(FILES)),
+            "{phase} ends done"
+        );
+        if phase == "chunking" {
+            // Chunking reports by the clock; only its end is counted here.
+            continue;
+        }
+        assert_eq!(done[0], 0, "{phase} reports its start");
+        assert!(
+            done.windows(2).all(|w| w[1] - w[0] <= EVERY),
+            "{phase} reports at least every {EVERY} files: {done:?}"
+        );
+        assert!(
+            of_phase.len() as u64 > FILES.div_ceil(EVERY),
+            "{phase}: {} events",
+            of_phase.len()
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! One library, three surfaces: the same request packed through the Rust API, the command
+//! line (`--format json`) and the MCP server (a real `ctxpack mcp` process over stdio) gives
+//! the same pack JSON, byte for byte.
+
+use ctxpack_api::{
+    Access, PackOptions, PackScope, SnapshotPackRequest, View, Workspace, WorkspaceOptions,
+    pack_json,
+};
+use serde_json::{Value, json};
+
+use crate::mcp::Raw;
+use crate::pack::Fixture;
+
+const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff until the budget of attempts is spent.\npub fn retry_with_backoff(attempts: u32, budget: u32) -> u32 {\n    attempts.min(budget) * 2\n}\n";
+const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n\n/// The budget left after a hit.\npub fn remaining_budget(budget: u64, used: u64) -> u64 {\n    budget.saturating_sub(used)\n}\n";
+const NOTES_MD: &str = "# Notes\n\nBudgets are enforced per hit: a hit that does not fit the remaining budget is dropped.\n";
+const CI_LOG: &str =
+    "test budget::enforce ... FAILED\nassertion failed: remaining budget must never go negative\n";
+
+/// A request as each surface spells it: the library's request, CLI flags, MCP arguments.
+struct Case {
+    name: &'static str,
+    request: SnapshotPackRequest,
+    flags: &'static [&'static str],
+    arguments: Value,
+}
+
+fn cases(goal: &str) -> Vec<Case> {
+    let base = || SnapshotPackRequest {
+        goal: goal.to_owned(),
+        ..SnapshotPackRequest::default()
+    };
+    vec![
+        Case {
+            name: "default",
+            request: base(),
+            flags: &[],
+            arguments: json!({"goal": goal}),
+        },
+        Case {
+            name: "o200k meter",
+            request: SnapshotPackRequest {
+                meter: ctxpack_api::Meter::O200k,
+                budget: ctxpack_api::Budget::new(120).expect("valid"),
+                ..base()
+            },
+            flags: &["--meter", "o200k", "--budget", "120"],
+            arguments: json!({"goal": goal, "meter": "o200k", "budget": 120}),
+        },
+        Case {
+            name: "diverse selector",
+            request: SnapshotPackRequest {
+                selector: ctxpack_api::Selector::Diverse,
+                budget: ctxpack_api::Budget::new(60).expect("valid"),
+                ..base()
+            },
+            flags: &["--selector", "diverse", "--budget", "60"],
+            arguments: json!({"goal": goal, "selector": "diverse", "budget": 60}),
+        },
+        Case {
+            name: "scope all with an artifact",
+            request: SnapshotPackRequest {
+                scope: PackScope::All,
+                ..base()
+            },
+            flags: &["--scope", "all"],
+            arguments: json!({"goal": goal, "scope": "all"}),
+        },
+    ]
+}
+
+#[test]
+fn library_cli_and_mcp_give_the_same_pack_bytes() {
+    let f = Fixture::new();
+    f.write("src/retry.rs", RETRY_RS);
+    f.write("src/budget.rs", BUDGET_RS);
+    f.write("docs/notes.md", NOTES_MD);
+    f.commit("init");
+    assert_eq!(f.run(&["index"]).code, 0);
+    let log = f.path().join("ci.log");
+    std::fs::write(&log, CI_LOG).expect("write the log");
+    let log = log.to_str().expect("UTF-8 path");
+    let added = f.run(&[
+        "artifact", "add", log, "--scope", "evidence", "--id", "ci-17",
+    ]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    std::fs::remove_file(f.path().join("ci.log")).expect("rm");
+
+    let goal = "how is the remaining budget enforced";
+    let library = Workspace::open(WorkspaceOptions {
+        cwd: f.path().to_owned(),
+        access: Access::ReadOnly,
+        ..WorkspaceOptions::default()
+    })
+    .expect("the workspace opens");
+    let mut mcp = Raw::start(&["--cwd", &f.cwd()]);
+    mcp.initialize();
+    for (n, case) in cases(goal).into_iter().enumerate() {
+        let built = library
+            .snapshot_pack(&case.request, &PackOptions::default())
+            .expect("the library packs");
+        let from_library = pack_json(&built.pack, View::Default).to_string();
+
+        let mut args = vec!["pack", goal, "--format", "json"];
+        args.extend(case.flags);
+        let run = f.run(&args);
+        assert_eq!(run.code, 0, "{}: {}", case.name, run.stderr);
+        let from_cli = run.stdout.strip_suffix('\n').expect("one line");
+
+        let reply = mcp.request(
+            100 + n as u64,
+            "tools/call",
+            json!({"name": "repo_context_pack", "arguments": case.arguments}),
+        );
+        let result = &reply["result"];
+        assert_eq!(result["isError"], false, "{}: {reply}", case.name);
+        let from_mcp = result["content"][0]["text"].as_str().expect("a text block");
+
+        assert_eq!(
+            from_cli, from_library,
+            "{}: CLI and library differ",
+            case.name
+        );
+        assert_eq!(
+            from_mcp, from_library,
+            "{}: MCP and library differ",
+            case.name
+        );
+        let pack: Value = serde_json::from_str(&from_library).expect("JSON");
+        assert!(
+            pack["selectedHits"].as_u64().expect("a count") > 0,
+            "{}: an empty pack proves nothing: {pack}",
+            case.name
+        );
+        if case.request.scope == PackScope::All {
+            assert!(
+                from_library.contains("evidence:ci-17"),
+                "{}: the artifact is merged: {pack}",
+                case.name
+            );
+        }
+    }
+    let (clean, rest) = mcp.finish();
+    assert!(clean && rest.is_empty(), "{rest}");
+    // The read-only library workspace and the read-scope MCP server recorded nothing; the
+    // CLI recorded each of its packs.
+    let log = f.run(&["log", "--format", "json"]);
+    let records: Vec<Value> = serde_json::from_str(&log.stdout).expect("a JSON log");
+    assert_eq!(records.len(), 4, "{}", log.stdout);
+    assert!(records.iter().all(|r| r["surface"] == "pack"));
+}
