@@ -211,7 +211,10 @@ impl Workspace {
                 id: id.clone(),
                 scope: request.scope.name().to_owned(),
                 source_id: request.source_id.clone(),
-                title: request.title.clone(),
+                title: request
+                    .title
+                    .as_deref()
+                    .map(|t| crate::mask::text(t, &mut ctxpack_core::RedactionSummary::default())),
                 family_id,
                 content_hash: hash.clone(),
                 bytes: content.len() as u64,

@@ -228,6 +228,8 @@ impl From<StoreError> for Error {
             // the database holds restores it.
             StoreError::Lexical { .. } => damaged(message),
             StoreError::Conflict { .. } => Error::new(ErrorKind::Conflict, message),
+            // A link inside a store is hostile or a mistake; rebuilding would not remove it.
+            StoreError::Symlink { .. } => Error::new(ErrorKind::Damaged, message),
             ref e if e.is_busy() => {
                 Error::new(ErrorKind::Busy, message).with_hint(Hint::WaitForWriter)
             }

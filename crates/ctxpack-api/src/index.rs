@@ -99,7 +99,7 @@ impl Workspace {
         self.require_write("indexing")?;
         let repo = self.repo()?;
         let sha = repo.resolve(&request.at)?;
-        let dir = self.store_dir()?;
+        let dir = self.store_root()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(dir, &e).context("cannot create the store directory"))?;
         let lock = WriterLock::acquire(dir, request.wait)?;

@@ -86,7 +86,7 @@ pub struct Shown {
 
 impl Workspace {
     fn ledger(&self) -> Result<Ledger> {
-        Ok(Ledger::new(self.store_dir()?))
+        Ok(Ledger::new(self.store_root()?))
     }
 
     /// The recorded packs, newest first, at most `limit` of them.

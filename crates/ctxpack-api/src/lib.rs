@@ -82,11 +82,13 @@ mod eval;
 mod index;
 mod ledger;
 mod limits;
+mod mask;
 pub mod plan;
 pub mod schema;
 mod select;
 mod snapshot;
 mod status;
+mod verify;
 mod workspace;
 
 pub use artifacts::{ArtifactAddRequest, ArtifactInfo, ArtifactScope};
@@ -104,6 +106,7 @@ pub use snapshot::{
     SnapshotPack, SnapshotPackRequest,
 };
 pub use status::{SnapshotStatus, Status};
+pub use verify::{VerifyProblem, VerifyReport, VerifyRequest};
 pub use workspace::{Access, Recorded, Workspace, WorkspaceOptions};
 
 pub use ctxpack_core::{

@@ -46,16 +46,22 @@ impl Default for SelectRequest {
 /// Packs the candidates in `input` (raw bytes, which may be anything: they are checked).
 pub fn select(request: &SelectRequest, input: &[u8]) -> Result<Pack> {
     crate::limits::check_goal_size("goal", &request.goal)?;
-    let candidates = parse_candidates(input, request.meter)?;
-    Ok(Pack::build(
+    let mut redactions = ctxpack_core::RedactionSummary::default();
+    let mut candidates = parse_candidates(input, request.meter)?;
+    for candidate in &mut candidates {
+        crate::mask::candidate(candidate, request.meter, &mut redactions);
+    }
+    let mut pack = Pack::build(
         PackRequest {
-            goal: request.goal.clone(),
+            goal: crate::mask::text(&request.goal, &mut redactions),
             budget: request.budget,
             meter: request.meter,
             selector: request.selector,
         },
         candidates,
-    ))
+    );
+    pack.redactions = redactions;
+    Ok(pack)
 }
 
 impl Workspace {
@@ -68,7 +74,7 @@ impl Workspace {
         rendering: &RenderOptions,
     ) -> Result<(Pack, Recorded)> {
         // A store directory that is not there is a mistake, not a place to start one.
-        let dir = self.store_dir()?;
+        let dir = self.store_root()?;
         if !dir.is_dir() {
             return Err(no_store(dir.to_owned(), true));
         }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::control::Control;
 use crate::error::{Ancestor, Error, ErrorKind, Hint, Result};
 use crate::index::{IndexRequest, IndexSummary};
+use crate::mask;
 use crate::schema;
 use crate::workspace::{RecordExtra, Recorded, Workspace};
 
@@ -346,12 +347,15 @@ impl Workspace {
                 if let Some(id) = r.artifact {
                     artifact_of.insert(r.candidate.citation.clone(), id);
                 }
-                r.candidate
+                let mut candidate = r.candidate;
+                // Stored text was masked by the rules of its day: mask with today's.
+                mask::candidate(&mut candidate, request.meter, &mut redactions);
+                candidate
             })
             .collect();
         let mut pack = Pack::build(
             PackRequest {
-                goal: request.goal.clone(),
+                goal: mask::text(&request.goal, &mut redactions),
                 budget: request.budget,
                 meter: request.meter,
                 selector: request.selector,
@@ -395,7 +399,7 @@ impl Workspace {
         let (sha, hits) =
             self.retrieve_exact(&request.goal, &request.at, request.top_k, request.meter)?;
         Ok(QueryHits {
-            goal: request.goal.clone(),
+            goal: mask::text(&request.goal, &mut RedactionSummary::default()),
             snapshot_sha: sha,
             meter: request.meter,
             hits: hits

@@ -7,7 +7,7 @@ use ctxpack_core::{Pack, RenderOptions};
 use ctxpack_index::git::Repo;
 use ctxpack_store::{Ledger, RecordContext, Store, StoreError, WriterLock};
 
-use crate::error::{Error, Result, no_store};
+use crate::error::{Error, ErrorKind, Result, no_store};
 
 /// Whether a workspace may write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -131,6 +131,39 @@ impl Workspace {
         Ok(&self.store_dir)
     }
 
+    /// The store directory, checked before anything in it is opened: a store the caller did
+    /// not name must not be a symbolic link (it would lead outside the repository) and must
+    /// not be tracked by git (a committed store is the repository's content, not ctxpack's
+    /// own: its chunks could be forged). A store the caller named is theirs to trust.
+    pub(crate) fn store_root(&self) -> Result<&Path> {
+        let dir = self.store_dir()?;
+        if !self.store_named {
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Error::from(ctxpack_store::StoreError::Symlink {
+                    path: dir.to_owned(),
+                }));
+            }
+            if let (Some(root), Ok(repo)) = (&self.repo_root, self.repo())
+                && let Ok(rel) = dir.strip_prefix(root)
+                && repo.tracks(&rel.to_string_lossy())
+            {
+                return Err(Error::new(
+                    ErrorKind::Damaged,
+                    format!(
+                        "the store {} is tracked by git: a store that comes with a repository is not trusted",
+                        dir.display()
+                    ),
+                )
+                .with_hint(crate::error::Hint::Advice(
+                    "remove it from the repository, or name another store".into(),
+                )));
+            }
+        }
+        // Below the root, a link is never followed, whoever named the store.
+        ctxpack_store::check_layout(dir)?;
+        Ok(dir)
+    }
+
     /// Whether the caller named the store rather than taking the repository's default.
     pub fn store_named(&self) -> bool {
         self.store_named
@@ -156,7 +189,7 @@ impl Workspace {
 
     /// Opens the store read-only; a missing store is `Ok(None)`.
     pub(crate) fn try_open_store(&self) -> Result<Option<Store>> {
-        match Store::open(self.store_dir()?) {
+        match Store::open(self.store_root()?) {
             Ok(store) => Ok(Some(store)),
             Err(StoreError::NotFound { .. }) => Ok(None),
             Err(e) => Err(e.into()),
@@ -183,7 +216,7 @@ impl Workspace {
     /// directory is created; without it, a missing store is not found.
     pub(crate) fn writer(&self, what: &str, wait: bool, create: bool) -> Result<Writer> {
         self.require_write(what)?;
-        let dir = self.store_dir()?;
+        let dir = self.store_root()?;
         if create {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io(dir, &e).context("cannot create the store directory"))?;
@@ -217,7 +250,7 @@ impl Workspace {
         if self.access == Access::ReadOnly {
             return Recorded::NotAsked;
         }
-        let dir = match self.store_dir() {
+        let dir = match self.store_root() {
             Ok(dir) => dir,
             Err(e) => return Recorded::Failed(e),
         };

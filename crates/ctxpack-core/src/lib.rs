@@ -40,5 +40,7 @@ pub use ctxpack_meter::Meter;
 pub use mask::{MASK_RULES_VERSION, Masker, Rule};
 pub use model::{Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Tier};
 pub use pack::{Pack, PackRequest, RedactionSummary, SnapshotInfo, Warning};
-pub use render::{Format, RenderOptions, UnknownFormat, UnknownView, View, pack_json, render};
+pub use render::{
+    Format, RenderOptions, UnknownFormat, UnknownView, View, json_text, pack_json, render,
+};
 pub use select::{Counters, Selection, Selector, UnknownSelector, select};

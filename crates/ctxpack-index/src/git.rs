@@ -40,8 +40,11 @@ pub enum EntryKind {
 /// A non-tree entry of a commit's tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeEntry {
-    /// `/`-separated path from the repository root.
+    /// `/`-separated path from the repository root, as text: see [`path_text`] for how a name
+    /// that is not UTF-8 is written.
     pub path: String,
+    /// The path's bytes as git stores them (what ignore rules match, as git matches them).
+    pub raw_path: Vec<u8>,
     /// Blob (or commit, for submodules) id, hex.
     pub id: String,
     /// Its kind.
@@ -211,7 +214,8 @@ impl Repo {
                     EntryKind::File
                 };
                 Some(TreeEntry {
-                    path: e.filepath.to_str_lossy().into_owned(),
+                    path: path_text(&e.filepath),
+                    raw_path: e.filepath.into(),
                     id: e.oid.to_string(),
                     kind,
                 })
@@ -223,14 +227,24 @@ impl Repo {
 
     /// The size of a blob in bytes, without reading it.
     pub fn blob_size(&self, id: &str) -> Result<u64, IndexError> {
+        self.blob_size_if_present(id)?
+            .ok_or_else(|| IndexError::Object {
+                id: id.to_owned(),
+                detail: "the object is not in the repository".to_owned(),
+            })
+    }
+
+    /// The size of a blob in bytes, without reading it, or `None` when the repository does
+    /// not hold the object (an object that is there but cannot be read is an error).
+    pub fn blob_size_if_present(&self, id: &str) -> Result<Option<u64>, IndexError> {
         let header = self
             .repo
-            .find_header(object_id(id)?)
+            .try_find_header(object_id(id)?)
             .map_err(|e| IndexError::Object {
                 id: id.to_owned(),
                 detail: e.to_string(),
             })?;
-        Ok(header.size())
+        Ok(header.map(|h| h.size()))
     }
 
     /// A blob's content.
@@ -307,17 +321,114 @@ impl Repo {
     }
 }
 
+/// A tree path as text. A UTF-8 path is itself, unless it holds U+FFFD (the replacement
+/// character). Otherwise every byte that is not part of valid UTF-8, and every byte of a
+/// U+FFFD, is written as U+FFFD followed by the byte in two upper-case hex digits: `caf\xE9.rs`
+/// becomes `caf\u{FFFD}E9.rs`. Since U+FFFD never stands for itself, the text decodes back to
+/// exactly one byte path, so two names that differ only in bytes that are not UTF-8 (which a
+/// lossy decoding would merge) stay two paths and two citations.
+pub fn path_text(raw: &[u8]) -> String {
+    use std::fmt::Write as _;
+    const REPLACEMENT: char = '\u{FFFD}';
+    let mut out = String::with_capacity(raw.len());
+    let escape = |out: &mut String, bytes: &[u8]| {
+        for b in bytes {
+            write!(out, "{REPLACEMENT}{b:02X}").expect("writing to a String cannot fail");
+        }
+    };
+    for chunk in raw.utf8_chunks() {
+        for (i, c) in chunk.valid().char_indices() {
+            if c == REPLACEMENT {
+                escape(&mut out, &chunk.valid().as_bytes()[i..i + c.len_utf8()]);
+            } else {
+                out.push(c);
+            }
+        }
+        escape(&mut out, chunk.invalid());
+    }
+    out
+}
+
 fn object_id(hex: &str) -> Result<gix::ObjectId, IndexError> {
     gix::ObjectId::from_hex(hex.as_bytes()).map_err(|_| IndexError::InvalidReference {
         reference: hex.to_owned(),
     })
 }
 
+/// What git tracks.
+impl Repo {
+    /// Whether git tracks anything at `rel` (a path relative to the root, `/`-separated): in
+    /// HEAD's tree or in the index (staged). A store that git tracks came with the repository,
+    /// so its contents are not ctxpack's own.
+    pub fn tracks(&self, rel: &str) -> bool {
+        let in_head = self
+            .repo
+            .head_commit()
+            .ok()
+            .and_then(|commit| commit.tree().ok())
+            .is_some_and(|tree| tree.lookup_entry_by_path(rel).ok().flatten().is_some());
+        let prefix = format!("{rel}/");
+        let in_index = self.repo.index_or_empty().is_ok_and(|index| {
+            index.entries().iter().any(|e| {
+                let path = e.path(&index);
+                path == rel.as_bytes() || path.starts_with(prefix.as_bytes())
+            })
+        });
+        in_head || in_index
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::process::Command;
 
-    use super::Repo;
+    use super::{Repo, path_text};
+
+    /// Reads a path text back into bytes (the inverse of `path_text`).
+    fn path_bytes(text: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            if c == '\u{FFFD}' {
+                let hex = &rest[c.len_utf8()..c.len_utf8() + 2];
+                out.push(u8::from_str_radix(hex, 16).expect("two hex digits follow U+FFFD"));
+                rest = &rest[c.len_utf8() + 2..];
+            } else {
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn path_text_keeps_utf8_and_escapes_other_bytes_reversibly() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"src/main.rs", "src/main.rs"),
+            (
+                "dir with spaces/naïve café.rs".as_bytes(),
+                "dir with spaces/naïve café.rs",
+            ),
+            (b"caf\xe9.rs", "caf\u{FFFD}E9.rs"),
+            (b"caf\xe8.rs", "caf\u{FFFD}E8.rs"),
+            // A truncated sequence is escaped byte by byte.
+            (b"x\xf0\x9f.rs", "x\u{FFFD}F0\u{FFFD}9F.rs"),
+            // A literal replacement character is escaped too, so it never stands for itself.
+            (
+                "caf\u{FFFD}E9.rs".as_bytes(),
+                "caf\u{FFFD}EF\u{FFFD}BF\u{FFFD}BDE9.rs",
+            ),
+            (b"\xff/\xfe", "\u{FFFD}FF/\u{FFFD}FE"),
+        ];
+        for (raw, text) in cases {
+            assert_eq!(path_text(raw), *text, "{raw:?}");
+            assert_eq!(path_bytes(text), *raw, "{text}");
+        }
+        // Names a lossy decoding merges stay apart.
+        let texts: std::collections::HashSet<String> =
+            cases.iter().map(|(raw, _)| path_text(raw)).collect();
+        assert_eq!(texts.len(), cases.len());
+    }
 
     fn git(dir: &std::path::Path, args: &[&str], stdin: Option<&[u8]>) -> String {
         use std::io::Write;

@@ -4,6 +4,14 @@
 //! store has seen is reused as is, so indexing the next commit reads, chunks and costs only
 //! the blobs it changed. New versions are chunked in parallel, written to SQLite, then to the
 //! lexical index; the snapshot and its manifest are committed last.
+//!
+//! A file version records only what its bytes decide (`too_large`, `binary`, `invalid_utf8`).
+//! What the commit or the repository decides is decided again for every snapshot and never
+//! stored with a version, since the same (path, blob) can be treated differently elsewhere:
+//! `ignored` (this commit's `.ctxpackignore` rules), `symlink` and `submodule` (this commit's
+//! entry modes; a link's blob can equal a file's) and `object_not_present` (a partial clone
+//! that lacks the blob now may hold it later). Such a file is left out of the snapshot's
+//! manifest, so nothing retrieves it, and counted in the snapshot's skipped files.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -13,18 +21,30 @@ use std::time::Instant;
 
 use ctxpack_core::Masker;
 use ctxpack_meter::Meter;
-use ctxpack_store::{NewChunk, NewFile, SnapshotStats, Store};
+use ctxpack_store::{NewChunk, NewFile, SnapshotStats, Store, failpoint};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk};
 use crate::error::IndexError;
-use crate::git::{EntryKind, Repo};
-use crate::ignore::{DEFAULT_PATTERNS, IgnoreRules};
+use crate::git::{EntryKind, Repo, TreeEntry};
+use crate::ignore::{IGNORE_FILE, IgnoreRules};
 
 /// The meters a store computes at index time; others are counted when a pack needs them.
 pub const DEFAULT_METERS: [Meter; 4] = [Meter::O200k, Meter::Words, Meter::Chars, Meter::Approx];
 
-/// The version stored with each file: chunk boundaries and masked text depend on both.
-pub const STORED_CHUNKER: u32 = CHUNKER_VERSION * 1000 + ctxpack_core::MASK_RULES_VERSION;
+/// The version stored with each file: chunk boundaries and masked text depend on the chunker
+/// and the masking rules (the units and thousands), and what a version records on the
+/// millions: from one million on, only what the blob's bytes decide. Versions below one
+/// million also recorded per-commit decisions (`ignored`, `symlink`, `submodule`) that
+/// reusing them carried into other commits, so they are never reused; they stay for the
+/// snapshots that list them.
+pub const STORED_CHUNKER: u32 =
+    1_000_000 + CHUNKER_VERSION * 1000 + ctxpack_core::MASK_RULES_VERSION;
+
+// The parts of STORED_CHUNKER must not overflow into each other, or versions would collide.
+const _: () = assert!(CHUNKER_VERSION < 1000 && ctxpack_core::MASK_RULES_VERSION < 1000);
+
+/// Why a file of a commit is left out of its snapshot without being read.
+const OBJECT_NOT_PRESENT: &str = "object_not_present";
 
 /// How to index.
 #[derive(Clone, Debug)]
@@ -65,7 +85,9 @@ pub struct IndexReport {
     pub reused: u64,
     /// Chunks in the snapshot's files (0 when already indexed).
     pub chunks: u64,
-    /// Files skipped, by reason.
+    /// Files skipped, by reason. Those the commit skips without reading their content
+    /// (`ignored`, `symlink`, `submodule`, `object_not_present`) are neither processed nor
+    /// reused.
     pub skipped: BTreeMap<String, u64>,
     /// Wall-clock seconds.
     pub seconds: f64,
@@ -138,19 +160,18 @@ pub fn index_commit(
     }
     report(IndexPhase::Reading, 0, 0)?;
     let entries = repo.tree_entries(sha)?;
-    let (mut rules, _) = IgnoreRules::parse(DEFAULT_PATTERNS);
-    if let Some(entry) = entries.iter().find(|e| e.path == ".ctxpackignore") {
-        let text = repo.read_blob(&entry.id)?;
-        let (custom, _invalid) = IgnoreRules::parse(&String::from_utf8_lossy(&text));
-        rules.extend(custom);
-    }
+    let rules = commit_rules(repo, &entries)?;
+    let mut ignored = rules.matcher();
 
     let mut summary = IndexReport {
         sha: sha.to_owned(),
         files: entries.len() as u64,
         ..IndexReport::default()
     };
-    let mut plans = Vec::with_capacity(entries.len());
+    // Skips this commit decides: counted for the snapshot, never stored with a version.
+    let mut commit_skips: BTreeMap<String, u64> = BTreeMap::new();
+    let mut skip = |reason: &str| *commit_skips.entry(reason.to_owned()).or_default() += 1;
+    let mut listed: Vec<(&TreeEntry, Plan)> = Vec::with_capacity(entries.len());
     let mut new_files: Vec<NewFile> = Vec::new();
     let mut to_chunk: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut pending_lexical = store.pending_files()?;
@@ -159,47 +180,60 @@ pub fn index_commit(
         if n % PROGRESS_EVERY == 0 {
             report(IndexPhase::Reading, n, total)?;
         }
+        match entry.kind {
+            EntryKind::Symlink => {
+                skip("symlink");
+                continue;
+            }
+            EntryKind::Submodule => {
+                skip("submodule");
+                continue;
+            }
+            EntryKind::File if ignored.is_ignored(&entry.raw_path) => {
+                skip("ignored");
+                continue;
+            }
+            EntryKind::File => {}
+        }
         if let Some(version) = store.file_version(&entry.path, &entry.id, STORED_CHUNKER)? {
             summary.reused += 1;
             if !version.ready && !pending_lexical.contains(&version.id) {
                 pending_lexical.push(version.id);
             }
-            plans.push(Plan::Reuse(version.id));
+            listed.push((entry, Plan::Reuse(version.id)));
             continue;
         }
-        let mut file = NewFile {
-            path: entry.path.clone(),
-            blob: entry.id.clone(),
-            bytes: 0,
-            skip_reason: None,
-            chunks: Vec::new(),
-        };
-        let skip = match entry.kind {
-            EntryKind::Symlink => Some("symlink"),
-            EntryKind::Submodule => Some("submodule"),
-            EntryKind::File if rules.is_ignored(&entry.path) => Some("ignored"),
-            EntryKind::File => {
-                file.bytes = repo.blob_size(&entry.id)?;
-                if file.bytes > options.max_file_bytes {
-                    Some("too_large")
-                } else {
-                    None
-                }
+        let bytes = match repo.blob_size_if_present(&entry.id)? {
+            Some(bytes) => bytes,
+            // A partial clone lacks some blobs by design, and a damaged pack loses some: the
+            // rest of the commit is still worth indexing. The file is counted, so the summary
+            // says what is missing (`git fsck` tells why).
+            None => {
+                skip(OBJECT_NOT_PRESENT);
+                continue;
             }
         };
-        file.skip_reason = skip.map(str::to_owned);
-        if skip.is_none() {
+        let too_large = bytes > options.max_file_bytes;
+        if !too_large {
             to_chunk.push((new_files.len(), repo.read_blob(&entry.id)?));
         }
-        plans.push(Plan::New(new_files.len()));
-        new_files.push(file);
+        listed.push((entry, Plan::New(new_files.len())));
+        new_files.push(NewFile {
+            path: entry.path.clone(),
+            blob: entry.id.clone(),
+            bytes,
+            skip_reason: too_large.then(|| "too_large".to_owned()),
+            chunks: Vec::new(),
+        });
     }
     report(IndexPhase::Reading, total, total)?;
+    failpoint("index:read");
     summary.processed = new_files.len() as u64;
 
     chunk_all(&mut new_files, to_chunk, options, &mut |done, total| {
         report(IndexPhase::Chunking, done, total).is_ok()
     })?;
+    failpoint("index:chunked");
 
     // Write new versions in batches, then their lexical entries, then the snapshot.
     let writes = new_files.len();
@@ -207,6 +241,7 @@ pub fn index_commit(
     for batch in new_files.chunks(PROGRESS_EVERY) {
         report(IndexPhase::Writing, new_ids.len(), writes)?;
         new_ids.extend(store.insert_files(batch, STORED_CHUNKER)?);
+        failpoint("index:files-written");
     }
     let mut lexical: Vec<i64> = new_files
         .iter()
@@ -216,10 +251,10 @@ pub fn index_commit(
         .collect();
     lexical.extend(pending_lexical);
     store.index_lexical(&lexical)?;
+    failpoint("index:lexical-committed");
 
-    let manifest: Vec<(String, i64)> = entries
+    let manifest: Vec<(String, i64)> = listed
         .iter()
-        .zip(&plans)
         .map(|(e, plan)| {
             let id = match plan {
                 Plan::Reuse(id) => *id,
@@ -228,7 +263,12 @@ pub fn index_commit(
             (e.path.clone(), id)
         })
         .collect();
-    let stats = store.manifest_stats(&manifest)?;
+    let mut stats = store.manifest_stats(&manifest)?;
+    // The snapshot counts every file of the commit, listed or not.
+    stats.files = summary.files;
+    for (reason, n) in commit_skips {
+        *stats.skipped.entry(reason).or_default() += n;
+    }
     summary.chunks = stats.chunks;
     summary.skipped = stats.skipped.clone();
     summary.seconds = started.elapsed().as_secs_f64();
@@ -242,7 +282,30 @@ pub fn index_commit(
             ..stats
         },
     )?;
+    failpoint("index:snapshot-committed");
     Ok(summary)
+}
+
+/// The ignore rules of a commit: the defaults and every `.ctxpackignore` file in its tree.
+fn commit_rules(repo: &Repo, entries: &[TreeEntry]) -> Result<IgnoreRules, IndexError> {
+    let mut files = Vec::new();
+    for entry in entries {
+        let (dir, name) = match entry.raw_path.iter().rposition(|&b| b == b'/') {
+            Some(slash) => (&entry.raw_path[..slash], &entry.raw_path[slash + 1..]),
+            None => (&entry.raw_path[..0], &entry.raw_path[..]),
+        };
+        // Like git, which does not follow a symbolic link to an ignore file in a tree.
+        if entry.kind == EntryKind::File && name == IGNORE_FILE.as_bytes() {
+            // The rules decide what the snapshot holds: a commit whose rules cannot be read
+            // (even in a partial clone) is not indexed with a guess at them.
+            files.push((dir, repo.read_blob(&entry.id)?));
+        }
+    }
+    Ok(IgnoreRules::new(
+        files
+            .iter()
+            .map(|(dir, content)| (*dir, content.as_slice())),
+    ))
 }
 
 /// A file's chunks, or the reason it was skipped after reading it.

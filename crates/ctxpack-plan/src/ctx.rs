@@ -16,7 +16,11 @@
 //!   `dropped` entry of the pack): over budget, excluded, unbound or a duplicate citation. An
 //!   unbound member contributes nothing and is reported, never an error.
 //! - **Immutable versions.** A `Ctx` is a value: appending members (`+=`) is
-//!   `prior.clone().include(…)`, and the prior value is untouched.
+//!   `prior.clone().include(…)`, and the prior value is untouched. Versions share their
+//!   members: a member is held once, behind an [`Arc`], with its masked text and its size, so
+//!   cloning a version copies one pointer per member, and building it masks and counts
+//!   nothing a version before it already did. 4,000 `+=` versions of a growing ctx hold
+//!   their member lists as pointers, not 4,000 copies of every text.
 //!
 //! ```
 //! use ctxpack_plan::{Ctx, Value};
@@ -42,13 +46,15 @@
 //! let more = debug.clone().include("hint", Value::text("look at Tier"));
 //! assert_eq!(more.members().len(), 4);
 //! assert_eq!(debug.members().len(), 3);
+//! assert_eq!(more.members().last().map(|m| m.name.as_str()), Some("hint"));
 //!
 //! // A 0 budget is rejected.
 //! assert!(Ctx::new("nothing").budget(0).build().is_err());
 //! ```
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use ctxpack_core::{
     Budget, Candidate, Citation, DropReason, Dropped, Family, Masker, Meter, Pack, PackRequest,
@@ -85,8 +91,97 @@ pub struct Ctx {
     purpose: String,
     budget: u64,
     meter: Meter,
-    members: Vec<Member>,
+    /// Shared with every version that has them (see the module docs).
+    members: Vec<Arc<Shared>>,
     exclude: Vec<String>,
+}
+
+/// A member as the versions that have it share it: the member, and what building it needs,
+/// worked out once.
+struct Shared {
+    member: Member,
+    prepared: OnceLock<Prepared>,
+}
+
+/// A member's texts (one for a text value, one per hit), masked, and their sizes.
+struct Prepared {
+    /// The masked texts, in order.
+    texts: Vec<String>,
+    /// The secrets masked in them, and before they got here, by kind.
+    redactions: BTreeMap<String, u64>,
+    /// The sizes of `texts` in the meter of the first build that needed them.
+    sizes: OnceLock<(Meter, Vec<u64>)>,
+}
+
+impl Shared {
+    fn new(member: Member) -> Arc<Shared> {
+        Arc::new(Shared {
+            member,
+            prepared: OnceLock::new(),
+        })
+    }
+
+    /// The masked texts, masking them on first use; `work` counts what it does.
+    fn prepared(&self, work: &mut u64) -> Option<&Prepared> {
+        let Binding::Bound(value) = &self.member.binding else {
+            return None;
+        };
+        Some(self.prepared.get_or_init(|| {
+            let mut redactions = BTreeMap::new();
+            let texts = match value {
+                Value::Text(text) => vec![masked(&text.text, &mut redactions)],
+                Value::Hits(hits) => hits
+                    .iter()
+                    .map(|hit| {
+                        add_counts(&mut redactions, hit.redactions.clone());
+                        masked(&hit.text, &mut redactions)
+                    })
+                    .collect(),
+            };
+            *work += texts.len() as u64;
+            Prepared {
+                texts,
+                redactions,
+                sizes: OnceLock::new(),
+            }
+        }))
+    }
+}
+
+impl Prepared {
+    /// The texts' sizes in `meter`: counted once for the meter a ctx is built in (a ctx
+    /// rarely changes its meter; if it does, they are counted again, not kept).
+    fn sizes(&self, meter: Meter, work: &mut u64) -> std::borrow::Cow<'_, [u64]> {
+        let count = |work: &mut u64| -> Vec<u64> {
+            *work += self.texts.len() as u64;
+            self.texts.iter().map(|t| size_of(t, meter)).collect()
+        };
+        let (counted, sizes) = self.sizes.get_or_init(|| (meter, count(work)));
+        if *counted == meter {
+            std::borrow::Cow::Borrowed(sizes)
+        } else {
+            std::borrow::Cow::Owned(count(work))
+        }
+    }
+}
+
+/// `text` masked, with what was masked added to `redactions`.
+fn masked(text: &str, redactions: &mut BTreeMap<String, u64>) -> String {
+    let (masked, found) = masker().mask(text);
+    add_counts(redactions, found);
+    masked.into_owned()
+}
+
+impl PartialEq for Shared {
+    fn eq(&self, other: &Self) -> bool {
+        self.member == other.member
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.member.fmt(f)
+    }
 }
 
 /// A member left out of a ctx's pack, and why.
@@ -162,40 +257,74 @@ impl Ctx {
     /// Adds a member with a value, after the others. A member of that name already there
     /// (pinned ahead of its value, say) gets the value and keeps its place and tier.
     pub fn include(self, name: impl Into<String>, value: Value) -> Ctx {
-        self.member(name.into(), Binding::Bound(value))
+        self.set(name.into(), Binding::Bound(value))
     }
 
     /// Adds a member that has no value (its source failed, or it is not bound yet). It
     /// contributes nothing and is reported.
     pub fn unbound(self, name: impl Into<String>, reason: impl Into<String>) -> Ctx {
-        self.member(name.into(), Binding::Unbound(reason.into()))
+        self.set(name.into(), Binding::Unbound(reason.into()))
     }
 
-    fn member(mut self, name: String, binding: Binding) -> Ctx {
-        if let Some(m) = self.members.iter_mut().find(|m| m.name == name) {
-            m.binding = binding;
+    /// Adds a member, or gives the member of that name this binding (keeping its place and
+    /// tier).
+    pub(crate) fn set(mut self, name: String, binding: Binding) -> Ctx {
+        if let Some(m) = self.members.iter_mut().find(|m| m.member.name == name) {
+            let tier = m.member.tier;
+            *m = Shared::new(Member {
+                name,
+                tier,
+                binding,
+            });
         } else {
-            self.members.push(Member {
+            self.members.push(Shared::new(Member {
                 name,
                 tier: Tier::Visible,
                 binding,
-            });
+            }));
         }
         self
+    }
+
+    /// Adds a member the caller knows is not one yet, without looking for it: how evaluation
+    /// adds members, so a `+=` costs what it adds and not a search of the members before.
+    pub(crate) fn push_new(mut self, name: String, binding: Binding, tier: Tier) -> Ctx {
+        self.members.push(Shared::new(Member {
+            name,
+            tier,
+            binding,
+        }));
+        self
+    }
+
+    /// Excludes a name the caller knows is not excluded yet.
+    pub(crate) fn exclude_new(mut self, name: String) -> Ctx {
+        self.exclude.push(name);
+        self
+    }
+
+    /// How many members the ctx has (what cloning it copies).
+    pub(crate) fn len(&self) -> usize {
+        self.members.len()
     }
 
     /// Pins a member: it goes into the pinned tier, ahead of every visible member. Pinning a
     /// name not included yet adds it (unbound until it is included).
     pub fn pin(mut self, name: impl Into<String>) -> Ctx {
         let name = name.into();
-        if let Some(m) = self.members.iter_mut().find(|m| m.name == name) {
-            m.tier = Tier::Pinned;
+        if let Some(m) = self.members.iter_mut().find(|m| m.member.name == name) {
+            if m.member.tier != Tier::Pinned {
+                *m = Shared::new(Member {
+                    tier: Tier::Pinned,
+                    ..m.member.clone()
+                });
+            }
         } else {
-            self.members.push(Member {
+            self.members.push(Shared::new(Member {
                 binding: Binding::Unbound(format!("`{name}` is pinned but has no value")),
                 name,
                 tier: Tier::Pinned,
-            });
+            }));
         }
         self
     }
@@ -221,8 +350,8 @@ impl Ctx {
     }
 
     /// The members, in declared order.
-    pub fn members(&self) -> &[Member] {
-        &self.members
+    pub fn members(&self) -> impl ExactSizeIterator<Item = &Member> + DoubleEndedIterator {
+        self.members.iter().map(|m| &m.member)
     }
 
     /// The excluded names.
@@ -248,57 +377,77 @@ impl Ctx {
     /// Builds the pack: validates the budget, masks and sizes every candidate, selects with
     /// the pinned tier first and drop-and-continue, and reports every member left out.
     pub fn build(&self) -> Result<Built, PlanError> {
+        self.build_counted(&mut 0)
+    }
+
+    /// [`Ctx::build`], adding to `work` one step per member, text, candidate, drop and hit:
+    /// linear in the version's own members (and their hits), whatever versions came before.
+    pub(crate) fn build_counted(&self, work: &mut u64) -> Result<Built, PlanError> {
         let budget = Budget::new(self.budget)?;
         let meter = self.meter;
         let mut candidates = Vec::new();
         // For each candidate (by rank - 1): its member's index and artifact.
         let mut owners: Vec<(usize, Option<String>)> = Vec::new();
-        let mut left_out: Vec<(usize, Shrunk)> = Vec::new();
         let mut extra_drops = Vec::new();
         let mut notices = Vec::new();
         let mut redactions: BTreeMap<String, u64> = BTreeMap::new();
+        let excluded: HashSet<&str> = self.exclude.iter().map(String::as_str).collect();
+        *work += self.exclude.len() as u64;
         // Priority order: the pinned tier first, then declared order. Ranks follow it, so a
         // citation offered by a pinned and a visible member is kept as the pinned one.
-        let mut order: Vec<usize> = (0..self.members.len()).collect();
-        order.sort_by_key(|&i| self.members[i].tier);
-        let position = |index: usize| order.iter().position(|&i| i == index);
-        for &index in &order {
-            let member = &self.members[index];
+        let order: Vec<usize> = [Tier::Pinned, Tier::Visible]
+            .into_iter()
+            .flat_map(|tier| {
+                (0..self.members.len()).filter(move |&i| self.members[i].member.tier == tier)
+            })
+            .collect();
+        // Each member's place in that order, and what it left out, by place: the members'
+        // records come out in priority order, each member's in rank order, with no sort.
+        let mut left_out: Vec<Vec<Shrunk>> = vec![Vec::new(); order.len()];
+        let mut place = vec![0; order.len()];
+        for (at, &index) in order.iter().enumerate() {
+            place[index] = at;
+        }
+        *work += 2 * order.len() as u64;
+        for (at, &index) in order.iter().enumerate() {
+            let shared = &self.members[index];
+            let member = &shared.member;
             let citation = self.citation_of(&member.name);
             let family = Family(citation.0.clone());
             let mut member_candidates = Vec::new();
-            if let Binding::Bound(value) = &member.binding {
+            *work += 1;
+            if let (Binding::Bound(value), Some(prepared)) =
+                (&member.binding, shared.prepared(work))
+            {
+                add_counts(&mut redactions, prepared.redactions.clone());
+                let sizes = prepared.sizes(meter, work);
+                let texts = prepared.texts.iter().zip(sizes.iter());
                 match value {
                     Value::Text(text) => {
-                        let (masked, found) = masker().mask(&text.text);
-                        add_counts(&mut redactions, found);
-                        let masked = masked.into_owned();
-                        member_candidates.push((
-                            Candidate {
-                                citation: citation.clone(),
-                                family: family.clone(),
-                                cost: size_of(&masked, meter),
-                                text: masked,
-                                tier: member.tier,
-                                score: None,
-                                location: text.location.clone(),
-                                title: text.title.clone(),
-                            },
-                            text.artifact.clone(),
-                        ));
+                        for (masked, &cost) in texts {
+                            member_candidates.push((
+                                Candidate {
+                                    citation: citation.clone(),
+                                    family: family.clone(),
+                                    cost,
+                                    text: masked.clone(),
+                                    tier: member.tier,
+                                    score: None,
+                                    location: text.location.clone(),
+                                    title: text.title.clone(),
+                                },
+                                text.artifact.clone(),
+                            ));
+                        }
                     }
                     Value::Hits(hits) => {
-                        for hit in hits {
-                            let (masked, found) = masker().mask(&hit.text);
-                            add_counts(&mut redactions, found);
-                            add_counts(&mut redactions, hit.redactions.clone());
-                            let masked = masked.into_owned();
+                        for (hit, (masked, &cost)) in hits.iter().zip(texts) {
                             member_candidates.push((
                                 Candidate {
                                     citation: hit.citation.clone(),
                                     family: hit.family.clone(),
-                                    cost: size_of(&masked, meter),
-                                    text: masked,
+                                    cost,
+                                    text: masked.clone(),
                                     tier: member.tier,
                                     score: hit.score,
                                     location: hit.location.clone(),
@@ -309,8 +458,9 @@ impl Ctx {
                         }
                     }
                 }
+                *work += member_candidates.len() as u64;
             }
-            let (reason, detail, size) = if self.exclude.contains(&member.name) {
+            let (reason, detail, size) = if excluded.contains(member.name.as_str()) {
                 let size = member_candidates.iter().map(|(c, _)| c.cost).sum();
                 (DropReason::Excluded, None, size)
             } else if let Binding::Unbound(why) = &member.binding {
@@ -326,17 +476,14 @@ impl Ctx {
                 }
                 continue;
             };
-            left_out.push((
-                index,
-                Shrunk {
-                    member: member.name.clone(),
-                    citation: citation.clone(),
-                    size,
-                    remaining: None,
-                    reason,
-                    detail,
-                },
-            ));
+            left_out[at].push(Shrunk {
+                member: member.name.clone(),
+                citation: citation.clone(),
+                size,
+                remaining: None,
+                reason,
+                detail,
+            });
             extra_drops.push(Dropped {
                 rank: None,
                 citation,
@@ -346,6 +493,8 @@ impl Ctx {
                 remaining: None,
             });
         }
+        // The core's drop-and-continue selection: one step per candidate.
+        *work += candidates.len() as u64;
         let mut pack = Pack::build(
             PackRequest {
                 goal: self.purpose.clone(),
@@ -358,20 +507,16 @@ impl Ctx {
         for d in &pack.dropped {
             let Some(rank) = d.rank else { continue };
             let index = owners[rank - 1].0;
-            left_out.push((
-                index,
-                Shrunk {
-                    member: self.members[index].name.clone(),
-                    citation: d.citation.clone(),
-                    size: d.cost,
-                    remaining: d.remaining,
-                    reason: d.reason,
-                    detail: None,
-                },
-            ));
+            left_out[place[index]].push(Shrunk {
+                member: self.members[index].member.name.clone(),
+                citation: d.citation.clone(),
+                size: d.cost,
+                remaining: d.remaining,
+                reason: d.reason,
+                detail: None,
+            });
         }
-        // Priority order; within a member, candidates keep their rank order (stable sort).
-        left_out.sort_by_key(|(index, _)| position(*index));
+        *work += pack.dropped.len() as u64 + pack.hits.len() as u64;
         pack.dropped.extend(extra_drops);
         pack.warnings.extend(notices);
         for (kind, n) in redactions {
@@ -387,7 +532,7 @@ impl Ctx {
         pack.artifacts = artifacts;
         Ok(Built {
             pack,
-            shrunk: left_out.into_iter().map(|(_, s)| s).collect(),
+            shrunk: left_out.into_iter().flatten().collect(),
         })
     }
 }

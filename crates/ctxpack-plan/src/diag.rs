@@ -139,15 +139,19 @@ impl Diagnostic {
     /// Renders the diagnostic against the plan's source, like a compiler: the message, the
     /// position as `file:line:col`, the source line and a caret under the span.
     pub fn render(&self, file: &str, source: &str) -> String {
+        self.render_lines(file, &Lines::new(source))
+    }
+
+    fn render_lines(&self, file: &str, lines: &Lines<'_>) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{}: {}", self.severity.name(), self.message);
-        let gutter = snippet(&mut out, file, source, self.span, self.label.as_deref());
+        let gutter = snippet(&mut out, file, lines, self.span, self.label.as_deref());
         for help in &self.help {
             let _ = writeln!(out, "{} = help: {help}", " ".repeat(gutter));
         }
         for (span, note) in &self.related {
             let _ = writeln!(out, "note: {note}");
-            snippet(&mut out, file, source, *span, None);
+            snippet(&mut out, file, lines, *span, None);
         }
         out
     }
@@ -161,18 +165,49 @@ impl fmt::Display for Diagnostic {
 
 /// Renders several diagnostics, one after the other, separated by blank lines.
 pub fn render_all(diagnostics: &[Diagnostic], file: &str, source: &str) -> String {
+    // The line index is made once: thousands of warnings do not each count the newlines
+    // before them.
+    let lines = Lines::new(source);
     diagnostics
         .iter()
-        .map(|d| d.render(file, source))
+        .map(|d| d.render_lines(file, &lines))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
+/// A source and where each of its lines starts.
+struct Lines<'a> {
+    source: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(source: &'a str) -> Lines<'a> {
+        let starts = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines { source, starts }
+    }
+
+    /// The 1-based line of byte `at` (a character boundary) and the byte where it starts.
+    fn line_of(&self, at: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&start| start <= at);
+        (line, self.starts[line - 1])
+    }
+}
+
 /// Writes the position, the source line and the caret; returns the gutter width.
-fn snippet(out: &mut String, file: &str, source: &str, span: Span, label: Option<&str>) -> usize {
-    let (line, col) = span.line_col(source);
+fn snippet(
+    out: &mut String,
+    file: &str,
+    lines: &Lines<'_>,
+    span: Span,
+    label: Option<&str>,
+) -> usize {
+    let source = lines.source;
     let start = floor_boundary(source, span.start);
-    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    let (line, line_start) = lines.line_of(start);
+    let col = source[line_start..start].chars().count() + 1;
     let line_end = source[line_start..]
         .find('\n')
         .map_or(source.len(), |i| line_start + i);
@@ -215,6 +250,21 @@ mod tests {
             assert_eq!(
                 Span::new(offset, offset).line_col(source),
                 expected,
+                "{offset}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_line_index_agrees_with_line_col() {
+        let source = "ab\ncdé f\n\nlast";
+        let lines = Lines::new(source);
+        for offset in (0..=source.len()).filter(|&i| source.is_char_boundary(i)) {
+            let (line, start) = lines.line_of(offset);
+            let col = source[start..offset].chars().count() + 1;
+            assert_eq!(
+                (line, col),
+                Span::new(offset, offset).line_col(source),
                 "{offset}"
             );
         }

@@ -7,16 +7,31 @@
 //! as they are at the `+=`), re-applies the budget, and leaves the prior version as it was;
 //! `emit` names the current version. Every version is kept in [`Outcome::versions`], so the
 //! caller can record each one.
+//!
+//! # Work
+//!
+//! Every version is materialised: its pack lists each of its members, as a hit or as a drop,
+//! and the trace reports each drop. A plan of one ctx and `L` lines `d += xK` therefore has
+//! versions of 1, 2, …, `L + 1` members, and an outcome of about `L²/2` member records
+//! however it is computed. So the bound is stated in the size of the outcome, `n`: the steps,
+//! plus, for every version, its members and its pack's hits and drops. Evaluation does at most
+//! `c·n` steps ([`Outcome::work`] counts them): a `+=` costs its own version's members
+//! (copying one pointer each, masking and counting only the members it adds, selecting,
+//! listing the drops), never a search of earlier versions, a sort, or a member-by-member
+//! lookup. Without that, a `+=` chain was cubic (every left-out member looked up its place
+//! among all members) and copied every text into every version. A chain of ctxs, each
+//! including the one before, is linear in the number of ctxs when each pack stays the same
+//! size: a ctx member costs the hits of the version it names.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use ctxpack_core::{DropReason, Meter};
 use serde_json::{Value as Json, json};
 
 use crate::PlanError;
-use crate::check::{Program, Source, StepKind};
-use crate::ctx::{Built, Ctx, Shrunk, size_of};
+use crate::check::{Program, Source, Step, StepKind};
+use crate::ctx::{Binding, Built, Ctx, Shrunk, size_of};
 use crate::diag::Diagnostic;
 use crate::sources::{SourceError, Sources};
 use crate::value::Value;
@@ -51,6 +66,9 @@ pub struct Outcome {
     pub emitted: Vec<usize>,
     /// The events, in order.
     pub trace: Vec<Event>,
+    /// How many steps evaluation took (not counting the sources' own work): at most a constant
+    /// times the size of the outcome (see the module docs). Tests hold it to that bound.
+    pub work: u64,
 }
 
 /// How a binding turned out.
@@ -316,12 +334,19 @@ pub fn evaluate(
         ));
     }
     let mut slots: HashMap<String, Slot> = HashMap::new();
+    // The members of each ctx's current version, the one a `+=` extends: so adding a member
+    // knows it is new without searching the version's members.
+    let mut names: HashMap<String, HashSet<String>> = HashMap::new();
     let mut outcome = Outcome {
         versions: Vec::new(),
         emitted: Vec::new(),
         trace: Vec::new(),
+        work: 0,
     };
+    // Members over all versions so far: every version is kept, packed and recorded.
+    let mut held = 0usize;
     for step in &program.steps {
+        outcome.work += 1;
         match &step.kind {
             StepKind::Bind { name, source } => {
                 let result = match source {
@@ -367,16 +392,32 @@ pub fn evaluate(
                     .named(spec.name.clone())
                     .budget(spec.budget.get())
                     .meter(spec.meter);
+                let mut members = HashSet::new();
                 for (member, tier) in &spec.members {
-                    ctx = with_member(ctx, member, &slots, &outcome.versions);
-                    if *tier == ctxpack_core::Tier::Pinned {
-                        ctx = ctx.pin(member.clone());
+                    ctx = if members.insert(member.clone()) {
+                        let binding = binding(member, &slots, &outcome.versions, &mut outcome.work);
+                        ctx.push_new(member.clone(), binding, *tier)
+                    } else {
+                        // Listed twice: `check` rules it out, a hand-built program may not.
+                        let ctx =
+                            with_member(ctx, member, &slots, &outcome.versions, &mut outcome.work);
+                        if *tier == ctxpack_core::Tier::Pinned {
+                            ctx.pin(member.clone())
+                        } else {
+                            ctx
+                        }
+                    };
+                }
+                let mut excluded = HashSet::new();
+                for name in &spec.exclude {
+                    outcome.work += 1;
+                    if excluded.insert(name) {
+                        ctx = ctx.exclude_new(name.clone());
                     }
                 }
-                for name in &spec.exclude {
-                    ctx = ctx.exclude(name.clone());
-                }
-                let built = ctx.build()?;
+                names.insert(spec.name.clone(), members);
+                let built = ctx.build_counted(&mut outcome.work)?;
+                held = within_limit(held, &ctx, step)?;
                 outcome.trace.push(Event::CtxBuilt {
                     ctx: spec.name.clone(),
                     version: 1,
@@ -394,11 +435,21 @@ pub fn evaluate(
                 let parent = &outcome.versions[prior];
                 let number = parent.number + 1;
                 let parent_number = parent.number;
+                // One pointer per member: the members themselves are shared.
                 let mut ctx = parent.ctx.clone();
+                outcome.work += ctx.len() as u64;
+                let current = names.entry(target.clone()).or_default();
                 for member in members {
-                    ctx = with_member(ctx, member, &slots, &outcome.versions);
+                    ctx = if current.insert(member.clone()) {
+                        let binding = binding(member, &slots, &outcome.versions, &mut outcome.work);
+                        ctx.push_new(member.clone(), binding, ctxpack_core::Tier::Visible)
+                    } else {
+                        // Already a member: `check` rules it out, a hand-built program may not.
+                        with_member(ctx, member, &slots, &outcome.versions, &mut outcome.work)
+                    };
                 }
-                let built = ctx.build()?;
+                let built = ctx.build_counted(&mut outcome.work)?;
+                held = within_limit(held, &ctx, step)?;
                 outcome.trace.push(Event::VersionAppended {
                     ctx: target.clone(),
                     version: number,
@@ -422,14 +473,62 @@ pub fn evaluate(
     Ok(outcome)
 }
 
-/// Adds `name` to `ctx` with its value as it is now.
-fn with_member(ctx: Ctx, name: &str, slots: &HashMap<String, Slot>, versions: &[Version]) -> Ctx {
-    match slots.get(name) {
-        Some(Slot::Value(value)) => ctx.include(name, value.clone()),
-        Some(Slot::Ctx(index)) => ctx.include(name, Value::from_pack(&versions[*index].built.pack)),
-        Some(Slot::Failed(error)) => ctx.unbound(name, format!("its source failed: {error}")),
-        None => ctx.unbound(name, format!("`{name}` is not bound at this point")),
+/// Most members all versions of a plan may hold together. Every version is packed and
+/// recorded whole, so a chain of `+=` lines holds quadratically many: this bounds the memory
+/// and the ledger a plan can ask for (a chain of about 600 one-member `+=` lines).
+pub const MAX_VERSION_MEMBERS: usize = 200_000;
+
+/// `held` plus the members of the version `ctx` just built, or the error once over the limit.
+fn within_limit(held: usize, ctx: &Ctx, step: &Step) -> Result<usize, PlanError> {
+    let held = held.saturating_add(ctx.len());
+    if held > MAX_VERSION_MEMBERS {
+        return Err(PlanError::Refused(
+            Diagnostic::error(
+                format!(
+                    "the plan's versions hold more than {MAX_VERSION_MEMBERS} members together"
+                ),
+                step.span,
+            )
+            .with_label("the limit is passed at this version")
+            .with_help(
+                "every version is packed and recorded whole: use fewer `+=` steps, \
+                 e.g. one `+=` with several members, or split the plan",
+            ),
+        ));
     }
+    Ok(held)
+}
+
+/// The binding of member `name` with its value as it is now; `work` counts the hits a ctx
+/// member copies.
+fn binding(
+    name: &str,
+    slots: &HashMap<String, Slot>,
+    versions: &[Version],
+    work: &mut u64,
+) -> Binding {
+    match slots.get(name) {
+        Some(Slot::Value(value)) => Binding::Bound(value.clone()),
+        Some(Slot::Ctx(index)) => {
+            let pack = &versions[*index].built.pack;
+            *work += pack.hits.len() as u64;
+            Binding::Bound(Value::from_pack(pack))
+        }
+        Some(Slot::Failed(error)) => Binding::Unbound(format!("its source failed: {error}")),
+        None => Binding::Unbound(format!("`{name}` is not bound at this point")),
+    }
+}
+
+/// Adds `name` to `ctx` with its value as it is now, or gives a member of that name that value.
+fn with_member(
+    ctx: Ctx,
+    name: &str,
+    slots: &HashMap<String, Slot>,
+    versions: &[Version],
+    work: &mut u64,
+) -> Ctx {
+    let binding = binding(name, slots, versions, work);
+    ctx.set(name.to_owned(), binding)
 }
 
 fn push_version(
@@ -441,6 +540,7 @@ fn push_version(
     built: Built,
 ) {
     let name = ctx.name().to_owned();
+    outcome.work += built.shrunk.len() as u64;
     for shrunk in &built.shrunk {
         outcome.trace.push(Event::CtxShrunk {
             ctx: name.clone(),

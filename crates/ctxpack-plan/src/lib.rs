@@ -65,7 +65,7 @@ pub use check::{
 };
 pub use ctx::{Binding, Built, Ctx, Member, Shrunk, size_of};
 pub use diag::{Diagnostic, Severity, Span, render_all};
-pub use eval::{BindOutcome, EvalOptions, Event, Outcome, Version, evaluate};
+pub use eval::{BindOutcome, EvalOptions, Event, MAX_VERSION_MEMBERS, Outcome, Version, evaluate};
 pub use parser::{KEYWORDS, parse};
 pub use shell::{SplitError, split_command};
 pub use sources::{DocsRequest, QueryRequest, ReadRequest, RunRequest, SourceError, Sources};

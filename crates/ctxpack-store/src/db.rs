@@ -8,11 +8,13 @@ use ctxpack_meter::Meter;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::error::StoreError;
+use crate::guard;
 use crate::lexical::{Lexical, LexicalDoc, LexicalHit, QueryTerms};
 use crate::lock::WriterLock;
 
-/// The newest store format this build reads and writes.
-pub const FORMAT_VERSION: i64 = 1;
+/// The newest store format this build reads and writes. Format 1 (no checksums, one `lexical/`
+/// directory) is read as it is and migrated by the first writer.
+pub const FORMAT_VERSION: i64 = 2;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -41,7 +43,8 @@ CREATE TABLE chunks (
     cost_words INTEGER,
     cost_chars INTEGER,
     cost_approx INTEGER,
-    redactions TEXT
+    redactions TEXT,
+    checksum TEXT
 );
 CREATE INDEX chunks_by_file ON chunks (file_id, ordinal);
 CREATE TABLE snapshots (
@@ -88,9 +91,24 @@ CREATE TABLE embeddings (
     embedder TEXT NOT NULL,
     text_hash TEXT NOT NULL,
     vector BLOB NOT NULL,
+    checksum TEXT,
     PRIMARY KEY (collection, id_key, field)
 );
 ";
+
+/// The checksum of stored text or bytes: the first 16 bytes of their SHA-256, in hex. It
+/// detects damage (a flipped byte, a truncated row), not forgery: a committed store is
+/// refused, and `verify` re-derives chunks from the git objects.
+pub fn checksum(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The lexical index's directory when the database names none (format 1).
+const LEXICAL_DEFAULT: &str = "lexical";
 
 /// An indexed snapshot.
 #[derive(Clone, Debug, PartialEq)]
@@ -203,6 +221,7 @@ pub struct Store {
     pub(crate) conn: Connection,
     lexical: Option<Lexical>,
     writable: bool,
+    version: i64,
 }
 
 impl std::fmt::Debug for Store {
@@ -217,6 +236,7 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// Opens an existing store read-only. Never writes, never takes the writer lock.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        check_files(dir)?;
         let db = dir.join(DB_FILE);
         if !db.is_file() {
             return Err(StoreError::NotFound {
@@ -225,7 +245,9 @@ impl Store {
         }
         let conn = Connection::open_with_flags(
             &db,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_NOFOLLOW,
         )
         .map_err(|e| sql_error(dir, e))?;
         let mut store = Store {
@@ -233,6 +255,7 @@ impl Store {
             conn,
             lexical: None,
             writable: false,
+            version: 0,
         };
         store.configure()?;
         let version = store.version()?;
@@ -243,27 +266,114 @@ impl Store {
             });
         }
         store.check_version(version)?;
-        store.lexical = Lexical::open(dir, false)?;
-        if store.lexical.is_none() && !store.snapshots()?.is_empty() {
+        store.version = version;
+        let name = store.lexical_name()?;
+        store.lexical = Lexical::open(dir, &name, false)?;
+        store.check_lexical()?;
+        Ok(store)
+    }
+
+    /// Fails unless every table of the schema is there and readable: a database whose tables
+    /// were dropped or damaged is not rebuilt in place but moved aside.
+    fn check_schema(&self) -> Result<(), StoreError> {
+        for table in [
+            "meta",
+            "files",
+            "chunks",
+            "snapshots",
+            "manifest",
+            "artifacts",
+            "collections",
+            "documents",
+            "embeddings",
+        ] {
+            self.conn
+                .query_row(&format!("SELECT count(*) FROM {table} WHERE 0"), [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map_err(|e| sql_error(&self.dir, e))?;
+        }
+        let check: String = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .map_err(|e| sql_error(&self.dir, e))?;
+        if check != "ok" {
             return Err(StoreError::Corrupt {
-                dir: dir.to_owned(),
-                detail: "the lexical index directory is missing".into(),
+                dir: self.dir.clone(),
+                detail: check,
             });
         }
-        Ok(store)
+        Ok(())
+    }
+
+    /// The open lexical index, if there is one.
+    pub(crate) fn lexical_index(&self) -> Option<&Lexical> {
+        self.lexical.as_ref()
+    }
+
+    /// The directory of the lexical index the database points at.
+    fn lexical_name(&self) -> Result<String, StoreError> {
+        Ok(self
+            .meta("lexical")?
+            .unwrap_or_else(|| LEXICAL_DEFAULT.to_owned()))
+    }
+
+    /// A value of the `meta` table.
+    fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    /// Cheap checks that the lexical index is the one the database last committed: present
+    /// when there are snapshots, and holding at least as many entries as the database
+    /// recorded after its last commit (fewer means entries were lost: every pack would
+    /// silently miss them).
+    fn check_lexical(&self) -> Result<(), StoreError> {
+        let corrupt = |detail: String| StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail,
+        };
+        let Some(lexical) = &self.lexical else {
+            if self.snapshots()?.is_empty() {
+                return Ok(());
+            }
+            return Err(corrupt("the lexical index directory is missing".into()));
+        };
+        let expected: u64 = self
+            .meta("lexical_docs")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let found = lexical.num_docs();
+        if found < expected {
+            return Err(corrupt(format!(
+                "the lexical index holds {found} entries where {expected} were committed"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records how many entries the lexical index holds after a commit.
+    fn set_lexical_docs(&mut self) -> Result<(), StoreError> {
+        let docs = self.lexical.as_ref().map_or(0, Lexical::num_docs);
+        self.conn
+            .execute(
+                "INSERT INTO meta (key, value) VALUES ('lexical_docs', ?1) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [docs.to_string()],
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        Ok(())
     }
 
     /// Opens a store for writing, creating it if needed.
     pub fn open_or_create(dir: &Path) -> Result<Store, StoreError> {
         let mut store = Store::open_writable(dir)?;
         let has_snapshots = !store.snapshots()?.is_empty();
-        store.lexical = Lexical::open(dir, !has_snapshots)?;
-        if store.lexical.is_none() {
-            return Err(StoreError::Corrupt {
-                dir: dir.to_owned(),
-                detail: "the lexical index directory is missing".into(),
-            });
-        }
+        let name = store.lexical_name()?;
+        store.lexical = Lexical::open(dir, &name, !has_snapshots)?;
+        store.check_lexical()?;
         Ok(store)
     }
 
@@ -271,15 +381,16 @@ impl Store {
     /// gets a fresh lexical index built from them; a database that is damaged or written by
     /// an unsupported format is moved aside (never deleted: its path is returned) and the
     /// store starts empty. Requires the writer lock.
+    ///
+    /// The new lexical index is built beside the old one and the database is switched to it
+    /// in one transaction: a run killed at any point leaves the old index in use, and readers
+    /// use the old one until the switch.
     pub fn rebuild(dir: &Path, _lock: &WriterLock) -> Result<(Store, Option<PathBuf>), StoreError> {
-        let lexical_dir = Lexical::path(dir);
-        if lexical_dir.exists() {
-            std::fs::remove_dir_all(&lexical_dir).map_err(|source| StoreError::Io {
-                path: lexical_dir.clone(),
-                source,
-            })?;
-        }
-        let (mut store, moved) = match Store::open_writable(dir) {
+        let opened = Store::open_writable(dir).and_then(|store| {
+            store.check_schema()?;
+            Ok(store)
+        });
+        let (mut store, moved) = match opened {
             Ok(store) => (store, None),
             Err(StoreError::Corrupt { .. } | StoreError::Unsupported { .. }) => {
                 let stamp = std::time::SystemTime::now()
@@ -297,10 +408,31 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        store.lexical = Lexical::open(dir, true)?;
+        crate::failpoint("rebuild:database-ready");
+        let old = store.lexical_name()?;
+        let next = format!("lexical-{}", unique_suffix());
+        store.lexical = Lexical::open(dir, &next, true)?;
         let ids: Vec<i64> =
             store.query_ids("SELECT id FROM files WHERE skip_reason IS NULL", [])?;
-        store.index_lexical(&ids)?;
+        store.write_lexical(&ids)?;
+        crate::failpoint("rebuild:lexical-built");
+        let docs = store.lexical.as_ref().map_or(0, Lexical::num_docs);
+        let tx = store.conn.transaction().map_err(|e| sql_error(dir, e))?;
+        for (key, value) in [
+            ("lexical", next.clone()),
+            ("lexical_docs", docs.to_string()),
+        ] {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )
+            .map_err(|e| sql_error(dir, e))?;
+        }
+        tx.commit().map_err(|e| sql_error(dir, e))?;
+        crate::failpoint("rebuild:switched");
+        // The old index, and any left by rebuilds killed before their switch.
+        remove_stale_lexical(dir, &next, &old);
         Ok((store, moved))
     }
 
@@ -310,25 +442,40 @@ impl Store {
             path: dir.to_owned(),
             source,
         })?;
+        check_files(dir)?;
         // Keep the store out of `git add -A` without touching the repository's own ignores.
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            std::fs::write(&ignore, "*\n").map_err(|source| StoreError::Io {
-                path: ignore.clone(),
+        let ignore = Path::new(".gitignore");
+        if std::fs::symlink_metadata(dir.join(ignore)).is_err() {
+            use std::io::Write as _;
+            let mut file = guard::create_new(dir, ignore)?;
+            file.write_all(b"*\n").map_err(|source| StoreError::Io {
+                path: dir.join(ignore),
                 source,
             })?;
         }
-        let conn = Connection::open(dir.join(DB_FILE)).map_err(|e| sql_error(dir, e))?;
+        let conn = Connection::open_with_flags(
+            dir.join(DB_FILE),
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+        )
+        .map_err(|e| sql_error(dir, e))?;
         let mut store = Store {
             dir: dir.to_owned(),
             conn,
             lexical: None,
             writable: true,
+            version: 0,
         };
         store.configure()?;
         let version = store.version()?;
         if version != 0 {
             store.check_version(version)?;
+            store.version = version;
+            if version < FORMAT_VERSION {
+                store.migrate(version)?;
+            }
             return Ok(store);
         }
         let tables: i64 = store
@@ -346,13 +493,73 @@ impl Store {
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
+        store.version = FORMAT_VERSION;
         Ok(store)
+    }
+
+    /// Brings a store of an older format up to this one, in one transaction: a run killed
+    /// part way leaves the old format, whole. Documents, artifacts and the ledger are kept as
+    /// they are; what is derived is recomputed.
+    fn migrate(&mut self, from: i64) -> Result<(), StoreError> {
+        let dir = self.dir.clone();
+        let e = |err| sql_error(&dir, err);
+        let tx = self.conn.transaction().map_err(e)?;
+        if from < 2 {
+            // Format 2: a checksum on every chunk and embedding row.
+            tx.execute_batch(
+                "ALTER TABLE chunks ADD COLUMN checksum TEXT;
+                 ALTER TABLE embeddings ADD COLUMN checksum TEXT;",
+            )
+            .map_err(e)?;
+            crate::failpoint("migrate:columns-added");
+            for (table, column, key) in
+                [("chunks", "text", "id"), ("embeddings", "vector", "rowid")]
+            {
+                let rows: Vec<(i64, Vec<u8>)> = {
+                    let mut select = tx
+                        .prepare(&format!(
+                            "SELECT {key}, CAST({column} AS BLOB) FROM {table}"
+                        ))
+                        .map_err(e)?;
+                    select
+                        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .map_err(e)?
+                        .collect::<Result<_, _>>()
+                        .map_err(e)?
+                };
+                let mut update = tx
+                    .prepare(&format!(
+                        "UPDATE {table} SET checksum = ?1 WHERE {key} = ?2"
+                    ))
+                    .map_err(e)?;
+                for (id, bytes) in rows {
+                    update.execute(params![checksum(&bytes), id]).map_err(e)?;
+                }
+            }
+            crate::failpoint("migrate:checksums-written");
+        }
+        tx.pragma_update(None, "user_version", FORMAT_VERSION)
+            .map_err(e)?;
+        tx.commit().map_err(e)?;
+        self.version = FORMAT_VERSION;
+        Ok(())
+    }
+
+    /// The store's format version (older formats are read as they are until a writer
+    /// migrates them).
+    pub fn format_version(&self) -> i64 {
+        self.version
     }
 
     fn configure(&mut self) -> Result<(), StoreError> {
         let dir = self.dir.clone();
         self.conn
             .busy_timeout(Duration::from_secs(10))
+            .map_err(|e| sql_error(&dir, e))?;
+        // A database from an untrusted source may carry triggers and views that call
+        // functions with side effects: never run them on ctxpack's behalf.
+        self.conn
+            .pragma_update(None, "trusted_schema", "OFF")
             .map_err(|e| sql_error(&dir, e))?;
         if self.writable {
             self.conn
@@ -480,13 +687,6 @@ impl Store {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
                 )
                 .map_err(e)?;
-            let mut chunk_stmt = tx
-                .prepare_cached(
-                    "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
-                     cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                )
-                .map_err(e)?;
             for file in files {
                 // A skipped file has no lexical entries, so it is ready at once.
                 let ready = i64::from(file.skip_reason.is_some());
@@ -503,33 +703,7 @@ impl Store {
                         |r| r.get(0),
                     )
                     .map_err(e)?;
-                for (ordinal, c) in file.chunks.iter().enumerate() {
-                    let redactions = if c.redactions.is_empty() {
-                        None
-                    } else {
-                        Some(
-                            serde_json::to_string(&c.redactions)
-                                .expect("a map of counts serializes"),
-                        )
-                    };
-                    let cost = |i: usize| c.costs[i].map(|v| v as i64);
-                    chunk_stmt
-                        .execute(params![
-                            id,
-                            ordinal as i64,
-                            c.start_line,
-                            c.end_line,
-                            c.symbol,
-                            c.text,
-                            cost(0),
-                            cost(1),
-                            cost(2),
-                            cost(3),
-                            cost(4),
-                            redactions
-                        ])
-                        .map_err(e)?;
-                }
+                insert_chunks(&tx, id, &file.chunks).map_err(e)?;
                 ids.push(id);
             }
         }
@@ -541,6 +715,11 @@ impl Store {
     /// and commits the lexical index.
     pub fn index_lexical(&mut self, file_ids: &[i64]) -> Result<(), StoreError> {
         self.require_writable()?;
+        self.write_lexical(file_ids)?;
+        self.set_lexical_docs()
+    }
+
+    fn write_lexical(&mut self, file_ids: &[i64]) -> Result<(), StoreError> {
         let lexical = self.lexical.as_ref().ok_or_else(|| StoreError::Corrupt {
             dir: self.dir.clone(),
             detail: "the lexical index is not open".into(),
@@ -757,6 +936,95 @@ fn snapshot_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SnapshotRow> {
         skipped: serde_json::from_str(&skipped).unwrap_or_default(),
         seconds: r.get(5)?,
     })
+}
+
+/// Inserts a file version's chunks, with their checksums, in order.
+pub(crate) fn insert_chunks(
+    tx: &rusqlite::Transaction<'_>,
+    file_id: i64,
+    chunks: &[NewChunk],
+) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
+         cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions, checksum) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    for (ordinal, c) in chunks.iter().enumerate() {
+        let redactions = (!c.redactions.is_empty())
+            .then(|| serde_json::to_string(&c.redactions).expect("a map of counts serializes"));
+        let cost = |i: usize| c.costs[i].map(|v| v as i64);
+        stmt.execute(params![
+            file_id,
+            ordinal as i64,
+            c.start_line,
+            c.end_line,
+            c.symbol,
+            c.text,
+            cost(0),
+            cost(1),
+            cost(2),
+            cost(3),
+            cost(4),
+            redactions,
+            checksum(c.text.as_bytes())
+        ])?;
+    }
+    Ok(())
+}
+
+/// A suffix no other run of this or another process picks: the time and the pid.
+fn unique_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}-{}", std::process::id())
+}
+
+/// Removes the lexical directories the database does not point at (best effort: a reader
+/// may still have one open, which Unix allows).
+fn remove_stale_lexical(dir: &Path, active: &str, old: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let lexical = name == LEXICAL_DEFAULT || name.starts_with("lexical-");
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if lexical && is_dir && name != active && (name == old || name.starts_with("lexical-")) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Refuses a symbolic link at any file SQLite or tantivy opens in the store: SQLite's
+/// `NOFOLLOW` covers the database file only, not its `-wal`, `-shm` and `-journal` files, and
+/// tantivy opens whatever the `lexical/` directory holds.
+fn check_files(dir: &Path) -> Result<(), StoreError> {
+    for name in [
+        DB_FILE,
+        "ctxpack.sqlite-wal",
+        "ctxpack.sqlite-shm",
+        "ctxpack.sqlite-journal",
+    ] {
+        guard::no_link(dir, Path::new(name))?;
+    }
+    lexical_dirs(dir)
+        .iter()
+        .try_for_each(|name| guard::no_links_below(dir, Path::new(name)))
+}
+
+/// The names of every lexical index directory in the store.
+pub(crate) fn lexical_dirs(dir: &Path) -> Vec<String> {
+    let mut names = vec![LEXICAL_DEFAULT.to_owned()];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        names.extend(
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("lexical-")),
+        );
+    }
+    names
 }
 
 /// Maps SQLite errors. ctxpack's statements are fixed, so an SQL error from one of them, a

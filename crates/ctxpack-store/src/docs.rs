@@ -533,6 +533,26 @@ impl Store {
         Ok(replaced)
     }
 
+    /// The fields of a document that have an embedding stored (or a marker saying the field
+    /// has no string).
+    pub fn embedded_fields(
+        &self,
+        collection: &str,
+        id_key: &str,
+    ) -> Result<Vec<String>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT field FROM embeddings WHERE collection = ?1 AND id_key = ?2 \
+                 ORDER BY field",
+            )
+            .map_err(self.sql())?;
+        stmt.query_map([collection, id_key], |r| r.get(0))
+            .map_err(self.sql())?
+            .collect::<Result<_, _>>()
+            .map_err(self.sql())
+    }
+
     /// What is stored for every embedding of a collection's field (without the vectors),
     /// orphans included.
     pub fn embedding_states(
@@ -604,8 +624,8 @@ impl Store {
             let mut stmt = tx
                 .prepare_cached(
                     "INSERT OR REPLACE INTO embeddings \
-                     (collection, id_key, field, embedder, text_hash, vector) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     (collection, id_key, field, embedder, text_hash, vector, checksum) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .map_err(e)?;
             for row in rows {
@@ -615,7 +635,8 @@ impl Store {
                     field,
                     embedder,
                     row.text_hash,
-                    row.vector
+                    row.vector,
+                    crate::db::checksum(&row.vector)
                 ])
                 .map_err(e)?;
             }

@@ -37,6 +37,12 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// A path inside the store is a symbolic link, which ctxpack never follows.
+    #[error("{} is a symbolic link; ctxpack never follows a link inside a store (remove it, or name another store)", .path.display())]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
     /// A write conflicts with what is stored (an id reused for different content).
     #[error("{detail}")]
     Conflict {

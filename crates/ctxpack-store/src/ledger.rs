@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
+use crate::guard;
 
 /// One selected hit, with its text stored by hash.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -132,6 +133,22 @@ pub struct LedgerRecord {
     pub output: Option<String>,
 }
 
+impl LedgerRecord {
+    /// The SHA-256 of everything the record says but its id and time: what its id must be.
+    pub fn content_hash(&self) -> String {
+        let mut bare = self.clone();
+        bare.id = String::new();
+        bare.time = 0;
+        sha256_hex(&serde_json::to_vec(&bare).expect("a ledger record serializes"))
+    }
+
+    /// Whether the record is what its id says it is (its content was not changed after it was
+    /// written).
+    pub fn is_intact(&self) -> bool {
+        self.content_hash() == self.id
+    }
+}
+
 /// The context of a pack that the pack itself does not carry.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecordContext {
@@ -159,6 +176,9 @@ pub struct LedgerContents {
 /// The ledger of one store directory.
 #[derive(Clone, Debug)]
 pub struct Ledger {
+    /// The store directory; the ledger is `ledger/` inside it, and no link below the store
+    /// is ever followed.
+    root: PathBuf,
     dir: PathBuf,
 }
 
@@ -178,17 +198,20 @@ impl Ledger {
     /// The ledger of the store at `store_dir` (nothing is created until the first append).
     pub fn new(store_dir: &Path) -> Ledger {
         Ledger {
+            root: store_dir.to_owned(),
             dir: store_dir.join("ledger"),
         }
     }
 
-    fn file(&self) -> PathBuf {
-        self.dir.join("packs.jsonl")
+    /// The records file, relative to the store.
+    fn file() -> &'static Path {
+        Path::new("ledger/packs.jsonl")
     }
 
-    fn text_path(&self, hash: &str) -> PathBuf {
+    /// A text's file, relative to the store.
+    fn text_path(hash: &str) -> PathBuf {
         let (a, b) = hash.split_at(hash.len().min(2));
-        self.dir.join("texts").join(a).join(b)
+        Path::new("ledger/texts").join(a).join(b)
     }
 
     /// Builds the record of `pack` (its id included) without writing anything.
@@ -259,8 +282,7 @@ impl Ledger {
             pretty: context.pretty,
             output: context.output.as_deref().map(|o| sha256_hex(o.as_bytes())),
         };
-        let canonical = serde_json::to_vec(&record).expect("a ledger record serializes");
-        record.id = sha256_hex(&canonical);
+        record.id = record.content_hash();
         record.time = time;
         record
     }
@@ -279,14 +301,19 @@ impl Ledger {
         }
         let mut line = serde_json::to_vec(&record).expect("a ledger record serializes");
         line.push(b'\n');
-        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
-        let path = self.file();
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        guard::create_dirs(&self.root, Path::new("ledger"))?;
+        let path = self.root.join(Self::file());
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(StoreError::Corrupt {
+                dir: self.dir.clone(),
+                detail: format!("{} is not a regular file", path.display()),
+            });
+        }
+        let mut file = guard::open(
+            &self.root,
+            Self::file(),
+            OpenOptions::new().create(true).append(true).read(true),
+        )?;
         // A crash may have left a torn last line without its newline: start on a fresh line
         // so this record stays readable.
         let len = file.metadata().map_err(io(&path))?.len();
@@ -303,16 +330,24 @@ impl Ledger {
     }
 
     fn put_text(&self, hash: &str, text: &str) -> Result<(), StoreError> {
-        let path = self.text_path(hash);
-        if path.exists() {
+        let rel = Self::text_path(hash);
+        guard::no_link(&self.root, &rel)?;
+        let path = self.root.join(&rel);
+        if std::fs::symlink_metadata(&path).is_ok() {
             return Ok(());
         }
-        let parent = path.parent().expect("text paths have a parent");
-        std::fs::create_dir_all(parent).map_err(io(parent))?;
-        // Write beside, then rename: a text file is whole or absent.
+        let parent = rel.parent().expect("text paths have a parent");
+        guard::create_dirs(&self.root, parent)?;
+        // Write beside, then rename: a text file is whole or absent. The temporary name is
+        // created exclusively (a stale one from a crash is removed first: unlinking never
+        // follows a link).
         let tmp = parent.join(format!(".{}.{}", std::process::id(), hash));
-        std::fs::write(&tmp, text).map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        let _ = std::fs::remove_file(self.root.join(&tmp));
+        let mut file = guard::create_new(&self.root, &tmp)?;
+        file.write_all(text.as_bytes())
+            .map_err(io(&self.root.join(&tmp)))?;
+        drop(file);
+        std::fs::rename(self.root.join(&tmp), &path).map_err(io(&path))?;
         Ok(())
     }
 
@@ -327,11 +362,17 @@ impl Ledger {
                 detail: format!("a ledger record names the text `{hash}`, which is not a SHA-256"),
             });
         }
-        let path = self.text_path(hash);
-        let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Corrupt {
+        let unreadable = |why: String| StoreError::Corrupt {
             dir: self.dir.clone(),
-            detail: format!("ledger text {hash} cannot be read: {e}"),
-        })?;
+            detail: format!("ledger text {hash} cannot be read: {why}"),
+        };
+        let bytes = match guard::read_regular(&self.root, &Self::text_path(hash)) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Err(unreadable("it is missing".into())),
+            Err(e @ StoreError::Symlink { .. }) => return Err(e),
+            Err(e) => return Err(unreadable(e.to_string())),
+        };
+        let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8".into()))?;
         if sha256_hex(text.as_bytes()) != hash {
             return Err(StoreError::Corrupt {
                 dir: self.dir.clone(),
@@ -343,13 +384,8 @@ impl Ledger {
 
     /// Every whole record, oldest first, and the lines that were torn.
     pub fn read(&self) -> Result<LedgerContents, StoreError> {
-        let path = self.file();
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(LedgerContents::default());
-            }
-            Err(e) => return Err(io(&path)(e)),
+        let Some(bytes) = guard::read_regular(&self.root, Self::file())? else {
+            return Ok(LedgerContents::default());
         };
         let mut contents = LedgerContents::default();
         let ends_with_newline = bytes.last() == Some(&b'\n');
@@ -376,6 +412,13 @@ impl Ledger {
             dir: self.dir.clone(),
             detail,
         };
+        // A record is replayed only as it was written: its id is the hash of its content.
+        if !record.is_intact() {
+            return Err(corrupt(format!(
+                "ledger record {} was changed after it was written (its content no longer matches its id)",
+                record.id
+            )));
+        }
         let hits = record
             .hits
             .iter()

@@ -227,14 +227,21 @@ fn lex_corrupt(dir: &Path, e: impl std::fmt::Display) -> StoreError {
 }
 
 impl Lexical {
-    pub(crate) fn path(store_dir: &Path) -> PathBuf {
-        store_dir.join("lexical")
-    }
-
-    /// Opens the index; creates it when `create` is set and it is missing. `Ok(None)` when it
-    /// is missing and may not be created.
-    pub(crate) fn open(store_dir: &Path, create: bool) -> Result<Option<Lexical>, StoreError> {
-        let dir = Self::path(store_dir);
+    /// Opens the index in the directory `name` of the store; creates it when `create` is set
+    /// and it is missing. `Ok(None)` when it is missing and may not be created.
+    pub(crate) fn open(
+        store_dir: &Path,
+        name: &str,
+        create: bool,
+    ) -> Result<Option<Lexical>, StoreError> {
+        if name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(StoreError::Corrupt {
+                dir: store_dir.to_owned(),
+                detail: format!("the database names `{name}` as its lexical index"),
+            });
+        }
+        crate::guard::no_links_below(store_dir, Path::new(name))?;
+        let dir = store_dir.join(name);
         let (schema, fields) = schema();
         let index = if dir.join("meta.json").is_file() {
             let index = Index::open_in_dir(&dir).map_err(|e| lex_corrupt(store_dir, e))?;
@@ -246,10 +253,7 @@ impl Lexical {
             }
             index
         } else if create {
-            std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
-                path: dir.clone(),
-                source,
-            })?;
+            crate::guard::create_dirs(store_dir, Path::new(name))?;
             Index::create_in_dir(&dir, schema).map_err(|e| lex_error(store_dir, e))?
         } else {
             return Ok(None);
@@ -265,6 +269,24 @@ impl Lexical {
             reader,
             fields,
         }))
+    }
+
+    /// The index files whose content no longer matches their checksum (reads every file).
+    pub(crate) fn damaged_files(&self) -> Vec<String> {
+        match self.index.validate_checksum() {
+            Ok(files) => {
+                let mut names: Vec<String> =
+                    files.iter().map(|p| p.display().to_string()).collect();
+                names.sort();
+                names
+            }
+            Err(e) => vec![format!("the index cannot be read: {e}")],
+        }
+    }
+
+    /// Entries (chunks) the index holds, deleted ones excluded.
+    pub(crate) fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
     }
 
     pub(crate) fn writer(&self) -> Result<LexicalWriter<'_>, StoreError> {
@@ -435,6 +457,11 @@ impl LexicalWriter<'_> {
             .map_err(|e| lex_error(&self.lexical.dir, e))?;
         self.writer
             .wait_merging_threads()
+            .map_err(|e| lex_error(&self.lexical.dir, e))?;
+        // This process sees what it committed (counts, searches) without reopening.
+        self.lexical
+            .reader
+            .reload()
             .map_err(|e| lex_error(&self.lexical.dir, e))?;
         Ok(())
     }

@@ -21,14 +21,20 @@ pub mod artifacts;
 mod db;
 pub mod docs;
 mod error;
+mod failpoint;
+mod guard;
 pub mod ledger;
 mod lexical;
 mod lock;
+pub mod verify;
 
 pub use db::{
     ChunkRow, FORMAT_VERSION, FileVersion, NewChunk, NewFile, SnapshotRow, SnapshotStats, Store,
+    checksum,
 };
 pub use error::StoreError;
+pub use failpoint::failpoint;
+pub use guard::check_layout;
 pub use ledger::{Ledger, LedgerContents, LedgerRecord, RecordContext};
 pub use lexical::{LexicalHit, QueryTerms, ScoreBreakdown, analyze};
 pub use lock::WriterLock;

@@ -22,17 +22,33 @@ impl WriterLock {
             path: path.clone(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let mut file = crate::guard::open(
+            dir,
+            Path::new("writer.lock"),
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+        )?;
         if wait {
             file.lock().map_err(io)?;
         } else {
-            match file.try_lock() {
+            // A child another thread of this process is starting shares every open file
+            // until it replaces its program (and closes them): for that moment it holds a lock
+            // this process just released. Trying again for a moment rides that out; a real
+            // writer holds the lock far longer.
+            let mut tries = 0;
+            let locked = loop {
+                match file.try_lock() {
+                    Err(TryLockError::WouldBlock) if tries < 20 => {
+                        tries += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                    other => break other,
+                }
+            };
+            match locked {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {
                     let mut holder = String::new();

@@ -187,7 +187,7 @@ fn fresh_token() -> i64 {
 
 /// Bumps the generation of `field` of `collection` (creating it), or of every field of the
 /// collection for `None`, inside the caller's transaction.
-pub(super) fn bump_generation(
+pub(crate) fn bump_generation(
     conn: &Connection,
     collection: &str,
     field: Option<&str>,
@@ -280,7 +280,11 @@ fn open_checked(
     generation: Generation,
     row_bytes: usize,
 ) -> Option<Checked> {
-    let mut file = File::open(path).ok()?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    let mut file = options.open(path).ok()?;
     let mut raw = [0u8; HEADER_BYTES];
     file.read_exact(&mut raw).ok()?;
     let header = Header::parse(&raw)?;
@@ -332,6 +336,7 @@ impl Store {
         with_ids: bool,
         mut f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
     ) -> Result<Option<VectorFileSummary>, E> {
+        crate::guard::no_links_below(&self.dir, Path::new(DIR)).map_err(DocsStoreError::from)?;
         let Some(generation) =
             current_generation(&self.conn, collection, field).map_err(self.sql())?
         else {
@@ -410,6 +415,7 @@ impl Store {
         row_bytes: usize,
     ) -> Result<bool, DocsStoreError> {
         self.require_writable()?;
+        crate::guard::no_links_below(&self.dir, Path::new(DIR))?;
         let target = Target {
             collection,
             field,
@@ -459,11 +465,16 @@ impl Store {
         let path = self.vector_file_path(target.collection, target.field);
         let names = names_section(target.collection, target.field, target.embedder);
         let parent = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(parent).map_err(io(parent))?;
+        let rel_parent = parent.strip_prefix(&self.dir).unwrap_or(Path::new(DIR));
+        crate::guard::create_dirs(&self.dir, rel_parent)?;
         let mut tmp_name = path.file_name().unwrap_or_default().to_owned();
         tmp_name.push(".tmp");
-        let tmp = parent.join(tmp_name);
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io(&tmp))?);
+        let tmp = parent.join(&tmp_name);
+        // Created exclusively: a stale temporary file (or a link planted there) is removed
+        // first; unlinking never follows a link.
+        let _ = std::fs::remove_file(&tmp);
+        let created = crate::guard::create_new(&self.dir, &rel_parent.join(&tmp_name))?;
+        let mut out = BufWriter::with_capacity(1 << 20, created);
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io(&tmp))?;
         let mut summary = VectorFileSummary {
             rows: 0,
@@ -567,6 +578,89 @@ fn read_ids(file: &mut File, layout: &Layout, count: usize) -> Option<Ids> {
     Some(Ids { ends, text })
 }
 
+impl Store {
+    /// Compares every current vector file with the embeddings it copies; a file that claims
+    /// to be current but holds other bytes would give wrong answers.
+    pub(crate) fn verify_vectors(
+        &self,
+        problems: &mut Vec<crate::verify::Problem>,
+    ) -> Result<(), StoreError> {
+        let e = |err| crate::db::sql_error(&self.dir, err);
+        let has_table: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'vector_generations'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(e)?
+            > 0;
+        if !has_table {
+            return Ok(());
+        }
+        let fields: Vec<(String, String, String, i64)> = {
+            let mut stmt = self
+                .conn
+                .prepare(
+                    "SELECT DISTINCT g.collection, g.field, e.embedder, length(e.vector) \
+                     FROM vector_generations g JOIN embeddings e \
+                     ON e.collection = g.collection AND e.field = g.field \
+                     WHERE length(e.vector) > 0",
+                )
+                .map_err(e)?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .map_err(e)?
+                .collect::<Result<_, _>>()
+                .map_err(e)?
+        };
+        for (collection, field, embedder, bytes) in fields {
+            let mut table = std::collections::HashMap::new();
+            self.scan_vectors(&collection, &field, |row| {
+                if row.embedder == embedder {
+                    table.insert(row.rowid, row.vector.to_vec());
+                }
+                Ok::<_, DocsStoreError>(())
+            })
+            .map_err(store_error)?;
+            let mut differs = 0u64;
+            self.scan_vector_file(
+                &collection,
+                &field,
+                &embedder,
+                bytes as usize,
+                false,
+                |row| {
+                    if table.get(&row.rowid).map(Vec::as_slice) != Some(row.vector) {
+                        differs += 1;
+                    }
+                    Ok::<_, DocsStoreError>(())
+                },
+            )
+            .map_err(store_error)?;
+            if differs > 0 {
+                problems.push(crate::verify::Problem {
+                    part: "vectors",
+                    detail: format!(
+                        "the vector file of {collection}.{field} differs from the embeddings in {differs} rows"
+                    ),
+                    file_id: None,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn store_error(e: DocsStoreError) -> StoreError {
+    match e {
+        DocsStoreError::Store(e) => e,
+        other => StoreError::Corrupt {
+            dir: std::path::PathBuf::new(),
+            detail: other.to_string(),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{NewDocument, NewEmbedding};
@@ -668,7 +762,8 @@ mod tests {
         store
             .conn
             .execute(
-                "INSERT INTO embeddings VALUES ('c', 'gone', 'f', 'e', 'h', x'00')",
+                "INSERT INTO embeddings (collection, id_key, field, embedder, text_hash, vector) \
+                 VALUES ('c', 'gone', 'f', 'e', 'h', x'00')",
                 [],
             )
             .expect("orphan");

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use ctxpack_api::{Error, Format};
 
-use crate::commands::{artifact, docs, eval, index, ledger, pack, plan, select, status};
+use crate::commands::{artifact, docs, eval, index, ledger, pack, plan, select, status, verify};
 use crate::exit::{CliFailure, exit_code};
 use crate::output::emit;
 
@@ -29,6 +29,8 @@ enum Command {
     Index(index::IndexArgs),
     /// Show the store's snapshots and whether HEAD is indexed.
     Status(status::StatusArgs),
+    /// Check the store in full (and with --repair, restore it from the git objects).
+    Verify(verify::VerifyArgs),
     /// Show raw retrieval hits with their score breakdown.
     Query(pack::QueryArgs),
     /// Pack context for a goal from the exact committed snapshot.
@@ -116,6 +118,8 @@ impl Cli {
             }
             Command::Index(args) => args.format == "json",
             Command::Status(args) => args.format == "json",
+            // The report is the output, whether or not problems remain.
+            Command::Verify(_) => false,
             Command::Query(args) => args.format == "json",
             Command::Docs(command) => command.wants_json(),
             Command::Mcp(_) => false,
@@ -132,6 +136,7 @@ impl Cli {
         let location = match &self.command {
             Command::Index(args) => &args.location,
             Command::Status(args) => &args.location,
+            Command::Verify(args) => &args.location,
             Command::Query(args) => &args.location,
             Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => &args.location,
             Command::Log(args) => &args.location,
@@ -146,6 +151,7 @@ impl Cli {
             Command::Select(args) => select::run(&args),
             Command::Index(args) => index::run(&args),
             Command::Status(args) => status::run(&args),
+            Command::Verify(args) => verify::run(&args),
             Command::Query(args) => pack::query(&args),
             Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => pack::run(&args),
             Command::Docs(command) => command.run(),

@@ -116,7 +116,7 @@ fn hint(hint: &Hint, field: Option<&str>, store: Option<&Path>) -> Option<String
         }
         Hint::WaitForWriter => "wait for the other writer to finish, or pass --wait".to_owned(),
         Hint::RebuildStore => format!(
-            "run `ctxpack index --rebuild{store_arg}`: it rebuilds the lexical index, or moves an unreadable database aside (never deleting it) and starts afresh"
+            "run `ctxpack verify --repair{store_arg}`: it rebuilds what is derived, chunks damaged files again from the git objects, and moves an unreadable database aside (never deleting it)"
         ),
         Hint::UpgradeCtxpack => format!(
             "upgrade ctxpack to read it, or run `ctxpack index --rebuild{store_arg}` to move it aside and start afresh"

@@ -344,7 +344,7 @@ impl Workspace {
     ) -> Result<ImportReport> {
         // Check the store exists and may be written before copying anything.
         drop(self.writer("importing documents", request.wait, false)?);
-        let dir = self.store_dir()?;
+        let dir = self.store_root()?;
         let spool = write::Spool::create(dir)?;
         spool.fill(stream, control)?;
         let source = ImportSource::File(spool.path().to_owned());

@@ -301,7 +301,8 @@ pub(super) fn vsearch(
             hits.push(VsearchHit {
                 id_key: doc.id_key,
                 score: round_score(f64::from(score)),
-                document: doc.body,
+                // Documents are stored verbatim; what a search shows is masked.
+                document: crate::mask::document(&doc.body),
             });
             ControlFlow::Continue(())
         },
@@ -332,6 +333,7 @@ pub(super) fn context(
     };
     let budget = options.budget.get();
     let mut items = Vec::new();
+    let mut redactions = ctxpack_core::RedactionSummary::default();
     let mut used = 0u64;
     let embedded_on_the_fly = if request.top_k == Some(0) {
         parse_field(&request.field)?;
@@ -345,11 +347,13 @@ pub(super) fn context(
             filter,
             request.top_k,
             |score, doc, text| {
-                let cost = options.meter.count(text);
+                // Documents are stored verbatim; what a pack shows is masked.
+                let text = crate::mask::text(text, &mut redactions);
+                let cost = options.meter.count(&text);
                 items.push(ContextItem {
                     id: document::id_value(&doc.id_key),
                     score: f64::from(score),
-                    text: text.to_owned(),
+                    text,
                 });
                 used = used.saturating_add(cost);
                 // The prefix selector stops at the first chunk that does not fit.
@@ -361,8 +365,8 @@ pub(super) fn context(
             },
         )?
     };
-    Ok((
-        context::build(&request.query, &request.collection, items, &options),
-        embedded_on_the_fly,
-    ))
+    let query = crate::mask::text(&request.query, &mut redactions);
+    let mut pack = context::build(&query, &request.collection, items, &options);
+    pack.pack.redactions = redactions;
+    Ok((pack, embedded_on_the_fly))
 }

@@ -6,9 +6,10 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use ctxpack_docs::document::{self, ParsedDocument};
+use ctxpack_docs::embed::{EMBEDDER_ID, embed, text_hash};
 use ctxpack_docs::filter::Filter;
 use ctxpack_store::Store;
-use ctxpack_store::docs::{DocsStoreError, NewDocument};
+use ctxpack_store::docs::{DocsStoreError, NewDocument, NewEmbedding};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -36,7 +37,8 @@ pub(super) fn insert(
 }
 
 /// Stores one document (JSON text), replacing the stored one with the same `_id` (which
-/// keeps its place in insertion order; its embeddings are stale until `vsync`). Returns the
+/// keeps its place in insertion order; every field embedded for it is embedded again from the
+/// new text). Returns the
 /// `_id` and whether a document was replaced.
 pub(super) fn replace(
     store: &mut Store,
@@ -50,9 +52,25 @@ pub(super) fn replace(
         collection,
         &NewDocument {
             id_key: id_key.clone(),
-            body,
+            body: body.clone(),
         },
     )?;
+    // Every field embedded for the old document is embedded again from the new one (the
+    // embedder is local and cheap): searches never rank a replaced document by its old text.
+    let value: Value =
+        serde_json::from_str(&body).map_err(|e| corrupt_document(collection, &id_key, &e))?;
+    for field in store.embedded_fields(collection, &id_key)? {
+        let path = super::parse_field(&field)?;
+        let row = match document::string_at(&value, &path) {
+            Some(text) => NewEmbedding {
+                id_key: id_key.clone(),
+                text_hash: text_hash(text),
+                vector: embed(text).to_le_bytes(),
+            },
+            None => NewEmbedding::marker(id_key.clone()),
+        };
+        store.put_embeddings(collection, &field, EMBEDDER_ID, &[row])?;
+    }
     Ok((document::id_value(&id_key), replaced))
 }
 

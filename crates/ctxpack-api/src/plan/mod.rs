@@ -9,10 +9,13 @@ mod sources;
 
 use std::time::Duration;
 
-use ctxpack_core::{RenderOptions, Warning};
+use std::fmt::Write as _;
+
+use ctxpack_core::{Format, RenderOptions, Warning, pack_json, render};
 use ctxpack_plan::{EvalOptions, PlanError, Source, compile, evaluate, render_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 pub use command::RunLimits;
 pub use ctxpack_plan::{
@@ -140,6 +143,8 @@ impl Workspace {
             checked,
             mut warnings,
         } = check_plan(source)?;
+        // A plan reads and records in the store: refuse an untrusted one before anything runs.
+        self.store_root()?;
         let repo = self.repo()?;
         let dirty = repo.is_dirty();
         let sources = sources::WorkspaceSources::new(
@@ -175,10 +180,24 @@ impl Workspace {
         let reads_commits = checked.program.steps.iter().any(
             |s| matches!(&s.kind, StepKind::Bind { source: Source::Read(r), .. } if !r.worktree),
         );
-        if dirty && reads_commits {
-            for version in &mut outcome.versions {
-                version.built.pack.warnings.push(Warning::DirtyWorktree);
+        // The trace repeats what the author wrote (sources, purposes): masked like the packs.
+        for event in &mut outcome.trace {
+            let mut unused = ctxpack_core::RedactionSummary::default();
+            match event {
+                Event::Bind { source, .. } => *source = crate::mask::text(source, &mut unused),
+                Event::CtxBuilt { purpose, .. } => {
+                    *purpose = crate::mask::text(purpose, &mut unused);
+                }
+                _ => {}
             }
+        }
+        for version in &mut outcome.versions {
+            let pack = &mut version.built.pack;
+            if dirty && reads_commits {
+                pack.warnings.push(Warning::DirtyWorktree);
+            }
+            // A purpose is text the plan's author wrote: it is shown and recorded, so masked.
+            pack.goal = crate::mask::text(&pack.goal, &mut pack.redactions);
         }
         let (ids, ledger_errors) = self.record_versions(&outcome, record);
         Ok(PlanRun {
@@ -214,5 +233,70 @@ impl Workspace {
             }
         }
         (ids, errors)
+    }
+}
+
+impl PlanRun {
+    /// The emitted versions as the front end shows them: each pack rendered with `options`
+    /// under a header naming its ctx, version and ledger id (JSON: one document with the
+    /// flow and every emitted pack), and with `trace`, every event of the run.
+    pub fn render(&self, options: &RenderOptions, trace: bool) -> String {
+        let ran = self;
+        let outcome = &ran.outcome;
+        if options.format == Format::Json {
+            let packs: Vec<serde_json::Value> = outcome
+                .emitted
+                .iter()
+                .map(|&i| {
+                    let v = &outcome.versions[i];
+                    let mut entry = json!({"ctx": v.ctx.name(), "version": v.number});
+                    if let Some(id) = &ran.ids[i] {
+                        entry["id"] = json!(id);
+                    }
+                    entry["pack"] = pack_json(&v.built.pack, options.view);
+                    entry
+                })
+                .collect();
+            let mut value = json!({"flow": ran.flow, "packs": packs});
+            if trace {
+                let trace: Vec<_> = outcome.trace.iter().map(Event::to_json).collect();
+                value["trace"] = serde_json::Value::Array(trace);
+            }
+            return ctxpack_core::json_text(&value, options.pretty);
+        }
+        let markdown = options.format == Format::Markdown;
+        let mut out = String::new();
+        for (n, &i) in outcome.emitted.iter().enumerate() {
+            let v = &outcome.versions[i];
+            if n > 0 {
+                out.push('\n');
+            }
+            let id = ran.ids[i]
+                .as_ref()
+                .map(|id| format!(", pack {}", &id[..12]))
+                .unwrap_or_default();
+            let (name, number) = (v.ctx.name(), v.number);
+            if markdown {
+                let _ = writeln!(out, "<!-- ctxpack plan: emit {name} v{number}{id} -->");
+            } else {
+                let _ = writeln!(out, "=== emit {name} v{number}{id} ===");
+            }
+            out.push_str(&render(&v.built.pack, options));
+        }
+        if trace {
+            out.push_str(if markdown {
+                "\n## Trace\n\n"
+            } else {
+                "\n=== trace ===\n"
+            });
+            for (n, event) in outcome.trace.iter().enumerate() {
+                if markdown {
+                    let _ = writeln!(out, "{}. `{event}`", n + 1);
+                } else {
+                    let _ = writeln!(out, "{:>3}. {event}", n + 1);
+                }
+            }
+        }
+        out
     }
 }

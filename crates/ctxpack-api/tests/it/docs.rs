@@ -743,9 +743,18 @@ fn vsync_and_vstale_counts() {
     assert_eq!(before.to_json()["missingCount"], 2);
     assert_eq!(f.vsync("c", "text"), synced(2, 0, 0, 3, 0));
     assert_eq!(f.vstale("c", "text"), stale(&[], &[], 2, 3, "text"));
-    // A document changes: its embedding is stale. A new one is missing.
+    // A replaced document is embedded again at once; a new one is missing.
     assert!(f.replace("c", r#"{"_id":2,"text":"chocolate cake recipe"}"#));
     assert!(!f.replace("c", r#"{"_id":6,"text":"new"}"#));
+    assert_eq!(f.vstale("c", "text"), stale(&["6"], &[], 2, 3, "text"));
+    // An embedding made from other text (by another writer, or an older ctxpack) is stale.
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
+    conn.execute(
+        "UPDATE embeddings SET text_hash = 'other' WHERE id_key = '2'",
+        [],
+    )
+    .expect("update");
+    drop(conn);
     let after = f.vstale("c", "text");
     assert_eq!(after, stale(&["6"], &["2"], 1, 3, "text"));
     assert_eq!(after.to_json()["stale"], json!([2]));
@@ -1512,4 +1521,46 @@ fn vector_file_gives_the_table_answers_and_only_while_current() {
     std::fs::remove_file(&vector_file).expect("remove");
     std::fs::create_dir(&vector_file).expect("mkdir");
     assert_eq!(f.vector_answers(), synced);
+}
+
+/// A replaced document is embedded again from its new text: searches and packs rank it by
+/// what it says now, and nothing is stale.
+#[test]
+fn a_replaced_document_is_ranked_by_its_new_text() {
+    let docs = Docs::new();
+    let w = &docs.workspace;
+    for document in [
+        r#"{"_id":1,"text":"chocolate cake recipe"}"#,
+        r#"{"_id":2,"text":"database search"}"#,
+    ] {
+        w.insert_document(&insert("docs", document))
+            .expect("inserted");
+    }
+    w.vsync(&field_request("docs", "text"), &Control::new())
+        .expect("synced");
+    let query = "database search and indexing engine";
+    let top = |w: &Workspace| -> String {
+        w.vsearch(&vsearch("docs", "text", query))
+            .expect("searches")
+            .hits[0]
+            .id_key
+            .clone()
+    };
+    assert_eq!(top(w), "2");
+    let mut replace = insert(
+        "docs",
+        r#"{"_id":1,"text":"database search and indexing engine"}"#,
+    );
+    replace.replace = true;
+    w.insert_document(&replace).expect("replaced");
+    assert_eq!(top(w), "1", "the search follows the new text");
+    let built = w
+        .document_pack(&pack("docs", "text", query), None)
+        .expect("packs");
+    assert_eq!(built.pack.to_json()["citations"][0], json!(1));
+    let stale = w.vstale(&field_request("docs", "text")).expect("vstale");
+    assert!(
+        stale.stale.is_empty() && stale.missing.is_empty(),
+        "{stale:?}"
+    );
 }

@@ -35,22 +35,7 @@ impl Fixture {
 
     /// Runs git in the repository and returns its trimmed stdout.
     pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .expect("UTF-8")
-            .trim()
-            .to_owned()
+        git_in(self.dir.path(), args)
     }
 
     /// Writes a file (creating its directories).
@@ -100,4 +85,31 @@ pub fn project() -> (Fixture, String) {
     f.write("assets/logo.bin", "\u{0}\u{1}binary");
     let sha = f.commit("first");
     (f, sha)
+}
+
+/// Runs git in `dir` with no user or system configuration (commits need no identity) and
+/// returns its trimmed stdout.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .trim()
+        .to_owned()
 }

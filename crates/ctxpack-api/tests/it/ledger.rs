@@ -675,7 +675,24 @@ fn tampered_records_are_refused() {
         let mut ledger = std::fs::read_to_string(&path).expect("ledger");
         ledger.push_str(&format!("{record}\n"));
         std::fs::write(&path, ledger).expect("write");
+        // A record whose content no longer matches its id is refused before anything else.
         let error = workspace.show(&copy_id[..4]).expect_err(refusal);
+        assert_eq!(error.kind(), ErrorKind::Damaged, "{text}: {error}");
+        assert!(
+            error.message().contains("was changed after it was written"),
+            "{text}: {error}"
+        );
+        // Sealed with a matching id, the text it names is still checked.
+        let mut sealed: ctxpack_store::LedgerRecord =
+            serde_json::from_value(record).expect("a record");
+        sealed.id = sealed.content_hash();
+        let mut ledger = std::fs::read_to_string(&path).expect("ledger");
+        ledger.push_str(&format!(
+            "{}\n",
+            serde_json::to_string(&sealed).expect("JSON")
+        ));
+        std::fs::write(&path, ledger).expect("write");
+        let error = workspace.show(&sealed.id).expect_err(refusal);
         assert_eq!(error.kind(), ErrorKind::Damaged, "{text}: {error}");
         assert!(error.message().contains(refusal), "{text}: {error}");
     }

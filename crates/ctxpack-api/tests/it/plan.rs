@@ -493,6 +493,74 @@ fn a_hanging_run_is_killed_at_its_time_limit_and_reported() {
     assert_eq!(pack.dropped[0].reason, DropReason::Unbound);
 }
 
+/// Processes a `run` command starts that try to outlive it: how each is started (a line of
+/// shell that makes it write its own pid to `$1`), and how the command ends: at the time
+/// limit (`sleep 30`) or by exiting on its own. Each must be gone once the run returns.
+#[cfg(target_os = "linux")]
+const ESCAPES: &[(&str, &str, &str)] = &[
+    // Its own session (and so its own process group): the group kill cannot reach it.
+    (
+        "a setsid grandchild",
+        "setsid sh -c 'echo $$ > \"$1\"; exec sleep 300' sh \"$1\" &",
+        "sleep 30",
+    ),
+    // Its own session, and orphaned: its parent has exited long before the time limit.
+    (
+        "an orphaned setsid grandchild",
+        "(setsid sh -c 'echo $$ > \"$1\"; exec sleep 300' sh \"$1\" &)",
+        "sleep 30",
+    ),
+    // Its own session, and an empty environment (no trace of the run in it), under a parent
+    // that is still there.
+    (
+        "a setsid grandchild with no environment",
+        "env -i setsid sh -c 'echo $$ > \"$1\"; exec sleep 300' sh \"$1\" &",
+        "sleep 30",
+    ),
+    // A daemon left behind by a command that succeeds.
+    (
+        "a daemon of a command that exits",
+        "(setsid sh -c 'echo $$ > \"$1\"; exec sleep 300' sh \"$1\" &)",
+        "exit 0",
+    ),
+];
+
+#[cfg(target_os = "linux")]
+#[test]
+fn no_process_a_run_started_outlives_it() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    let outside = tempfile::tempdir().expect("tempdir");
+    for (n, &(case, start, end)) in ESCAPES.iter().enumerate() {
+        let path = outside.path().join(format!("escape{n}.sh"));
+        let pid_file = outside.path().join(format!("escape{n}.pid"));
+        // The command ends only once its descendant has said who it is.
+        let script = format!("{start}\nwhile [ ! -s \"$1\" ]; do sleep 0.01; done\n{end}\n");
+        std::fs::write(&path, script).expect("write the script");
+        let argv = serde_json::json!(["sh", path, pid_file]);
+        let plan = one_ctx_plan(&[&format!("out = run({argv})")], "out");
+        let request = PlanRunRequest {
+            run_timeout_secs: 1,
+            ..allow_run()
+        };
+        let run = run_plan(&workspace, &plan, &request, None).expect("a time-out is not fatal");
+        let timed_out = run.warnings.contains("was killed at its time limit of 1 s");
+        assert_eq!(timed_out, end == "sleep 30", "{case}: {}", run.warnings);
+        let pid = std::fs::read_to_string(&pid_file).expect("the script recorded its grandchild");
+        let pid = pid.trim();
+        assert!(!pid.is_empty(), "{case}");
+        // Gone, not even a zombie: it was killed and reaped.
+        let alive = Path::new("/proc").join(pid).exists();
+        if alive {
+            // Not left behind by a failing test either.
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", pid])
+                .status();
+        }
+        assert!(!alive, "{case}: process {pid} outlived the run");
+    }
+}
+
 #[test]
 fn paths_outside_the_repository_are_refused() {
     let (f, _) = project();

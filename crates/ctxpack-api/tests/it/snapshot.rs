@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use ctxpack_api::{
@@ -14,7 +13,7 @@ use ctxpack_api::{
 };
 use serde_json::Value;
 
-use crate::fixture::{BUDGET_RS, Fixture, project};
+use crate::fixture::{BUDGET_RS, Fixture, git_in, project};
 
 /// A request for `goal` at HEAD with ctxpack's defaults.
 fn request(goal: &str) -> SnapshotPackRequest {
@@ -79,33 +78,6 @@ fn assert_counters(pack: &Pack) {
         pack.used,
         pack.budget
     );
-}
-
-/// Runs git in `dir` with no user or system configuration (commits need no identity) and
-/// returns its trimmed stdout.
-fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .trim()
-        .to_owned()
 }
 
 /// A workspace over the repository (or plain directory) at `dir` and its default store.
@@ -745,9 +717,13 @@ fn shallow_clone_indexes_and_guides_without_history() {
 }
 
 #[test]
-fn a_missing_git_object_is_a_typed_failure() {
+fn a_missing_git_object_is_skipped_counted_and_the_rest_packs() {
     let f = Fixture::new();
     f.write("src/a.rs", "fn budget() {}\n");
+    f.write(
+        "src/b.rs",
+        "/// The remaining budget.\nfn remaining_budget() {}\n",
+    );
     f.commit("first");
     let blob = f.git(&["rev-parse", "HEAD:src/a.rs"]);
     let object = f
@@ -757,14 +733,25 @@ fn a_missing_git_object_is_a_typed_failure() {
         .join(&blob[2..]);
     std::fs::remove_file(object).expect("the blob is a loose object");
     let workspace = f.workspace();
-    let error = workspace
+    let summary = workspace
         .index(&IndexRequest::default(), &Control::new())
-        .expect_err("a missing blob");
-    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
-    assert_eq!(error.hint(), Some(&Hint::RepairRepository));
-    assert!(error.message().contains(&blob), "{error}");
-    let status = workspace.status().expect("status");
-    assert!(!status.head_indexed, "no half snapshot");
+        .expect("the rest of the commit is indexed");
+    assert_eq!(
+        summary.skipped.get("object_not_present"),
+        Some(&1),
+        "{summary:?}"
+    );
+    let built = workspace
+        .snapshot_pack(&request("budget"), &PackOptions::default())
+        .expect("packs");
+    let cited: Vec<&str> = built
+        .pack
+        .hits
+        .iter()
+        .map(|h| h.candidate.citation.as_str())
+        .collect();
+    assert!(cited.iter().all(|c| c.starts_with("src/b.rs")), "{cited:?}");
+    assert!(!cited.is_empty());
 }
 
 /// Which progress event of an index run cancels it: the first of a phase, or the one that

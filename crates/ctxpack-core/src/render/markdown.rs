@@ -2,13 +2,13 @@
 
 use std::fmt::Write;
 
-use super::View;
+use super::{View, one_line, visible};
 use crate::pack::Pack;
 
 pub(super) fn render(pack: &Pack, view: View) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Context pack\n");
-    let _ = writeln!(out, "**Goal:** {}\n", pack.goal.replace(['\r', '\n'], " "));
+    let _ = writeln!(out, "**Goal:** {}\n", one_line(&pack.goal));
     let mut summary = format!(
         "{} of {} {} used · {} hits · {}",
         pack.used,
@@ -18,7 +18,7 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
         pack.selector.strategy()
     );
     if let Some(s) = &pack.snapshot {
-        let _ = write!(summary, " · snapshot `{}`", s.resolved_sha);
+        let _ = write!(summary, " · snapshot `{}`", one_line(&s.resolved_sha));
     }
     if pack.counters.budget_rejected_hits > 0 {
         let _ = write!(
@@ -29,25 +29,31 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     }
     let _ = writeln!(out, "{summary}");
     for warning in &pack.warnings {
-        let _ = writeln!(out, "\n> **Warning:** {warning}");
+        let _ = writeln!(out, "\n> **Warning:** {}", one_line(&warning.to_string()));
     }
     for hit in &pack.hits {
         let h = &hit.candidate;
-        let _ = writeln!(out, "\n## `{}`\n", h.citation);
+        let _ = writeln!(out, "\n## `{}`\n", one_line(h.citation.as_str()));
         if view != View::Minimal {
-            let mut meta = format!("{} · {} {}", h.family, h.cost, pack.meter);
+            let mut meta = format!(
+                "{} · {} {}",
+                one_line(h.family.as_str()),
+                h.cost,
+                pack.meter
+            );
             if let Some(symbol) = h.location.as_ref().and_then(|l| l.symbol.as_ref()) {
-                let _ = write!(meta, " · `{symbol}`");
+                let _ = write!(meta, " · `{}`", one_line(symbol));
             }
             if view == View::Full {
                 let _ = write!(meta, " · rank {} · {}", hit.rank, h.tier.name());
             }
             let _ = writeln!(out, "_{meta}_\n");
         }
-        let fence = fence_for(&h.text);
+        let text = visible(&h.text);
+        let fence = fence_for(&text);
         let lang = h.location.as_ref().map_or("", |l| language_of(&l.path));
         let _ = writeln!(out, "{fence}{lang}");
-        out.push_str(&h.text);
+        out.push_str(&text);
         if !h.text.ends_with('\n') {
             out.push('\n');
         }

@@ -2,18 +2,78 @@
 //!
 //! Every renderer is a pure function of the pack and the options, so the same pack always
 //! renders to the same bytes.
+//!
+//! # Control characters
+//!
+//! Text, Markdown and XML are read on terminals, and a pack carries repository content that
+//! anyone may have written: an escape sequence in a hit could clear the screen, retitle the
+//! window, or hide a line behind another. So these renderers pass no control character from
+//! the content through; each becomes one visible character instead ([`visible`]):
+//!
+//! - C0 controls (U+0000–U+001F) become their Unicode control pictures (U+2400–U+241F):
+//!   `ESC` is `␛`, `BEL` is `␇`, a lone `CR` is `␍`; `DEL` (U+007F) becomes `␡` (U+2421).
+//! - C1 controls (U+0080–U+009F), which have no pictures, become `�` (U+FFFD); in real
+//!   content they are almost always mis-decoded text.
+//! - Tab and line feed stay, and so does a carriage return right before a line feed: a CRLF
+//!   line ending is harmless on a terminal (nothing is written between the two), and keeps a
+//!   Windows file readable as it is. Only a lone CR, which could overwrite what a line shows,
+//!   is replaced.
+//!
+//! One character for one, so a hit's length in characters is unchanged (its cost was counted
+//! on the original text), and a reader still sees that a control was there. This applies to
+//! every value that comes from content or from a caller: goals, hit text, citations, families,
+//! titles, symbols, paths, references and warnings. JSON is left alone: it escapes every
+//! control (`\u001b`), and its strings are the original text, byte for byte.
 
 mod json;
 mod markdown;
 mod text;
 mod xml;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
 use crate::pack::Pack;
 
 pub use json::pack_json;
+
+/// `s` with every control character a terminal would act on replaced by a visible one (see
+/// the module docs); borrowed when there is none, as in almost all content.
+pub(crate) fn visible(s: &str) -> Cow<'_, str> {
+    let mut out: Option<String> = None;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, ch)) = chars.next() {
+        let shown = stand_in(ch, chars.peek().map(|&(_, next)| next));
+        let out = match &mut out {
+            Some(out) => out,
+            None if shown == ch => continue,
+            None => out.insert(String::from(&s[..i])),
+        };
+        out.push(shown);
+    }
+    out.map_or(Cow::Borrowed(s), Cow::Owned)
+}
+
+/// A value shown on one line (a header, a title): [`visible`], and line breaks become spaces,
+/// so a newline in a goal or a citation cannot forge a line of its own.
+pub(crate) fn one_line(s: &str) -> String {
+    visible(s).replace(['\r', '\n'], " ")
+}
+
+/// What a character shows as, given the one after it.
+fn stand_in(ch: char, next: Option<char>) -> char {
+    match ch {
+        '\t' | '\n' => ch,
+        '\r' if next == Some('\n') => ch,
+        '\u{0}'..='\u{1f}' => {
+            char::from_u32(0x2400 + u32::from(ch)).expect("U+2400 ..= U+241F are characters")
+        }
+        '\u{7f}' => '\u{2421}',
+        '\u{80}'..='\u{9f}' => '\u{FFFD}',
+        _ => ch,
+    }
+}
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -141,19 +201,21 @@ impl Default for RenderOptions {
     }
 }
 
+/// A JSON value as output: one line, or indented with `pretty`; always ends with a newline.
+pub fn json_text(value: &serde_json::Value, pretty: bool) -> String {
+    let mut out = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    }
+    .expect("a JSON value always serializes");
+    out.push('\n');
+    out
+}
+
 /// Renders a pack. The result always ends with a newline.
 pub fn render(pack: &Pack, options: &RenderOptions) -> String {
-    let json = || {
-        let value = pack_json(pack, options.view);
-        let mut out = if options.pretty {
-            serde_json::to_string_pretty(&value)
-        } else {
-            serde_json::to_string(&value)
-        }
-        .expect("a JSON value always serializes");
-        out.push('\n');
-        out
-    };
+    let json = || json_text(&pack_json(pack, options.view), options.pretty);
     match options.format {
         Format::Text => text::render(pack, options.view),
         Format::Json => json(),

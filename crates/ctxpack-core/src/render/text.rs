@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::View;
+use super::{View, one_line, visible};
 use crate::pack::Pack;
 
 pub(super) fn render(pack: &Pack, view: View) -> String {
@@ -11,8 +11,8 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     // Writing to a String cannot fail.
     let _ = writeln!(out, "goal: {}", one_line(&pack.goal));
     if let Some(s) = &pack.snapshot {
-        let _ = writeln!(out, "snapshot: {}", s.resolved_sha);
-        let _ = writeln!(out, "requested_ref: {}", s.requested_ref);
+        let _ = writeln!(out, "snapshot: {}", one_line(&s.resolved_sha));
+        let _ = writeln!(out, "requested_ref: {}", one_line(&s.requested_ref));
         let _ = writeln!(out, "worktree_dirty: {}", s.worktree_dirty);
     }
     let _ = writeln!(out, "budget: {} {}", pack.budget, pack.meter);
@@ -30,16 +30,22 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     let _ = writeln!(out, "budget_rejected_hits: {}", c.budget_rejected_hits);
     let _ = writeln!(out, "redactions: {}", pack.redactions.total());
     for warning in &pack.warnings {
-        let _ = writeln!(out, "warning: {warning}");
+        let _ = writeln!(out, "warning: {}", one_line(&warning.to_string()));
     }
     for hit in &pack.hits {
         let h = &hit.candidate;
         out.push('\n');
-        let _ = write!(out, "--- {}", h.citation);
+        let _ = write!(out, "--- {}", one_line(h.citation.as_str()));
         match view {
             View::Minimal => {}
             View::Default => {
-                let _ = write!(out, " ({}, {} {})", h.family, h.cost, pack.meter);
+                let _ = write!(
+                    out,
+                    " ({}, {} {})",
+                    one_line(h.family.as_str()),
+                    h.cost,
+                    pack.meter
+                );
             }
             View::Full => {
                 let _ = write!(
@@ -47,7 +53,7 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
                     " (rank {}, {}, {}, {} {})",
                     hit.rank,
                     h.tier.name(),
-                    h.family,
+                    one_line(h.family.as_str()),
                     h.cost,
                     pack.meter
                 );
@@ -57,14 +63,14 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
         if view != View::Minimal
             && let Some(symbol) = h.location.as_ref().and_then(|l| l.symbol.as_ref())
         {
-            let _ = writeln!(out, "symbol: {symbol}");
+            let _ = writeln!(out, "symbol: {}", one_line(symbol));
         }
         if view == View::Full
             && let Some(title) = &h.title
         {
             let _ = writeln!(out, "title: {}", one_line(title));
         }
-        out.push_str(&h.text);
+        out.push_str(&visible(&h.text));
         if !h.text.ends_with('\n') {
             out.push('\n');
         }
@@ -75,7 +81,10 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
             let _ = write!(
                 out,
                 "dropped: {} {} ({} {}",
-                d.citation, d.reason, d.cost, pack.meter
+                one_line(d.citation.as_str()),
+                d.reason,
+                d.cost,
+                pack.meter
             );
             if view == View::Full
                 && let Some(remaining) = d.remaining
@@ -86,9 +95,4 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
         }
     }
     out
-}
-
-/// Header values are single lines: a newline in a goal would forge a header.
-fn one_line(s: &str) -> String {
-    s.replace(['\r', '\n'], " ")
 }

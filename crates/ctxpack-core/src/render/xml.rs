@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::View;
+use super::{View, visible};
 use crate::pack::Pack;
 
 pub(super) fn render(pack: &Pack, view: View) -> String {
@@ -74,17 +74,18 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     out
 }
 
-/// Escapes element text. Characters XML 1.0 cannot carry at all (most C0 controls) become
-/// U+FFFD so the document stays well-formed.
+/// Escapes element text. Control characters become visible ones first, as in every
+/// terminal-facing format (see the `render` module docs), which also keeps the document
+/// well-formed: XML 1.0 cannot carry most C0 controls at all. The two noncharacters it
+/// cannot carry either, U+FFFE and U+FFFF, become U+FFFD.
 fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
+    for ch in visible(s).chars() {
         match ch {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\t' | '\n' | '\r' => out.push(ch),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            '\u{FFFE}' | '\u{FFFF}' => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }

@@ -4,6 +4,7 @@
 mod coverage;
 mod props;
 mod render;
+mod secrets;
 mod select;
 
 use ctxpack_core::{Candidate, Citation, Family, Tier};

@@ -151,3 +151,167 @@ fn no_hit_fits_warning_is_exact() {
     );
     assert!(json.contains(r#""warnings":["context pack budget admitted no complete hit"]"#));
 }
+
+/// Content with control characters, and what text, Markdown and XML show instead: one visible
+/// character for each control (the `render` module docs give the rule).
+const CONTROLS: &[(&str, &str)] = &[
+    // Clear the screen, then retitle the window.
+    ("\x1b[2J\x1b]0;pwned\x07", "␛[2J␛]0;pwned␇"),
+    // A CRLF line ending stays; a lone CR could overwrite the line, so it is shown.
+    ("crlf\r\nstays", "crlf\r\nstays"),
+    ("safe\rforged", "safe␍forged"),
+    ("tab\tstays", "tab\tstays"),
+    ("nul\0 bs\x08 del\x7f", "nul␀ bs␈ del␡"),
+    // C1 controls (here CSI, the 8-bit `ESC [`) have no pictures.
+    ("c1 \u{9b}31m \u{85}", "c1 \u{FFFD}31m \u{FFFD}"),
+    // What is not a control is left alone, control pictures included.
+    ("ünïcödé ␛ \u{a0}", "ünïcödé ␛ \u{a0}"),
+];
+
+/// The control characters a terminal would act on in `out`: everything below U+0020 but tab,
+/// line feed and a CR that ends a line, DEL, and U+0080–U+009F.
+fn raw_controls(out: &str) -> Vec<char> {
+    let mut found = Vec::new();
+    let mut chars = out.chars().peekable();
+    while let Some(ch) = chars.next() {
+        let crlf = ch == '\r' && chars.peek() == Some(&'\n');
+        if (ch.is_control() && !matches!(ch, '\t' | '\n') && !crlf) || ch == '\u{7f}' {
+            found.push(ch);
+        }
+    }
+    found
+}
+
+/// A pack with one hit whose text is `text`.
+fn one_hit_pack(text: &str) -> Pack {
+    Pack::build(
+        PackRequest {
+            goal: "g".into(),
+            budget: Budget::new(1000).expect("valid"),
+            meter: Meter::Chars,
+            selector: Selector::Diverse,
+        },
+        vec![Candidate::new("a.txt#L1-L1@abc", text, Meter::Chars)],
+    )
+}
+
+#[test]
+fn control_characters_in_content_are_shown_not_sent() {
+    for &(content, shown) in CONTROLS {
+        let pack = one_hit_pack(content);
+        for format in [Format::Text, Format::Markdown, Format::Xml] {
+            let out = render(
+                &pack,
+                &RenderOptions {
+                    format,
+                    view: View::Minimal,
+                    pretty: false,
+                },
+            );
+            assert!(
+                out.contains(&format!("{shown}\n")),
+                "{format} of {content:?}: {out:?}"
+            );
+            assert_eq!(raw_controls(&out), [], "{format} of {content:?}: {out:?}");
+        }
+        // One character for one: the shown text is as long as the costed one.
+        assert_eq!(
+            shown.chars().count(),
+            content.chars().count(),
+            "{content:?}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&render(
+            &pack,
+            &RenderOptions {
+                format: Format::Json,
+                ..Default::default()
+            },
+        ))
+        .expect("json");
+        assert_eq!(json["hits"][0]["text"], content, "JSON keeps {content:?}");
+    }
+}
+
+#[test]
+fn no_field_from_content_reaches_a_terminal_with_its_controls() {
+    const ESCAPE: &str = "\x1b[2J\x1b]0;pwned\x07";
+    let field = |name: &str| format!("{name} {ESCAPE}");
+    let mut hit = Candidate::new(field("citation"), field("text"), Meter::Words)
+        .with_family(Family(field("family")));
+    hit.title = Some(field("title"));
+    hit.location = Some(Location {
+        path: field("path.rs"),
+        start_line: 1,
+        end_line: 2,
+        symbol: Some(field("symbol")),
+    });
+    let mut over = Candidate::new(field("dropped"), "too long ".repeat(50), Meter::Words);
+    over.cost = 1000;
+    let mut pack = Pack::build(
+        PackRequest {
+            goal: field("goal"),
+            budget: Budget::new(100).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Diverse,
+        },
+        vec![hit, over],
+    );
+    pack.snapshot = Some(SnapshotInfo {
+        requested_ref: field("ref"),
+        resolved_sha: field("sha"),
+        selection: "exact".into(),
+        status: "indexed".into(),
+        branch: Some(field("branch")),
+        detached: false,
+        worktree_dirty: false,
+    });
+    pack.warnings.push(Warning::Notice(field("warning")));
+    for format in [Format::Text, Format::Both, Format::Markdown, Format::Xml] {
+        for view in View::ALL {
+            let out = render(
+                &pack,
+                &RenderOptions {
+                    format,
+                    view,
+                    pretty: false,
+                },
+            );
+            assert_eq!(raw_controls(&out), [], "{format} {view}: {out}");
+            assert!(
+                out.contains("text ␛[2J␛]0;pwned␇"),
+                "{format} {view}: {out}"
+            );
+        }
+    }
+    // The full text view shows every field that has a line of its own.
+    let text = render(
+        &pack,
+        &RenderOptions {
+            format: Format::Text,
+            view: View::Full,
+            pretty: false,
+        },
+    );
+    for name in [
+        "goal", "ref", "sha", "warning", "citation", "family", "symbol", "title", "dropped",
+    ] {
+        assert!(
+            text.contains(&format!("{name} ␛[2J␛]0;pwned␇")),
+            "{name}: {text}"
+        );
+    }
+    // JSON is the original, controls and all (serde escapes them as `\u001b`).
+    let json = render(
+        &pack,
+        &RenderOptions {
+            format: Format::Json,
+            view: View::Full,
+            pretty: false,
+        },
+    );
+    assert_eq!(raw_controls(&json), []);
+    let json: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(json["goal"], field("goal"));
+    assert_eq!(json["hits"][0]["text"], field("text"));
+    assert_eq!(json["hits"][0]["citation"], field("citation"));
+}

@@ -4,6 +4,7 @@ mod builder;
 mod check;
 mod semantics;
 mod syntax;
+mod work;
 
 use ctxpack_plan::compile;
 

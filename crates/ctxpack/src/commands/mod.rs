@@ -11,3 +11,4 @@ pub mod plan;
 mod search;
 pub mod select;
 pub mod status;
+pub mod verify;

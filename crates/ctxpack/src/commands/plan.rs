@@ -1,12 +1,10 @@
 //! `ctxpack plan run` and `ctxpack plan check`: context plans over a repository.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use ctxpack_api::plan::{Event, PlanRun, PlanRunRequest, PlanSource, StepKind, check_plan};
-use ctxpack_api::{Error, ErrorKind, Format, RenderOptions, View, pack_json, render};
-use serde_json::json;
+use ctxpack_api::plan::{PlanRunRequest, PlanSource, StepKind, check_plan};
+use ctxpack_api::{Error, ErrorKind, Format, RenderOptions, View};
 
 use crate::args::{Location, parse, parse_format_among};
 use crate::output::note;
@@ -154,71 +152,5 @@ fn run(args: &RunArgs) -> Result<String, Error> {
     for e in &ran.ledger_errors {
         note(&format!("warning: the pack was not recorded: {e}\n"));
     }
-    Ok(output(&ran, args, &rendering))
-}
-
-fn output(ran: &PlanRun, args: &RunArgs, options: &RenderOptions) -> String {
-    let outcome = &ran.outcome;
-    if args.format == Format::Json {
-        let packs: Vec<serde_json::Value> = outcome
-            .emitted
-            .iter()
-            .map(|&i| {
-                let v = &outcome.versions[i];
-                let mut entry = json!({"ctx": v.ctx.name(), "version": v.number});
-                if let Some(id) = &ran.ids[i] {
-                    entry["id"] = json!(id);
-                }
-                entry["pack"] = pack_json(&v.built.pack, options.view);
-                entry
-            })
-            .collect();
-        let mut value = json!({"flow": ran.flow, "packs": packs});
-        if args.trace {
-            let trace: Vec<_> = outcome.trace.iter().map(Event::to_json).collect();
-            value["trace"] = serde_json::Value::Array(trace);
-        }
-        let mut out = if args.pretty {
-            serde_json::to_string_pretty(&value)
-        } else {
-            serde_json::to_string(&value)
-        }
-        .expect("a JSON value always serializes");
-        out.push('\n');
-        return out;
-    }
-    let markdown = args.format == Format::Markdown;
-    let mut out = String::new();
-    for (n, &i) in outcome.emitted.iter().enumerate() {
-        let v = &outcome.versions[i];
-        if n > 0 {
-            out.push('\n');
-        }
-        let id = ran.ids[i]
-            .as_ref()
-            .map(|id| format!(", pack {}", &id[..12]))
-            .unwrap_or_default();
-        let (name, number) = (v.ctx.name(), v.number);
-        if markdown {
-            let _ = writeln!(out, "<!-- ctxpack plan: emit {name} v{number}{id} -->");
-        } else {
-            let _ = writeln!(out, "=== emit {name} v{number}{id} ===");
-        }
-        out.push_str(&render(&v.built.pack, options));
-    }
-    if args.trace {
-        out.push_str(if markdown {
-            "\n## Trace\n\n"
-        } else {
-            "\n=== trace ===\n"
-        });
-        for (n, event) in outcome.trace.iter().enumerate() {
-            if markdown {
-                let _ = writeln!(out, "{}. `{event}`", n + 1);
-            } else {
-                let _ = writeln!(out, "{:>3}. {event}", n + 1);
-            }
-        }
-    }
-    out
+    Ok(ran.render(&rendering, args.trace))
 }

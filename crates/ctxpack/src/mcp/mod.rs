@@ -230,7 +230,7 @@ fn hint(hint: &Hint) -> Option<String> {
         Hint::WaitForWriter => {
             "another process is writing the store: try again when it is done".into()
         }
-        Hint::RebuildStore => "ask the user to run `ctxpack index --rebuild`".into(),
+        Hint::RebuildStore => "ask the user to run `ctxpack verify --repair`".into(),
         Hint::UpgradeCtxpack => {
             "the store was written by a newer ctxpack: ask the user to upgrade ctxpack".into()
         }

@@ -1,4 +1,11 @@
 //! Tool input schemas generated from the request types, and arguments read back into them.
+//!
+//! Clients pass these schemas to model APIs that refuse a whole request over one keyword, so
+//! each keeps to what OpenAI's strict mode and Gemini's function declarations both accept
+//! (rules, sources and check: `tool_schemas_keep_to_openai_strict_and_gemini`, tests/it/mcp.rs):
+//! every object closed with every property required, an optional one `anyOf: [its schema,
+//! {"type": "null"}]` (`null` means absent) with its default described; one `type` per schema;
+//! an open object (a filter, a document) published as its JSON text (the object still works).
 
 use ctxpack_api::Error;
 use rmcp::model::JsonObject;
@@ -6,107 +13,107 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-/// The input schema of `T`, in the subset of JSON Schema that every client accepts: one type
-/// per property (a `null` argument means "absent", so optional arguments are simply not
-/// required), no integer formats, and defaults only where a value may be left out.
+/// The input schema of `T`, in that subset.
 pub(crate) fn schema_of<T: JsonSchema>() -> JsonObject {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    let mut value =
-        serde_json::to_value(generator.into_root_schema_for::<T>()).expect("a schema serializes");
-    simplify(&mut value);
-    let Value::Object(mut object) = value else {
+    // Inlined: Gemini's OpenAPI form of a schema has no `$ref`.
+    let settings =
+        schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let root = settings.into_generator().into_root_schema_for::<T>();
+    let Value::Object(mut object) = serde_json::to_value(root).expect("a schema serializes") else {
         unreachable!("a struct's schema is an object")
     };
-    for key in ["$schema", "title", "description"] {
-        object.remove(key);
-    }
-    object.insert("additionalProperties".into(), json!(false));
-    let required: Vec<Value> = object
-        .get("required")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if let Some(Value::Object(properties)) = object.get_mut("properties") {
-        for name in required.iter().filter_map(Value::as_str) {
-            if let Some(Value::Object(property)) = properties.get_mut(name) {
-                property.remove("default");
-            }
-        }
-    } else {
-        object.insert("properties".into(), json!({}));
-    }
+    close(&mut object);
+    object.remove("description");
     object
 }
 
-fn simplify(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if let Some(Value::Array(types)) = map.get_mut("type") {
-                types.retain(|t| t != "null");
-                if let [one] = types.as_slice() {
-                    let one = one.clone();
-                    map.insert("type".into(), one);
-                }
-            }
-            if let Some(Value::Array(any)) = map.get_mut("anyOf") {
-                any.retain(|s| s.get("type") != Some(&json!("null")));
-                if let [Value::Object(only)] = any.as_slice() {
-                    let only = only.clone();
-                    map.remove("anyOf");
-                    map.extend(only);
-                }
-            }
-            if map.get("default") == Some(&Value::Null) {
-                map.remove("default");
-            }
-            if map
-                .get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| f.contains("int"))
-            {
-                map.remove("format");
-            }
-            map.values_mut().for_each(simplify);
+/// Closes an object schema: every property required, the optional ones nullable.
+fn close(object: &mut JsonObject) {
+    let required: Vec<String> =
+        serde_json::from_value(object.remove("required").unwrap_or_default()).unwrap_or_default();
+    let mut properties: JsonObject =
+        serde_json::from_value(object.remove("properties").unwrap_or_default()).unwrap_or_default();
+    for (name, property) in &mut properties {
+        let schema = property.as_object_mut().expect("an object schema");
+        let default = schema.remove("default").filter(|d| !d.is_null());
+        plain(schema);
+        if !required.contains(name) {
+            let note = default.map_or("Null: none.".into(), |d| format!("Null: the default, {d}."));
+            let text = match schema.remove("description") {
+                Some(Value::String(text)) => format!("{text} {note}"),
+                _ => note,
+            };
+            *property = json!({"description": text, "anyOf": [schema, {"type": "null"}]});
         }
-        Value::Array(items) => items.iter_mut().for_each(simplify),
-        _ => {}
     }
+    object.retain(|key, _| key == "description");
+    object.insert("type".into(), json!("object"));
+    object.insert("required".into(), properties.keys().cloned().collect());
+    object.insert("properties".into(), Value::Object(properties));
+    object.insert("additionalProperties".into(), json!(false));
+}
+
+/// One schema in the subset: one `type`, enums inlined, no keyword either API refuses.
+fn plain(schema: &mut JsonObject) {
+    for key in "title format minLength default additionalProperties".split(' ') {
+        schema.remove(key);
+    }
+    if let Some(Value::Array(types)) = schema.get("type") {
+        let one = types.iter().find(|t| *t != "null").cloned();
+        schema.insert("type".into(), one.expect("an option of one type"));
+    }
+    if let Some(Value::Array(mut variants)) = schema.remove("anyOf").or(schema.remove("oneOf")) {
+        variants.retain(|v| v.get("type") != Some(&json!("null")));
+        if let [Value::Object(only)] = variants.as_slice() {
+            for (key, value) in only {
+                schema.entry(key).or_insert_with(|| value.clone());
+            }
+            return plain(schema);
+        }
+        // Unit variants are a string enum; another union (an object or its JSON text) is
+        // published as text.
+        let names: Option<Vec<Value>> = variants.iter().map(|v| v.get("const").cloned()).collect();
+        schema.insert("type".into(), json!("string"));
+        schema.extend(names.map(|names| ("enum".into(), json!(names))));
+    }
+    if schema.contains_key("properties") {
+        close(schema);
+    } else if schema.get("type") == Some(&json!("object")) {
+        // Strict mode has no open object (a document): it is published as its JSON text.
+        schema.insert("type".into(), json!("string"));
+    }
+    if let Some(Value::Object(items)) = schema.get_mut("items") {
+        plain(items);
+    }
+}
+
+/// The arguments of `A` and the protocol-only arguments of `B`, for their schema only.
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "never built: only its schema is used")]
+struct Both<A, B> {
+    #[serde(flatten)]
+    a: A,
+    #[serde(flatten)]
+    b: B,
 }
 
 /// The schema of `A` with the protocol-only arguments of `B` added.
 pub(crate) fn merged<A: JsonSchema, B: JsonSchema>() -> JsonObject {
-    let mut a = schema_of::<A>();
-    let b = schema_of::<B>();
-    for key in ["properties", "required"] {
-        match (a.get_mut(key), b.get(key)) {
-            (Some(Value::Object(into)), Some(Value::Object(from))) => into.extend(from.clone()),
-            (Some(Value::Array(into)), Some(Value::Array(from))) => into.extend(from.clone()),
-            (None, Some(from)) => {
-                a.insert(key.into(), from.clone());
-            }
-            _ => {}
-        }
-    }
-    a
+    schema_of::<Both<A, B>>()
 }
 
 /// Deserializes the arguments that belong to `T` (those its schema lists), naming the
 /// argument at fault.
 pub(crate) fn take<T: JsonSchema + DeserializeOwned>(arguments: &JsonObject) -> Result<T, Error> {
-    let own = schema_of::<T>();
-    let names = own.get("properties").and_then(Value::as_object);
-    let mine: JsonObject = arguments
-        .iter()
-        .filter(|(k, _)| names.is_some_and(|n| n.contains_key(k.as_str())))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let names = schema_of::<T>()["properties"].clone();
+    let mut mine = arguments.clone();
+    mine.retain(|key, _| names.get(key).is_some());
     serde_path_to_error::deserialize(Value::Object(mine)).map_err(|e| {
         let field = e.path().to_string();
         let message = e.into_inner().to_string();
-        if field == "." {
-            Error::invalid(message)
-        } else {
-            Error::invalid_field(field, message)
+        match field.as_str() {
+            "." => Error::invalid(message),
+            _ => Error::invalid_field(field, message),
         }
     })
 }

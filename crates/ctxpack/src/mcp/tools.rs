@@ -137,8 +137,9 @@ struct Content {
 /// The documents to import: exactly one of the three.
 #[derive(Deserialize, JsonSchema)]
 struct Documents {
-    /// The documents, as JSON objects.
-    documents: Option<Vec<JsonObject>>,
+    /// The documents, each a JSON object or its JSON text.
+    #[schemars(with = "Option<Vec<String>>")]
+    documents: Option<Vec<Value>>,
     /// The documents as JSON Lines text, one object per line.
     jsonl: Option<String>,
     /// A JSON Lines file inside the repository (relative to its root).
@@ -227,7 +228,12 @@ fn docs_import(server: &Server, args: &JsonObject, control: &Control) -> Result<
         (Some(documents), None, None) => {
             let mut bytes = Vec::new();
             for document in documents {
-                bytes.extend_from_slice(Value::Object(document).to_string().as_bytes());
+                // JSON text has line breaks only between tokens: this keeps it one line.
+                let line = match document {
+                    Value::String(text) => text.replace(['\n', '\r'], " "),
+                    other => other.to_string(),
+                };
+                bytes.extend_from_slice(line.as_bytes());
                 bytes.push(b'\n');
             }
             ImportSource::Bytes(bytes)

@@ -1,8 +1,10 @@
 //! Integration tests of the `ctxpack` command line, run as a real process.
 
+mod crash;
 mod docs;
 mod eval;
 mod framing;
+mod hostile;
 mod identity;
 mod ledger;
 mod mcp;

@@ -243,17 +243,22 @@ fn tools_listed_per_scope_with_schemas_and_annotations() {
         .into_iter()
         .find(|t| t.name == "context_pack")
         .expect("listed");
+    // Every argument is listed as required (strict mode); the optional ones are nullable.
     let mut required: Vec<&str> = context.input_schema["required"]
         .as_array()
         .expect("required arguments")
         .iter()
         .filter_map(Value::as_str)
+        .filter(|name| !nullable(&context.input_schema["properties"][*name]))
         .collect();
     required.sort_unstable();
     assert_eq!(required, ["collection", "field", "path", "query"]);
-    assert_eq!(
-        context.input_schema["properties"]["budget"]["default"],
-        1000
+    let budget = &context.input_schema["properties"]["budget"]["description"];
+    assert!(
+        budget
+            .as_str()
+            .is_some_and(|d| d.ends_with("Null: the default, 1000.")),
+        "{budget}"
     );
 
     let info = read.info();
@@ -1093,6 +1098,67 @@ fn python_sdk_client() {
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 
+/// The official MCP TypeScript SDK drives the binary (see the header of
+/// `tests/mcp/ts/client_test.mjs`): a second real client beside the Python one.
+/// `CTXPACK_MCP_NODE_DIR` names the directory where `npm ci` installed the pinned
+/// `tests/mcp/ts/package-lock.json` (`.ci/run` uses `target/mcp-node`). Skipped with a note when
+/// it is not set, except under CI.
+#[test]
+fn typescript_sdk_client() {
+    let ts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts");
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    let installed = match std::env::var("CTXPACK_MCP_NODE_DIR") {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => {
+            assert!(
+                !in_ci,
+                "CI=true but CTXPACK_MCP_NODE_DIR is not set: .ci/run must install the MCP TypeScript SDK"
+            );
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!(
+                    "note: skipping the MCP TypeScript SDK client test: set CTXPACK_MCP_NODE_DIR to a \
+                     directory holding {} and {} after `npm ci` (as .ci/run does)",
+                    ts.join("package.json").display(),
+                    ts.join("package-lock.json").display()
+                );
+            }
+            return;
+        }
+    };
+    let lock = |dir: &Path| std::fs::read(dir.join("package-lock.json")).ok();
+    assert_eq!(
+        lock(&installed),
+        lock(&ts),
+        "{} holds another package-lock.json than {}: run `npm ci` there again (as .ci/run does)",
+        installed.display(),
+        ts.display()
+    );
+    // Node finds packages from the script's own directory: a copy of the script runs beside a
+    // link to the installed node_modules, so the checkout stays clean.
+    let run_dir = tempfile::tempdir().expect("tempdir");
+    let script = run_dir.path().join("client_test.mjs");
+    std::fs::copy(ts.join("client_test.mjs"), &script).expect("copy the script");
+    std::os::unix::fs::symlink(
+        installed.join("node_modules"),
+        run_dir.path().join("node_modules"),
+    )
+    .expect("link node_modules");
+    let out = Command::new("node")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_ctxpack"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run node: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the MCP TypeScript client test failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
 #[test]
 fn write_scope_packs_are_recorded_and_read_scope_packs_are_not() {
     let f = Fixture::new();
@@ -1113,4 +1179,430 @@ fn write_scope_packs_are_recorded_and_read_scope_packs_are_not() {
     let id = log[0]["id"].as_str().expect("an id").to_owned();
     // `show` replays what the agent received.
     assert_eq!(f.cli(&["show", &id]), format!("{text}\n"));
+}
+
+/// Whether a property's schema admits `null`, the way an optional argument is published.
+fn nullable(schema: &Value) -> bool {
+    schema["anyOf"]
+        .as_array()
+        .is_some_and(|branches| branches.contains(&json!({"type": "null"})))
+}
+
+/// The JSON Schema keywords that OpenAI's strict mode and both of Gemini's function-declaration
+/// forms accept; everything else is refused by one of them.
+///
+/// - OpenAI, Structured Outputs, "Supported schemas" (platform.openai.com/docs/guides/
+///   structured-outputs#supported-schemas), which function calling with `strict: true` applies
+///   to `parameters`: types string, number, boolean, integer, object, array, enum and anyOf;
+///   the root an object, not an `anyOf`; every property listed in `required`, an optional one
+///   written as a union with `null`; `additionalProperties: false` on every object; besides
+///   those only `pattern`/`format` on strings, `minimum`/`maximum`/`multipleOf` on numbers and
+///   `minItems`/`maxItems` on arrays; at most 5,000 properties, 10 levels of nesting, 1,000 enum
+///   values and 120,000 characters of property names and enum values (the older limits were
+///   100 properties, 5 levels and 15,000 characters: the checks below hold the older ones).
+///   Refusals seen in practice: "In context=('properties', 'x'), 'default' is not permitted"
+///   (github.com/567-labs/instructor/issues/1074, github.com/dotnet/extensions/issues/6196);
+///   "object schema missing properties" (github.com/everruns/everruns/pull/984).
+/// - Gemini `functionDeclarations[].parameters`: "a select subset of an OpenAPI 3.0 schema
+///   object" (ai.google.dev/api/rest/v1beta/Schema; the fields of the v1beta `Schema` message:
+///   type, format, title, description, nullable, enum, maxItems, minItems, properties,
+///   required, minProperties, maxProperties, minLength, maxLength, pattern, example, anyOf,
+///   propertyOrdering, default, items, minimum, maximum). `type` is one enum value (STRING,
+///   NUMBER, INTEGER, BOOLEAN, ARRAY, OBJECT, NULL: googleapis.github.io/js-genai `Type`): a
+///   list fails with "Proto field is not repeating, cannot start list"
+///   (github.com/zed-industries/zed/issues/44875, github.com/n8n-io/n8n/issues/15553); an
+///   unknown field such as `$schema` fails with "Unknown name ... Cannot find field"
+///   (github.com/router-for-me/CLIProxyAPI/issues/97); an OBJECT with empty `properties`
+///   was refused by older models ("should be non-empty for OBJECT type",
+///   github.com/agno-agi/agno/issues/2112), which clients answer by omitting the parameters.
+/// - Gemini `parametersJsonSchema` (and `responseJsonSchema`) take JSON Schema, of which "only
+///   the following properties are supported": $id, $defs, $ref, $anchor, type, format, title,
+///   description, enum (for strings and numbers), items, prefixItems, minItems, maxItems,
+///   minimum, maximum, anyOf, oneOf, properties, additionalProperties, required
+///   (googleapis aiplatform_v1 GenerationConfig.responseJsonSchema).
+///
+/// `additionalProperties` is the one keyword that OpenAI requires and Gemini's OpenAPI form
+/// does not have ("Unknown name \"additionalProperties\"", github.com/promptfoo/promptfoo/
+/// issues/6902): a client sends it through `parametersJsonSchema` or drops it, as it must for
+/// every MCP server whose schemas come from the TypeScript SDK's zod conversion.
+const SUBSET_KEYWORDS: [&str; 12] = [
+    "type",
+    "description",
+    "enum",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+];
+const SUBSET_TYPES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "array", "object", "null",
+];
+
+/// What a walk over one tool's schema counted, for the size limits.
+#[derive(Default)]
+struct Walk {
+    problems: Vec<String>,
+    properties: usize,
+    enum_values: usize,
+    characters: usize,
+}
+
+/// A property or tool name both APIs accept: a letter or `_`, then letters, digits and `_`
+/// (OpenAI also allows `-` in tool names; Gemini parameter names allow only these), at most 64.
+fn plain_name(name: &str, dash: bool) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (dash && c == '-'))
+        && name.len() <= 64
+}
+
+/// Checks one schema (and what it contains) against the rules of both subsets.
+fn check_subset(at: &str, schema: &Value, depth: usize, walk: &mut Walk) {
+    // A macro, not a closure: the walk is also passed down to the subschemas.
+    macro_rules! problem {
+        ($what:expr) => {
+            walk.problems.push(format!("{at}: {}", $what))
+        };
+    }
+    let Some(map) = schema.as_object() else {
+        return problem!(format!("{schema} is not an object schema"));
+    };
+    for key in map.keys() {
+        if !SUBSET_KEYWORDS.contains(&key.as_str()) {
+            problem!(format!("keyword `{key}` is outside the subset"));
+        }
+    }
+    if let Some(description) = map.get("description")
+        && !description.is_string()
+    {
+        problem!("`description` is not a string");
+    }
+    let kind = map.get("type").and_then(Value::as_str);
+    match (map.get("type"), map.get("anyOf")) {
+        (Some(Value::String(t)), None) if SUBSET_TYPES.contains(&t.as_str()) => {}
+        (None, Some(Value::Array(branches))) if branches.len() >= 2 => {
+            for (i, branch) in branches.iter().enumerate() {
+                check_subset(&format!("{at}.anyOf[{i}]"), branch, depth, walk);
+            }
+            return;
+        }
+        (t, any) => problem!(format!(
+            "needs one `type` string or an `anyOf` of two or more schemas, has type {t:?} and anyOf {any:?}"
+        )),
+    }
+    if let Some(values) = map.get("enum") {
+        let names: Vec<&str> = values
+            .as_array()
+            .map(|v| v.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let unique: std::collections::BTreeSet<&&str> = names.iter().collect();
+        if kind != Some("string")
+            || names.is_empty()
+            || Some(names.len()) != values.as_array().map(Vec::len)
+            || unique.len() != names.len()
+        {
+            problem!(format!(
+                "`enum` {values} is not a non-empty list of distinct strings on a string"
+            ));
+        }
+        walk.enum_values += names.len();
+        walk.characters += names.iter().map(|n| n.len()).sum::<usize>();
+    }
+    for bound in ["minimum", "maximum"] {
+        if let Some(value) = map.get(bound)
+            && (!matches!(kind, Some("integer" | "number")) || !value.is_number())
+        {
+            problem!(format!("`{bound}` {value} is not a number on a number"));
+        }
+    }
+    for bound in ["minItems", "maxItems"] {
+        if map.contains_key(bound) && kind != Some("array") {
+            problem!(format!("`{bound}` is not on an array"));
+        }
+    }
+    match (kind, map.get("items")) {
+        (Some("array"), Some(items)) => check_subset(&format!("{at}[]"), items, depth, walk),
+        (Some("array"), None) => problem!("an array without `items`"),
+        (_, Some(_)) => problem!("`items` on a non-array"),
+        _ => {}
+    }
+    if kind != Some("object") {
+        for key in ["properties", "required", "additionalProperties"] {
+            if map.contains_key(key) {
+                problem!(format!("`{key}` on a non-object"));
+            }
+        }
+        return;
+    }
+    if depth >= 5 {
+        problem!("objects nest more than 5 levels deep");
+    }
+    if map.get("additionalProperties") != Some(&json!(false)) {
+        problem!("an object without `additionalProperties: false`");
+    }
+    let Some(properties) = map.get("properties").and_then(Value::as_object) else {
+        return problem!("an object without `properties`");
+    };
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut sorted_required = required.clone();
+    sorted_required.sort_unstable();
+    sorted_required.dedup();
+    let mut names: Vec<&str> = properties.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    if sorted_required != names || required.len() != names.len() {
+        problem!(format!(
+            "`required` {required:?} does not list every property {names:?} exactly once"
+        ));
+    }
+    for (name, property) in properties {
+        if !plain_name(name, false) {
+            problem!(format!(
+                "property name `{name}` is not [A-Za-z_][A-Za-z0-9_]{{0,63}}"
+            ));
+        }
+        walk.properties += 1;
+        walk.characters += name.len();
+        check_subset(&format!("{at}.{name}"), property, depth + 1, walk);
+    }
+}
+
+/// Every problem of a tool's input schema, as the root of a function's parameters.
+fn subset_problems(name: &str, schema: &Value) -> Vec<String> {
+    let mut walk = Walk::default();
+    if !plain_name(name, true) {
+        walk.problems.push(format!(
+            "tool name `{name}` is not [A-Za-z_][A-Za-z0-9_-]{{0,63}}"
+        ));
+    }
+    if schema.get("type") != Some(&json!("object")) {
+        walk.problems
+            .push(format!("{name}: the root is not `type: object`"));
+    }
+    check_subset(name, schema, 0, &mut walk);
+    if walk.properties > 100 || walk.enum_values > 500 || walk.characters > 15_000 {
+        walk.problems.push(format!(
+            "{name}: {} properties, {} enum values, {} characters: over strict mode's limits",
+            walk.properties, walk.enum_values, walk.characters
+        ));
+    }
+    walk.problems
+}
+
+#[test]
+fn tool_schemas_keep_to_openai_strict_and_gemini() {
+    let f = Fixture::new();
+    let tools = f.server(Scope::Write).tools();
+    assert_eq!(tools.len(), READ_TOOLS.len() + WRITE_TOOLS.len());
+    let mut problems = Vec::new();
+    for tool in &tools {
+        let schema = Value::Object((*tool.input_schema).clone());
+        problems.extend(subset_problems(&tool.name, &schema));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // The shapes the rules ask for, where they used to differ: a filter or a document (an
+    // object or its JSON text) is published as text; an enum of documented variants is a
+    // string enum; an optional argument is nullable and keeps its default in words.
+    let schema = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).expect("listed");
+        Value::Object((*tool.input_schema).clone())
+    };
+    for (tool, argument) in [("context_pack", "filter"), ("vsearch", "filter")] {
+        assert_eq!(
+            schema(tool)["properties"][argument]["anyOf"],
+            json!([{"type": "string"}, {"type": "null"}]),
+            "{tool}"
+        );
+    }
+    let insert = schema("docs_insert");
+    assert_eq!(
+        insert["properties"]["document"]["type"], "string",
+        "{insert}"
+    );
+    let import = schema("docs_import");
+    assert_eq!(
+        import["properties"]["documents"]["anyOf"][0],
+        json!({"type": "array", "items": {"type": "string"}}),
+        "{import}"
+    );
+    let pack = schema("repo_context_pack");
+    assert_eq!(
+        pack["properties"]["scope"]["anyOf"][0],
+        json!({"type": "string", "enum": ["durable", "session", "harness", "evidence", "all"]})
+    );
+    assert_eq!(pack["properties"]["goal"]["type"], "string");
+    assert!(!nullable(&pack["properties"]["goal"]));
+    let at = pack["properties"]["at"]["description"]
+        .as_str()
+        .expect("described");
+    assert!(at.ends_with(r#"Null: the default, "HEAD"."#), "{at}");
+    let artifact = schema("artifact_add");
+    assert_eq!(
+        artifact["properties"]["scope"],
+        json!({"type": "string", "enum": ["session", "harness", "evidence"],
+               "description": artifact["properties"]["scope"]["description"]})
+    );
+    assert_eq!(schema("status")["properties"], json!({}));
+
+    // The checker itself refuses what either API refuses.
+    for (why, bad) in [
+        ("a type list", json!({"type": ["string", "null"]})),
+        ("a reference", json!({"$ref": "#/$defs/Scope"})),
+        ("a default", json!({"type": "integer", "default": 3})),
+        ("a length", json!({"type": "string", "minLength": 1})),
+        ("a format", json!({"type": "integer", "format": "uint64"})),
+        (
+            "constants",
+            json!({"oneOf": [{"const": "a"}, {"const": "b"}]}),
+        ),
+        ("an open object", json!({"type": "object"})),
+        (
+            "an object that is not closed",
+            json!({"type": "object", "properties": {}}),
+        ),
+        (
+            "an optional property",
+            json!({"type": "object", "properties": {"a": {"type": "string"}},
+                   "required": [], "additionalProperties": false}),
+        ),
+        ("a lone anyOf", json!({"anyOf": [{"type": "string"}]})),
+        (
+            "an enum on an integer",
+            json!({"type": "integer", "enum": ["1"]}),
+        ),
+        ("an array of anything", json!({"type": "array"})),
+    ] {
+        let root = json!({"type": "object", "properties": {"x": bad},
+                          "required": ["x"], "additionalProperties": false});
+        assert!(
+            !subset_problems("probe", &root).is_empty(),
+            "the checker let {why} pass"
+        );
+    }
+    assert!(
+        !subset_problems(
+            "a.b",
+            &json!({"type": "object", "properties": {},
+        "required": [], "additionalProperties": false})
+        )
+        .is_empty()
+    );
+}
+
+/// An outcome without what differs between two runs of the same call (index's `seconds`).
+fn comparable(outcome: &Outcome) -> Value {
+    match outcome {
+        Outcome::Ok(text) => {
+            let mut value: Value = serde_json::from_str(text).expect("JSON");
+            if let Some(object) = value.as_object_mut() {
+                object.remove("seconds");
+            }
+            value
+        }
+        Outcome::Failed(envelope) => envelope.clone(),
+    }
+}
+
+/// A client in strict mode sends every argument, `null` for those it leaves to the default:
+/// for every tool that is exactly the call without them.
+#[test]
+fn null_for_every_optional_argument_is_the_default() {
+    let f = Fixture::new();
+    let write = f.server(Scope::Write);
+    let store = "app.ctxpack";
+    let calls = [
+        ("index", json!({})),
+        (
+            "artifact_add",
+            json!({"scope": "evidence", "content": "test retry: FAILED\n"}),
+        ),
+        (
+            "repo_context_pack",
+            json!({"goal": "how are budgets enforced"}),
+        ),
+        ("query", json!({"goal": "retry backoff"})),
+        ("status", json!({})),
+        (
+            "context_pack",
+            json!({"path": store, "collection": "docs", "field": "text", "query": "database search"}),
+        ),
+        (
+            "vsearch",
+            json!({"path": store, "collection": "docs", "field": "text", "query": "database search"}),
+        ),
+        (
+            "docs_insert",
+            json!({"path": store, "collection": "notes", "document": r#"{"_id": "n1", "text": "a note"}"#}),
+        ),
+        (
+            "docs_import",
+            json!({"path": store, "collection": "notes", "jsonl": "{\"text\":\"imported\"}\n"}),
+        ),
+        (
+            "vsync",
+            json!({"path": store, "collection": "docs", "field": "text"}),
+        ),
+    ];
+    let mut names: Vec<&str> = calls.iter().map(|(name, _)| *name).collect();
+    names.sort_unstable();
+    let mut listed: Vec<String> = write.tools().iter().map(|t| t.name.to_string()).collect();
+    listed.sort_unstable();
+    assert_eq!(names, listed, "a call for every tool");
+    let mut nulls = 0;
+    for (name, given) in calls {
+        let tool = write
+            .tools()
+            .into_iter()
+            .find(|t| t.name == name)
+            .expect("listed");
+        let mut with_nulls = given.clone();
+        for (argument, schema) in tool.input_schema["properties"]
+            .as_object()
+            .expect("properties")
+        {
+            if given.get(argument).is_none() {
+                assert!(
+                    nullable(schema),
+                    "{name}: `{argument}` is neither given nor nullable"
+                );
+                with_nulls[argument] = Value::Null;
+                nulls += 1;
+            }
+        }
+        // The first call writes what a write tool writes, so the two compared calls see the
+        // same store: both no-ops (index, artifact_add, vsync), both imports of one more
+        // document, or both the conflict of an `_id` already there (docs_insert, which shows
+        // that a null `replace` is false).
+        call(&write, name, given.clone());
+        let null_outcome = call(&write, name, with_nulls.clone());
+        let plain_outcome = call(&write, name, given);
+        assert_eq!(
+            comparable(&null_outcome),
+            comparable(&plain_outcome),
+            "{with_nulls}"
+        );
+        match name {
+            "docs_insert" => assert_eq!(null_outcome.exit_code(), 5, "{null_outcome:?}"),
+            _ => assert!(
+                matches!(null_outcome, Outcome::Ok(_)),
+                "{name}: {null_outcome:?}"
+            ),
+        }
+    }
+    // Every optional argument of every tool: 28 when this was written.
+    assert!(
+        nulls >= 28,
+        "only {nulls} optional arguments were sent as null"
+    );
 }

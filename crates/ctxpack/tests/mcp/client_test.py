@@ -177,11 +177,15 @@ async def read_scope(fx: Fixture) -> None:
                 tools,
             )
             context_schema = next(t for t in tools if t.name == "context_pack").input_schema
+            properties = context_schema["properties"]
+            # Every argument is required, as OpenAI's strict mode asks; an optional one is nullable.
+            nullable = {n for n, p in properties.items() if {"type": "null"} in p.get("anyOf", [])}
             check(
                 "context_pack takes seed 001's arguments (and the options of `ctxpack docs context`)",
-                {"budget", "collection", "field", "filter", "path", "query"} <= set(context_schema["properties"])
-                and sorted(context_schema["required"]) == ["collection", "field", "path", "query"]
-                and context_schema["properties"]["budget"]["default"] == 1000,
+                {"budget", "collection", "field", "filter", "path", "query"} <= set(properties)
+                and sorted(context_schema["required"]) == sorted(properties)
+                and sorted(set(properties) - nullable) == ["collection", "field", "path", "query"]
+                and properties["budget"]["description"].endswith("Null: the default, 1000."),
                 context_schema,
             )
 

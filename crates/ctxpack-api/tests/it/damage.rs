@@ -1,0 +1,354 @@
+//! No silently empty or different packs: damage to a store is detected — cheaply when a store
+//! is opened, in full by `verify` — and `verify --repair` (or `index --rebuild`) restores a
+//! working store from what it holds and the repository's git objects.
+
+use std::path::{Path, PathBuf};
+
+use ctxpack_api::docs::{DocumentPackRequest, FieldRequest, InsertRequest, VsearchRequest};
+use ctxpack_api::{
+    Access, Control, ErrorKind, Format, IndexRequest, PackOptions, RenderOptions,
+    SnapshotPackRequest, VerifyReport, VerifyRequest, View, Workspace, pack_json,
+};
+use serde_json::{Value, json};
+
+use crate::fixture::{Fixture, project};
+
+/// Goals whose packs are compared before and after damage and repair.
+const GOALS: [&str; 3] = [
+    "how are budgets enforced",
+    "cakes and recipes",
+    "remaining cost",
+];
+
+/// The canonical JSON of the pack of every goal at HEAD.
+fn packs(workspace: &Workspace) -> Vec<String> {
+    GOALS
+        .iter()
+        .map(|goal| {
+            let request = SnapshotPackRequest {
+                goal: (*goal).into(),
+                ..SnapshotPackRequest::default()
+            };
+            let built = workspace
+                .snapshot_pack(&request, &PackOptions::default())
+                .unwrap_or_else(|e| panic!("{goal}: {e}"));
+            pack_json(&built.pack, View::Full).to_string()
+        })
+        .collect()
+}
+
+fn verify(workspace: &Workspace, repair: bool) -> VerifyReport {
+    workspace
+        .verify(&VerifyRequest { repair }, &Control::new())
+        .expect("verify runs")
+}
+
+fn parts(report: &VerifyReport) -> Vec<&str> {
+    report.found.iter().map(|p| p.part.as_str()).collect()
+}
+
+/// An indexed project, its workspace and the packs of a sound store.
+fn indexed() -> (Fixture, Workspace, Vec<String>) {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes");
+    let before = packs(&workspace);
+    assert!(
+        verify(&workspace, false).found.is_empty(),
+        "a fresh store is sound"
+    );
+    (f, workspace, before)
+}
+
+/// Packing the first goal fails as damage.
+fn damage_reported(workspace: &Workspace) -> ctxpack_api::Error {
+    let error = workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: GOALS[0].into(),
+                ..SnapshotPackRequest::default()
+            },
+            &PackOptions::default(),
+        )
+        .expect_err("damage is reported");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+    error
+}
+
+/// `verify` finds one problem, in `part` and mentioning `needle`; `--repair` removes it and
+/// the packs are those of `before` again.
+fn found_then_repaired(workspace: &Workspace, part: &str, needle: &str, before: &[String]) {
+    let report = verify(workspace, false);
+    assert_eq!(parts(&report), [part], "{report}");
+    assert!(report.found[0].detail.contains(needle), "{report}");
+    let report = verify(workspace, true);
+    assert!(report.remaining.is_empty(), "{report}");
+    assert_eq!(packs(workspace), before);
+}
+
+/// The active lexical index directory of a store.
+fn lexical_dir(store: &Path) -> PathBuf {
+    std::fs::read_dir(store)
+        .expect("store")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("lexical"))
+        })
+        .expect("a lexical index")
+}
+
+fn sql(store: &Path, statement: &str) {
+    let conn = rusqlite::Connection::open(store.join("ctxpack.sqlite")).expect("open");
+    conn.execute_batch(statement).expect(statement);
+}
+
+#[test]
+fn an_emptied_lexical_index_is_damage_not_an_empty_pack() {
+    let (f, workspace, before) = indexed();
+    // What a rebuild killed half way used to leave: an index with no entries.
+    let lexical = lexical_dir(&f.store());
+    std::fs::remove_dir_all(&lexical).expect("rm");
+    std::fs::create_dir_all(&lexical).expect("mkdir");
+    let scratch = tempfile::tempdir().expect("tmp");
+    let other = Fixture::new();
+    other.write("x.rs", "fn x() {}\n");
+    other.commit("x");
+    other
+        .workspace_with(Access::ReadWrite, Some(scratch.path()))
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes");
+    // The other store's index (one entry) stands where this store's should be.
+    for entry in std::fs::read_dir(lexical_dir(scratch.path()))
+        .expect("dir")
+        .flatten()
+    {
+        std::fs::copy(entry.path(), lexical.join(entry.file_name())).expect("copy");
+    }
+    let error = damage_reported(&workspace);
+    assert!(error.message().contains("entries"), "{error}");
+    let report = verify(&workspace, true);
+    assert_eq!(parts(&report), ["store"], "{report}");
+    assert!(report.remaining.is_empty(), "{report}");
+    assert_eq!(packs(&workspace), before);
+}
+
+#[test]
+fn a_flipped_byte_in_the_lexical_index_is_found_and_repaired() {
+    let (f, workspace, before) = indexed();
+    let lexical = lexical_dir(&f.store());
+    let victim = std::fs::read_dir(&lexical)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "idx" || x == "term"))
+        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .expect("a segment file");
+    let mut bytes = std::fs::read(&victim).expect("read");
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x5a;
+    std::fs::write(&victim, bytes).expect("write");
+    found_then_repaired(&workspace, "lexical", "checksum", &before);
+}
+
+#[test]
+fn a_dropped_table_is_damage_and_a_rebuild_restores_the_store() {
+    let (f, workspace, before) = indexed();
+    sql(&f.store(), "DROP TABLE manifest;");
+    damage_reported(&workspace);
+    let summary = workspace
+        .index(
+            &IndexRequest {
+                rebuild: true,
+                ..IndexRequest::default()
+            },
+            &Control::new(),
+        )
+        .expect("a rebuild succeeds on a damaged database");
+    assert!(
+        summary.moved_aside.is_some(),
+        "the damaged database was kept aside"
+    );
+    assert_eq!(packs(&workspace), before);
+    assert!(verify(&workspace, false).found.is_empty());
+}
+
+#[test]
+fn forged_chunks_are_found_from_the_git_objects_and_repaired() {
+    let (f, workspace, before) = indexed();
+    // A chunk whose text is changed and whose checksum is made to match: only the blob tells.
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
+    let (id, text): (i64, String) = conn
+        .query_row(
+            "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE f.path = 'src/budget.rs' ORDER BY c.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("a chunk");
+    let forged = text.replace("cost <= remaining", "true // always admit");
+    assert_ne!(forged, text);
+    conn.execute(
+        "UPDATE chunks SET text = ?1, checksum = ?2 WHERE id = ?3",
+        rusqlite::params![forged, ctxpack_store::checksum(forged.as_bytes()), id],
+    )
+    .expect("forge");
+    drop(conn);
+    found_then_repaired(&workspace, "chunk", "src/budget.rs", &before);
+}
+
+#[test]
+fn a_changed_chunk_fails_its_checksum() {
+    let (f, workspace, before) = indexed();
+    sql(
+        &f.store(),
+        "UPDATE chunks SET text = text || ' ' WHERE id = (SELECT min(id) FROM chunks);",
+    );
+    let report = verify(&workspace, false);
+    assert!(
+        report
+            .found
+            .iter()
+            .any(|p| p.part == "chunk" && p.detail.contains("checksum")),
+        "{report}"
+    );
+    assert!(verify(&workspace, true).remaining.is_empty());
+    assert_eq!(packs(&workspace), before);
+}
+
+/// A document store with vectors synced, and the bytes of a search and a pack.
+fn documents() -> (tempfile::TempDir, Workspace, (String, String)) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store =
+        Workspace::for_store(&dir.path().join("app.ctxpack"), Access::ReadWrite).expect("a store");
+    store.create_store(false).expect("created");
+    for (id, text) in [
+        (1, "database search and indexing"),
+        (2, "chocolate cake recipe"),
+        (3, "search engines rank documents"),
+    ] {
+        store
+            .insert_document(&InsertRequest {
+                collection: "docs".into(),
+                document: json!({"_id": id, "text": text}),
+                replace: false,
+                wait: false,
+            })
+            .expect("inserted");
+    }
+    let field = FieldRequest {
+        collection: "docs".into(),
+        field: "text".into(),
+        wait: false,
+    };
+    store.vsync(&field, &Control::new()).expect("synced");
+    let answers = document_answers(&store);
+    (dir, store, answers)
+}
+
+fn document_answers(store: &Workspace) -> (String, String) {
+    let search = store
+        .vsearch(&VsearchRequest {
+            collection: "docs".into(),
+            field: "text".into(),
+            query: "database search".into(),
+            ..VsearchRequest::default()
+        })
+        .expect("searches");
+    let json = RenderOptions {
+        format: Format::Json,
+        ..RenderOptions::default()
+    };
+    let pack = store
+        .document_pack(
+            &DocumentPackRequest {
+                collection: "docs".into(),
+                field: "text".into(),
+                query: "database search".into(),
+                ..DocumentPackRequest::default()
+            },
+            Some(&json),
+        )
+        .expect("packs");
+    (search.to_json_line(), pack.pack.to_json_line())
+}
+
+#[test]
+fn damaged_vectors_are_found_and_repaired() {
+    let (dir, store, before) = documents();
+    // A flipped byte in the vector file's rows: it still claims to be current.
+    let file = walk(&dir.path().join("app.ctxpack/vectors"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|x| x == "vec"))
+        .expect("a vector file");
+    let mut bytes = std::fs::read(&file).expect("read");
+    bytes[200] ^= 0x40;
+    std::fs::write(&file, bytes).expect("write");
+    let report = store
+        .verify(&VerifyRequest { repair: false }, &Control::new())
+        .expect("runs");
+    assert_eq!(parts(&report), ["vectors"], "{report}");
+    // A damaged embedding row fails its checksum.
+    sql(
+        &dir.path().join("app.ctxpack"),
+        "UPDATE embeddings SET vector = zeroblob(length(vector)) WHERE id_key = '2';",
+    );
+    let report = store
+        .verify(&VerifyRequest { repair: true }, &Control::new())
+        .expect("runs");
+    assert!(parts(&report).contains(&"embedding"), "{report}");
+    assert!(report.remaining.is_empty(), "{report}");
+    let field = FieldRequest {
+        collection: "docs".into(),
+        field: "text".into(),
+        wait: false,
+    };
+    store.vsync(&field, &Control::new()).expect("synced again");
+    assert_eq!(document_answers(&store), before);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_tampered_ledger_record_is_found() {
+    let (f, workspace, _) = indexed();
+    let rendering = RenderOptions::default();
+    workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: GOALS[0].into(),
+                ..SnapshotPackRequest::default()
+            },
+            &PackOptions {
+                record: Some(&rendering),
+                index_if_missing: false,
+            },
+        )
+        .expect("packs");
+    let path = f.store().join("ledger/packs.jsonl");
+    let text = std::fs::read_to_string(&path).expect("ledger");
+    let mut record: Value = serde_json::from_str(text.trim()).expect("a record");
+    record["budget"] = json!(999_999);
+    std::fs::write(&path, format!("{record}\n")).expect("write");
+    let report = verify(&workspace, false);
+    assert_eq!(parts(&report), ["ledger"], "{report}");
+    let id = record["id"].as_str().expect("id");
+    assert!(report.found[0].detail.contains(id), "{report}");
+    let error = workspace.show(id).expect_err("refused");
+    assert_eq!(error.kind(), ErrorKind::Damaged);
+}

@@ -1,0 +1,169 @@
+//! Masking on every surface: no pack, search result or ledger record shows a secret, whatever
+//! carried it in — a goal, a document, an artifact's title, a candidate given to `select`, a
+//! plan's purpose. Documents themselves are stored verbatim: `find` returns what was inserted.
+
+use ctxpack_api::docs::{DocumentPackRequest, FindRequest, InsertRequest, VsearchRequest};
+use ctxpack_api::plan::{PlanRunRequest, PlanSource};
+use ctxpack_api::{
+    Access, ArtifactAddRequest, ArtifactScope, Control, Format, IndexRequest, PackOptions,
+    PackScope, RenderOptions, SelectRequest, SnapshotPackRequest, View, Workspace, pack_json,
+    select,
+};
+use serde_json::json;
+
+use crate::fixture::project;
+
+/// A secret with a real token's shape.
+const TOKEN: &str = "ghp_FAKEfakeFAKEfake0123456789abcdefABCD";
+
+/// Every file below `dir`, as text.
+fn everything_in(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&everything_in(&path));
+        } else {
+            out.push_str(&String::from_utf8_lossy(
+                &std::fs::read(&path).unwrap_or_default(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_surface_shows_a_secret() {
+    let (f, _) = project();
+    let workspace = f.workspace();
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes");
+    let record = RenderOptions {
+        format: Format::Json,
+        ..RenderOptions::default()
+    };
+    let mut shown = Vec::new();
+
+    // An artifact whose title and text carry the token, merged into a pack whose goal does.
+    workspace
+        .add_artifact(
+            &ArtifactAddRequest {
+                title: Some(format!("log with {TOKEN}")),
+                ..ArtifactAddRequest::new(ArtifactScope::Evidence)
+            },
+            format!("deploy failed: GITHUB_TOKEN={TOKEN}\nbudget exceeded\n").as_bytes(),
+        )
+        .expect("stored");
+    let built = workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: format!("why did deploy with {TOKEN} fail the budget"),
+                scope: PackScope::All,
+                ..SnapshotPackRequest::default()
+            },
+            &PackOptions {
+                record: Some(&record),
+                index_if_missing: false,
+            },
+        )
+        .expect("packs");
+    assert!(built.pack.redactions.total() > 0);
+    shown.push(pack_json(&built.pack, View::Full).to_string());
+    for artifact in workspace.artifacts(None).expect("listed") {
+        shown.push(format!("{artifact:?}"));
+    }
+
+    // Candidates given to `select`.
+    let input = json!([{"id": "a", "text": format!("token = \"{TOKEN}\"")}]).to_string();
+    let pack = select(
+        &SelectRequest {
+            goal: format!("find {TOKEN}"),
+            ..SelectRequest::default()
+        },
+        input.as_bytes(),
+    )
+    .expect("selects");
+    shown.push(pack_json(&pack, View::Full).to_string());
+
+    // Documents: stored verbatim, masked in searches and packs.
+    let store =
+        Workspace::for_store(&f.path().join("app.ctxpack"), Access::ReadWrite).expect("a store");
+    store.create_store(false).expect("created");
+    let document = json!({"_id": 1, "text": format!("the deploy key is {TOKEN}"), "meta": {"auth": format!("Bearer {TOKEN}")}});
+    store
+        .insert_document(&InsertRequest {
+            collection: "docs".into(),
+            document: document.clone(),
+            replace: false,
+            wait: false,
+        })
+        .expect("inserted");
+    let mut found = Vec::new();
+    store
+        .find_documents(
+            &FindRequest {
+                collection: "docs".into(),
+                ..FindRequest::default()
+            },
+            &mut |body| found.push(body.to_owned()),
+        )
+        .expect("found");
+    assert_eq!(
+        found,
+        [document.to_string()],
+        "find returns what was inserted"
+    );
+    let hits = store
+        .vsearch(&VsearchRequest {
+            collection: "docs".into(),
+            field: "text".into(),
+            query: format!("deploy key {TOKEN}"),
+            ..VsearchRequest::default()
+        })
+        .expect("searches");
+    assert_eq!(hits.hits.len(), 1);
+    shown.push(hits.to_json_line());
+    let pack = store
+        .document_pack(
+            &DocumentPackRequest {
+                collection: "docs".into(),
+                field: "text".into(),
+                query: format!("deploy key {TOKEN}"),
+                ..DocumentPackRequest::default()
+            },
+            Some(&record),
+        )
+        .expect("packs");
+    shown.push(pack.pack.to_json_line());
+    shown.push(pack_json(&pack.pack.pack, View::Full).to_string());
+
+    // A plan's purpose.
+    let plan = format!(
+        "flow f\n  t = text(\"budget notes\")\n  ctx c\n    purpose \"debug with {TOKEN}\"\n    budget 100\n    include t\n  emit c\n"
+    );
+    let ran = workspace
+        .run_plan(
+            &PlanSource {
+                text: &plan,
+                name: "plan.ctx",
+            },
+            &PlanRunRequest::default(),
+            Some(&record),
+        )
+        .expect("runs");
+    shown.push(ran.render(&record, true));
+
+    for text in &shown {
+        assert!(!text.contains(TOKEN), "a secret is shown: {text}");
+    }
+    for store in [f.store(), f.path().join("app.ctxpack")] {
+        let ledger = everything_in(&store.join("ledger"));
+        assert!(!ledger.is_empty(), "{} recorded packs", store.display());
+        assert!(
+            !ledger.contains(TOKEN),
+            "a secret is in the ledger of {}",
+            store.display()
+        );
+    }
+}

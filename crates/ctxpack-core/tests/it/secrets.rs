@@ -1,0 +1,92 @@
+//! The secret corpus (`tests/secrets/corpus.jsonl`): every positive's secret must disappear
+//! under the rule of the expected kind, and no negative (placeholders, references, published
+//! examples, look-alikes) may change. The same file is what `scripts/score_secret_scanners.sh`
+//! feeds to other scanners, so the figures in `docs/security.md` come from here.
+
+use std::collections::BTreeMap;
+
+use ctxpack_core::Masker;
+use serde_json::Value;
+
+/// One line of the corpus.
+struct Entry {
+    id: String,
+    /// The kind expected to mask it; `None` for a negative.
+    kind: Option<String>,
+    text: String,
+    /// The substring that must disappear (positives only).
+    secret: Option<String>,
+}
+
+fn corpus() -> Vec<Entry> {
+    include_str!("../secrets/corpus.jsonl")
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).expect("corpus lines are JSON objects");
+            let field = |name: &str| v[name].as_str().map(str::to_owned);
+            Entry {
+                id: field("id").expect("every entry has an id"),
+                kind: field("kind"),
+                text: field("text").expect("every entry has a text"),
+                secret: field("secret"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_is_large_and_well_formed() {
+    let entries = corpus();
+    let positives = entries.iter().filter(|e| e.kind.is_some()).count();
+    let negatives = entries.len() - positives;
+    assert!(positives >= 100, "{positives} positives");
+    assert!(negatives >= 50, "{negatives} negatives");
+    let mut ids = BTreeMap::new();
+    for e in &entries {
+        *ids.entry(e.id.as_str()).or_insert(0) += 1;
+        if e.kind.is_some() {
+            let secret = e.secret.as_deref().expect("positives name their secret");
+            assert!(e.text.contains(secret), "{}: secret not in text", e.id);
+        }
+    }
+    let repeated: Vec<_> = ids.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(repeated.is_empty(), "repeated ids {repeated:?}");
+    // Every rule is exercised by at least one positive.
+    let kinds: Vec<&str> = entries.iter().filter_map(|e| e.kind.as_deref()).collect();
+    for rule in Masker::new().rules() {
+        assert!(
+            kinds.contains(&rule.kind),
+            "no corpus positive for {}",
+            rule.kind
+        );
+    }
+}
+
+#[test]
+fn every_positive_is_masked_and_no_negative_changes() {
+    let masker = Masker::new();
+    let mut failures = Vec::new();
+    for e in corpus() {
+        let (masked, counts) = masker.mask(&e.text);
+        match (&e.kind, &e.secret) {
+            (Some(kind), Some(secret)) => {
+                if masked.contains(secret.as_str()) {
+                    failures.push(format!("{}: secret survived in {masked:?}", e.id));
+                } else if !counts.contains_key(kind) {
+                    failures.push(format!("{}: expected {kind}, counted {counts:?}", e.id));
+                }
+            }
+            _ => {
+                if masked != e.text || !counts.is_empty() {
+                    failures.push(format!("{}: negative changed to {masked:?}", e.id));
+                }
+            }
+        }
+        let (again, again_counts) = masker.mask(&masked);
+        if again != masked || !again_counts.is_empty() {
+            failures.push(format!("{}: not idempotent: {again:?}", e.id));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
