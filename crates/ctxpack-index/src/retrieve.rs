@@ -215,8 +215,15 @@ pub fn retrieve_with(
             Some((blended * prior, breakdown, hit.chunk_id))
         })
         .collect();
-    // Best first; ties by chunk id so the order is stable.
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+    // Best first; ties by path and position, which do not depend on the store's ids.
+    let place = |id: &i64| {
+        rows.get(id)
+            .map(|r| (r.path.as_str(), r.start_line, r.end_line))
+    };
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| place(&a.2).cmp(&place(&b.2)))
+    });
     scored.truncate(top_k);
 
     let mut rows = rows;

@@ -4,19 +4,16 @@
 //! share exactly one analysis: identifiers are kept whole *and* split on `snake_case`,
 //! `camelCase` and letter/digit boundaries, lowercased, with a light plural stemmer.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::postings::Postings;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{
-    DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument,
-    Term,
+    DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED, TantivyDocument, Term,
 };
 
 use crate::error::StoreError;
@@ -300,85 +297,106 @@ impl Lexical {
         })
     }
 
-    fn field_query(&self, field: Field, terms: &QueryTerms, boost: f32) -> BooleanQuery {
-        let clauses = terms
-            .0
-            .iter()
-            .map(|t| {
-                let q = TermQuery::new(
-                    Term::from_field_text(field, t),
-                    IndexRecordOption::WithFreqs,
-                );
-                let q: Box<dyn Query> = if boost == 1.0 {
-                    Box::new(q)
-                } else {
-                    Box::new(BoostQuery::new(Box::new(q), boost))
-                };
-                (Occur::Should, q)
-            })
-            .collect();
-        BooleanQuery::new(clauses)
-    }
-
+    /// BM25 over the documents of the files in `allowed`, every match scored, best first
+    /// (equal scores by chunk id). The statistics — document count, average field lengths,
+    /// document frequencies — are those of `allowed` alone, so a score depends on the
+    /// snapshot and the terms, never on the other snapshots or the deleted entries the index
+    /// also holds.
     pub(crate) fn search(
         &self,
         terms: &QueryTerms,
-        allowed: HashSet<u64>,
-        k: usize,
+        allowed: &HashSet<u64>,
     ) -> Result<Vec<LexicalHit>, StoreError> {
-        if terms.0.is_empty() || k == 0 {
+        if terms.0.is_empty() {
             return Ok(Vec::new());
         }
-        let f = self.fields;
-        let text_q = self.field_query(f.text, terms, 1.0);
-        let path_q = self.field_query(f.path, terms, PATH_BOOST);
-        let symbol_q = self.field_query(f.symbol, terms, SYMBOL_BOOST);
-        let query = BooleanQuery::new(vec![
-            (Occur::Should, Box::new(text_q.clone()) as Box<dyn Query>),
-            (Occur::Should, Box::new(path_q.clone())),
-            (Occur::Should, Box::new(symbol_q.clone())),
-        ]);
         self.reader.reload().map_err(|e| lex_error(&self.dir, e))?;
         let searcher = self.reader.searcher();
-        // The collector allocates `k` slots up front: never more than there are chunks.
-        let k = k.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
-        if k == 0 {
+        let segments = searcher.segment_readers();
+        let f = self.fields;
+        let fields = [
+            (f.text, 1.0),
+            (f.path, PATH_BOOST),
+            (f.symbol, SYMBOL_BOOST),
+        ];
+        let err = |e: tantivy::TantivyError| lex_error(&self.dir, e);
+
+        // Which documents belong to the snapshot, and their field lengths in sum.
+        let mut members = Vec::with_capacity(segments.len());
+        let mut docs = 0u64;
+        let mut tokens = [0u64; 3];
+        for segment in segments {
+            let file_ids = segment.fast_fields().u64("file_id").map_err(err)?;
+            let norms = fields
+                .iter()
+                .map(|&(field, _)| segment.get_fieldnorms_reader(field))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(err)?;
+            let mut member = vec![false; segment.max_doc() as usize];
+            for doc in segment.doc_ids_alive() {
+                if file_ids.first(doc).is_some_and(|id| allowed.contains(&id)) {
+                    member[doc as usize] = true;
+                    docs += 1;
+                    for (sum, norm) in tokens.iter_mut().zip(&norms) {
+                        *sum += u64::from(norm.fieldnorm(doc));
+                    }
+                }
+            }
+            members.push(member);
+        }
+        if docs == 0 {
             return Ok(Vec::new());
         }
-        let allowed = Arc::new(allowed);
-        let collector = FilterCollector::new(
-            "file_id".to_owned(),
-            move |id: u64| allowed.contains(&id),
-            TopDocs::with_limit(k).order_by_score(),
-        );
-        let top = searcher
-            .search(&query, &collector)
-            .map_err(|e| lex_error(&self.dir, e))?;
-        let addrs: Vec<DocAddress> = top.iter().map(|&(_, addr)| addr).collect();
-        let text = self.field_scores(&searcher, &text_q, &addrs)?;
-        let path = self.field_scores(&searcher, &path_q, &addrs)?;
-        let symbol = self.field_scores(&searcher, &symbol_q, &addrs)?;
-        let mut hits = Vec::with_capacity(top.len());
-        for (i, (score, addr)) in top.into_iter().enumerate() {
-            let column = searcher
-                .segment_reader(addr.segment_ord)
-                .fast_fields()
-                .u64("chunk_id")
-                .map_err(|e| lex_error(&self.dir, e))?;
-            let Some(chunk_id) = column.first(addr.doc_id) else {
-                continue;
-            };
-            hits.push(LexicalHit {
-                chunk_id: chunk_id as i64,
-                score,
-                breakdown: ScoreBreakdown {
-                    text: text[i],
-                    path: path[i],
-                    symbol: symbol[i],
-                },
-            });
+
+        // Per matching document, the score of each field: terms added in query order.
+        let mut scores: HashMap<(usize, DocId), [f32; 3]> = HashMap::new();
+        for (slot, &(field, boost)) in fields.iter().enumerate() {
+            let average = tokens[slot] as f32 / docs as f32;
+            for text in &terms.0 {
+                let term = Term::from_field_text(field, text);
+                let mut matches = Vec::new();
+                for (ord, segment) in segments.iter().enumerate() {
+                    let inverted = segment.inverted_index(field).map_err(err)?;
+                    let Some(mut postings) = inverted
+                        .read_postings(&term, IndexRecordOption::WithFreqs)
+                        .map_err(|e| lex_error(&self.dir, e))?
+                    else {
+                        continue;
+                    };
+                    let norms = segment.get_fieldnorms_reader(field).map_err(err)?;
+                    while postings.doc() != TERMINATED {
+                        let doc = postings.doc();
+                        if members[ord][doc as usize] {
+                            matches.push((ord, doc, postings.term_freq(), norms.fieldnorm(doc)));
+                        }
+                        postings.advance();
+                    }
+                }
+                let idf = idf(matches.len() as u64, docs);
+                for (ord, doc, freq, length) in matches {
+                    let freq = freq as f32;
+                    let saturation = K1 * (1.0 - B + B * length as f32 / average);
+                    scores.entry((ord, doc)).or_default()[slot] +=
+                        boost * idf * (K1 + 1.0) * freq / (freq + saturation);
+                }
+            }
         }
-        // Ties broken by chunk id so equal scores always come out in the same order.
+
+        let mut chunk_ids = Vec::with_capacity(segments.len());
+        for segment in segments {
+            chunk_ids.push(segment.fast_fields().u64("chunk_id").map_err(err)?);
+        }
+        let mut hits: Vec<LexicalHit> = scores
+            .into_iter()
+            .filter_map(|((ord, doc), [text, path, symbol])| {
+                let chunk_id = chunk_ids[ord].first(doc)?;
+                Some(LexicalHit {
+                    chunk_id: chunk_id as i64,
+                    score: text + path + symbol,
+                    breakdown: ScoreBreakdown { text, path, symbol },
+                })
+            })
+            .collect();
         hits.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
@@ -388,43 +406,14 @@ impl Lexical {
     }
 }
 
-impl Lexical {
-    /// The score `query` gives each of `addrs` (0 where it does not match). One scorer per
-    /// segment is advanced through the documents in ascending order, as tantivy requires.
-    fn field_scores(
-        &self,
-        searcher: &Searcher,
-        query: &BooleanQuery,
-        addrs: &[DocAddress],
-    ) -> Result<Vec<f32>, StoreError> {
-        let weight = query
-            .weight(EnableScoring::enabled_from_searcher(searcher))
-            .map_err(|e| lex_error(&self.dir, e))?;
-        let mut scores = vec![0.0; addrs.len()];
-        let mut order: Vec<usize> = (0..addrs.len()).collect();
-        order.sort_by_key(|&i| (addrs[i].segment_ord, addrs[i].doc_id));
-        let mut current: Option<(u32, Box<dyn tantivy::query::Scorer>)> = None;
-        for i in order {
-            let addr = addrs[i];
-            if current
-                .as_ref()
-                .is_none_or(|(seg, _)| *seg != addr.segment_ord)
-            {
-                let scorer = weight
-                    .scorer(searcher.segment_reader(addr.segment_ord), 1.0)
-                    .map_err(|e| lex_error(&self.dir, e))?;
-                current = Some((addr.segment_ord, scorer));
-            }
-            let (_, scorer) = current.as_mut().expect("set just above");
-            if scorer.doc() < addr.doc_id {
-                scorer.seek(addr.doc_id);
-            }
-            if scorer.doc() == addr.doc_id {
-                scores[i] = scorer.score();
-            }
-        }
-        Ok(scores)
-    }
+/// BM25's term-frequency saturation and length normalisation (tantivy's and Lucene's values).
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// Inverse document frequency of a term in `doc_freq` of `docs` documents.
+fn idf(doc_freq: u64, docs: u64) -> f32 {
+    let rest = docs.saturating_sub(doc_freq) as f32;
+    (1.0 + (rest + 0.5) / (doc_freq as f32 + 0.5)).ln()
 }
 
 impl LexicalWriter<'_> {

@@ -1,6 +1,7 @@
 //! Tests of the API, run in process against real git repositories built with `git`.
 
 mod damage;
+mod determinism;
 mod docs;
 mod eval;
 mod fixture;
