@@ -34,6 +34,7 @@ if [ ! -d repo ]; then
 fi
 [ -f big.jsonl ] || python3 "$inputs" docs-stream $((2 * 1024 * 1024 * 1024)) > big.jsonl
 [ -f plus4000.ctx ] || python3 "$inputs" plus-plan 4000 > plus4000.ctx
+[ -f plus600.ctx ] || python3 "$inputs" plus-plan 600 > plus600.ctx
 [ -f chain4000.ctx ] || python3 "$inputs" ctx-chain 4000 > chain4000.ctx
 for n in 5000 20000 50000; do
     [ -f "cands$n.json" ] || python3 "$inputs" candidates "$n" > "cands$n.json"
@@ -88,6 +89,7 @@ measure goal-70000 120 "$bin" pack "$(python3 -c 'print("x" * 70000)')"
 measure plus-check 300 "$bin" plan check ../plus4000.ctx
 measure plus-run 600 "$bin" plan run ../plus4000.ctx
 measure plus-run-no-ledger 600 "$bin" plan run --no-ledger ../plus4000.ctx
+measure plus600-run 600 "$bin" plan run ../plus600.ctx
 measure chain-check 300 "$bin" plan check ../chain4000.ctx
 measure chain-run 300 "$bin" plan run --no-ledger ../chain4000.ctx
 for n in 5000 20000 50000; do
