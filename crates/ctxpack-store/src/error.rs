@@ -102,3 +102,25 @@ impl StoreError {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StoreError;
+
+    #[test]
+    fn a_lock_whose_holder_left_no_pid_names_none() {
+        // The holder truncates the file before writing its pid: a reader can see it empty.
+        let locked = |pid| StoreError::Locked {
+            dir: "/r/.ctxpack".into(),
+            pid,
+        };
+        assert_eq!(
+            locked(0).to_string(),
+            "store /r/.ctxpack is being written by another process"
+        );
+        assert_eq!(
+            locked(42).to_string(),
+            "store /r/.ctxpack is being written by another process (pid 42)"
+        );
+    }
+}

@@ -59,8 +59,8 @@ pub fn too_long() -> Value {
 }
 
 /// An id as JSON-RPC allows it (a string, a number or null); anything else reads as null.
-fn id_of(message: &Map<String, Value>) -> Value {
-    match message.get("id") {
+fn id_of(object: &Map<String, Value>) -> Value {
+    match object.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
         _ => Value::Null,
     }
@@ -85,7 +85,7 @@ impl Framing {
                 ));
             }
         };
-        let Value::Object(message) = value else {
+        let Value::Object(object) = value else {
             let why = if value.is_array() {
                 "Invalid Request: batches are not supported; send one message per line"
             } else {
@@ -93,9 +93,9 @@ impl Framing {
             };
             return Verdict::Reply(error(Value::Null, INVALID_REQUEST, why));
         };
-        let id = id_of(&message);
-        let is_request = message.contains_key("id");
-        if message.get("jsonrpc") != Some(&json!("2.0")) {
+        let id = id_of(&object);
+        let is_request = object.contains_key("id");
+        if object.get("jsonrpc") != Some(&json!("2.0")) {
             return self.refuse(
                 is_request,
                 id,
@@ -110,10 +110,9 @@ impl Framing {
                 "Invalid Request: `id` must be a string or a number",
             ));
         }
-        let Some(method) = message.get("method") else {
+        let Some(method) = object.get("method") else {
             // A response to a request of the server's.
-            return if is_request
-                && (message.contains_key("result") || message.contains_key("error"))
+            return if is_request && (object.contains_key("result") || object.contains_key("error"))
             {
                 Verdict::Forward
             } else {
@@ -128,7 +127,7 @@ impl Framing {
                 "Invalid Request: `method` must be a string",
             );
         };
-        let params = message.get("params");
+        let params = object.get("params");
         if let Some(params) = params
             && !params.is_object()
         {
