@@ -27,10 +27,14 @@ use crate::error::{Error, ErrorKind, Result};
 /// One progress event: how far a phase of an operation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
-    /// The phase: `reading`, `chunking`, `writing` (index), `checking`, `importing` (import),
-    /// `embedding` (vsync), `tasks` (eval).
+    /// The phase: `reading`, `chunking`, `writing`, `lexical`, `committing` (index, in that
+    /// order), `checking`, `importing` (import), `embedding` (vsync), `tasks` (eval).
+    ///
+    /// Indexing reports each phase when it starts (`done` 0) and when it ends (`done` equal
+    /// to `total`), and in between at least every 256 files or 8 MiB of content, counted, not
+    /// timed: the same run sends the same events on every machine.
     pub phase: &'static str,
-    /// Units done in this phase (files, documents, tasks).
+    /// Units done in this phase (files, documents, tasks), counted from 0 in each phase.
     pub done: u64,
     /// Units in this phase, when known.
     pub total: Option<u64>,

@@ -2,9 +2,9 @@
 
 use std::time::Instant;
 
-use ctxpack_core::{Budget, Meter, Pack, PackRequest, Selector};
+use ctxpack_core::{Budget, Meter, PackRequest, Selector};
 use ctxpack_index::eval::{self, PackedPaths, Score, Task};
-use ctxpack_index::retrieve::{RetrieveOptions, retrieve_with};
+use ctxpack_index::retrieve::{RetrieveOptions, Scope};
 use ctxpack_store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,8 +13,10 @@ use crate::control::{Control, Progress};
 use crate::error::{Error, Result};
 use crate::index::IndexRequest;
 use crate::schema;
+use crate::snapshot::{Selected, TopK, retrieve_and_select};
 use crate::workspace::Workspace;
 
+pub use crate::snapshot::candidates_for;
 pub use ctxpack_index::eval::Task as EvalTask;
 
 /// Evaluate ctxpack (and reference rankers) on tasks.
@@ -31,9 +33,10 @@ pub struct EvalRequest {
     pub meter: Meter,
     /// Reference rankers to run beside ctxpack: `bm25` and `dump`.
     pub baselines: Vec<String>,
-    /// Candidates offered to selection (default: scaled to the budget, see
-    /// [`candidates_for`]).
-    pub top_k: Option<usize>,
+    /// Candidates offered to selection: sized to the budget (the default, as `pack` sizes
+    /// them: [`candidates_for`], widened while the pool runs out before the budget does) or
+    /// a fixed number.
+    pub top_k: TopK,
     /// Parts of ctxpack's ranking to switch off: `file-evidence`, `test-prior`.
     pub ablate: Vec<String>,
 }
@@ -45,7 +48,7 @@ impl Default for EvalRequest {
             selector: Selector::Coverage,
             meter: Meter::O200k,
             baselines: vec!["bm25".into(), "dump".into()],
-            top_k: None,
+            top_k: TopK::SizedToBudget,
             ablate: Vec::new(),
         }
     }
@@ -107,13 +110,6 @@ fn selector_name<S: serde::Serializer>(v: &Selector, s: S) -> std::result::Resul
 
 fn meter_name<S: serde::Serializer>(v: &Meter, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(v.name())
-}
-
-/// How many candidates retrieval offers for a budget: one per 20 budget units (a pool several
-/// times what fits, so the selector can trade relevance against cost and repeated files), and
-/// never fewer than 30.
-pub fn candidates_for(budget: u64) -> usize {
-    usize::try_from(budget / 20).unwrap_or(usize::MAX).max(30)
 }
 
 /// Parses tasks given as JSON Lines of `{"goal", "at", "gold": [paths]}`; `name` names the
@@ -197,8 +193,12 @@ impl Workspace {
         request: &EvalRequest,
         control: &Control,
     ) -> Result<EvalReport> {
+        crate::limits::check_meter(request.meter)?;
         for b in &request.budgets {
             Budget::new(*b).map_err(|e| Error::invalid_field("budgets", e.to_string()))?;
+        }
+        if request.top_k == TopK::Fixed(0) {
+            return Err(Error::invalid_field("top_k", "must be at least 1"));
         }
         for b in &request.baselines {
             if !matches!(b.as_str(), "bm25" | "dump" | "none") {
@@ -289,7 +289,8 @@ impl Workspace {
     }
 }
 
-/// ctxpack's pipeline: retrieval sized to the budget, then the chosen selector.
+/// ctxpack's pipeline, as `pack` runs it: retrieval sized to the budget (or the fixed pool
+/// asked for), then the chosen selector.
 fn ctxpack_pack(
     store: &Store,
     sha: &str,
@@ -298,17 +299,24 @@ fn ctxpack_pack(
     request: &EvalRequest,
     options: &RetrieveOptions,
 ) -> Result<PackedPaths> {
-    let top_k = request.top_k.unwrap_or_else(|| candidates_for(budget));
-    let retrieved = retrieve_with(store, sha, &[], goal, top_k, request.meter, options)?;
-    let pack = Pack::build(
-        PackRequest {
+    let Selected { pack, .. } = retrieve_and_select(
+        store,
+        &Scope {
+            sha,
+            artifacts: &[],
+            paths: None,
+            overlay: None,
+        },
+        &PackRequest {
             goal: goal.to_owned(),
             budget: Budget::new(budget)?,
             meter: request.meter,
             selector: request.selector,
         },
-        retrieved.into_iter().map(|r| r.candidate).collect(),
-    );
+        request.top_k,
+        options,
+        &crate::fit::Fit::Content,
+    )?;
     Ok(PackedPaths {
         hits: pack
             .hits

@@ -90,8 +90,10 @@ impl IndexSummary {
 impl Workspace {
     /// Indexes the commit `request.at` into the store, creating the store if needed, and
     /// holding the writer lock while it works. Incremental: file versions the store has seen
-    /// are reused. Reports progress by phase (`reading`, `chunking`, `writing`) and stops at
-    /// the next file or batch once `control` is cancelled, committing nothing.
+    /// are reused. Reports progress in files by phase (`reading`, `chunking`, `writing`,
+    /// `lexical`, `committing`): when each starts and ends, and at least every 256 files or
+    /// 8 MiB of content in between (see [`Progress`]). Stops at the next file or batch once
+    /// `control` is cancelled, committing nothing.
     pub fn index(&self, request: &IndexRequest, control: &Control) -> Result<IndexSummary> {
         if request.max_file_bytes == 0 {
             return Err(Error::invalid_field("max_file_bytes", "must be at least 1"));

@@ -6,6 +6,7 @@ use ctxpack_core::{Format, Pack, RenderOptions, View};
 use ctxpack_store::{Ledger, LedgerRecord};
 use serde::Serialize;
 
+use crate::config::EffectiveConfig;
 use crate::error::{Error, Hint, Result};
 use crate::workspace::Workspace;
 
@@ -80,6 +81,9 @@ pub struct Shown {
     pub exact_output: Option<String>,
     /// How the pack was shown when it was built.
     pub rendering: RenderOptions,
+    /// The effective configuration it was built with, each value with its source (records
+    /// of callers that gave none, and older records, have none).
+    pub config: Option<EffectiveConfig>,
     /// Torn records skipped while reading.
     pub torn: Vec<usize>,
 }
@@ -139,7 +143,13 @@ impl Workspace {
             .map(|hash| ledger.text(hash))
             .transpose()?;
         let pack = ledger.replay(record)?;
+        let config = record
+            .config
+            .as_deref()
+            .map(EffectiveConfig::from_ledger)
+            .transpose()?;
         Ok(Shown {
+            config,
             rendering: RenderOptions {
                 format: record.rendered.0.parse().unwrap_or(Format::Text),
                 view: record.rendered.1.parse().unwrap_or(View::Default),

@@ -75,10 +75,13 @@
 //! and is called out in the changelog.
 
 mod artifacts;
+pub mod config;
 mod control;
 pub mod docs;
 mod error;
 mod eval;
+mod fit;
+pub mod hooks;
 mod index;
 mod ledger;
 mod limits;
@@ -90,6 +93,7 @@ mod snapshot;
 mod status;
 mod verify;
 mod workspace;
+mod worktree;
 
 pub use artifacts::{ArtifactAddRequest, ArtifactInfo, ArtifactScope};
 pub use control::{Canceller, Control, Progress};
@@ -102,8 +106,8 @@ pub use ledger::{Log, LogEntry, Shown};
 pub use limits::MAX_GOAL_BYTES;
 pub use select::{SelectRequest, select};
 pub use snapshot::{
-    PackOptions, PackPayload, PackScope, QueryHit, QueryHits, QueryRequest, ScoreParts,
-    SnapshotPack, SnapshotPackRequest,
+    BudgetCovers, PackOptions, PackPayload, PackScope, QueryHit, QueryHits, QueryRequest,
+    ScoreParts, SnapshotPack, SnapshotPackRequest,
 };
 pub use status::{SnapshotStatus, Status};
 pub use verify::{VerifyProblem, VerifyReport, VerifyRequest};

@@ -73,6 +73,7 @@ impl Workspace {
         input: &[u8],
         rendering: &RenderOptions,
     ) -> Result<(Pack, Recorded)> {
+        crate::limits::check_meter(request.meter)?;
         // A store directory that is not there is a mistake, not a place to start one.
         let dir = self.store_root()?;
         if !dir.is_dir() {

@@ -3,21 +3,25 @@
 use std::collections::{HashMap, HashSet};
 
 use ctxpack_core::{
-    Budget, Candidate, Meter, Pack, PackRequest, RedactionSummary, RenderOptions, Selector,
-    SnapshotInfo, Warning,
+    Budget, Candidate, Citation, Meter, Pack, PackRequest, RedactionSummary, RenderOptions,
+    Selector, SnapshotInfo, Warning,
 };
 use ctxpack_index::git::Repo;
-use ctxpack_index::retrieve::{Retrieved, retrieve};
+use ctxpack_index::indexer::IndexOptions;
+use ctxpack_index::paths::PathFilter;
+use ctxpack_index::retrieve::{RetrieveOptions, Retrieved, Scope, retrieve, retrieve_in};
 use ctxpack_store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::control::Control;
 use crate::error::{Ancestor, Error, ErrorKind, Hint, Result};
+use crate::fit::Fit;
 use crate::index::{IndexRequest, IndexSummary};
 use crate::mask;
 use crate::schema;
-use crate::workspace::{RecordExtra, Recorded, Workspace};
+use crate::workspace::{Access, RecordExtra, Recorded, Workspace};
+use crate::worktree;
 
 /// How far back to look for an indexed ancestor to name as guidance.
 const ANCESTOR_SEARCH: usize = 1000;
@@ -89,9 +93,168 @@ impl std::str::FromStr for PackScope {
     }
 }
 
+/// How many retrieval candidates one retrieval offers per budget unit: one per 20 units.
+const UNITS_PER_CANDIDATE: u64 = 20;
+
+/// The smallest pool sized to a budget: seed 000's 30 candidates.
+const MIN_CANDIDATES: usize = 30;
+
+/// How far a pool sized to the budget may grow: to this many times its first size, doubling
+/// each time (so at most three more retrievals).
+pub const MAX_POOL_GROWTH: usize = 8;
+
+/// How many candidates retrieval offers for a budget: one per 20 budget units (a pool several
+/// times what fits, so the selector can trade relevance against cost and repeated files), and
+/// never fewer than 30. Measured best in `ctxpack eval` (docs/quality.md); every surface that
+/// sizes a pool to the budget ([`TopK::SizedToBudget`]) starts from it.
+pub fn candidates_for(budget: u64) -> usize {
+    usize::try_from(budget / UNITS_PER_CANDIDATE)
+        .unwrap_or(usize::MAX)
+        .max(MIN_CANDIDATES)
+}
+
+/// How many retrieval candidates a snapshot pack offers to selection.
+///
+/// In JSON (and the MCP tool's arguments) a fixed pool is its number and a pool sized to the
+/// budget is `null` (or absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TopK {
+    /// A pool sized to the budget: [`candidates_for`] the budget first, then — while
+    /// selection leaves more than a tenth of the budget unused and retrieval returned as many
+    /// candidates as asked (so more may match) — retrieved again with twice the pool, up to
+    /// [`MAX_POOL_GROWTH`] times the first size. Deterministic: the same snapshot, goal and
+    /// options take the same steps.
+    #[default]
+    SizedToBudget,
+    /// Exactly this many candidates (at least 1), never widened.
+    Fixed(usize),
+}
+
+impl TopK {
+    /// The first pool for `budget`.
+    pub fn first_pool(self, budget: Budget) -> usize {
+        match self {
+            TopK::SizedToBudget => candidates_for(budget.get()),
+            TopK::Fixed(n) => n,
+        }
+    }
+
+    /// The fixed number of candidates, if the pool is fixed.
+    pub fn fixed(self) -> Option<usize> {
+        match self {
+            TopK::SizedToBudget => None,
+            TopK::Fixed(n) => Some(n),
+        }
+    }
+
+    /// The next, larger pool after `pool` when selection left budget unused, if this top-k
+    /// may grow and has not reached its cap.
+    fn widened(self, budget: Budget, pool: usize) -> Option<usize> {
+        let cap = match self {
+            TopK::SizedToBudget => candidates_for(budget.get()).saturating_mul(MAX_POOL_GROWTH),
+            TopK::Fixed(_) => return None,
+        };
+        (pool < cap).then(|| pool.saturating_mul(2).min(cap))
+    }
+}
+
+impl From<usize> for TopK {
+    /// A fixed pool of `n` candidates.
+    fn from(n: usize) -> TopK {
+        TopK::Fixed(n)
+    }
+}
+
+/// `sized to the budget`, or the fixed number.
+impl std::fmt::Display for TopK {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TopK::SizedToBudget => f.write_str("sized to the budget"),
+            TopK::Fixed(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Serialize for TopK {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            TopK::SizedToBudget => s.serialize_none(),
+            TopK::Fixed(n) => s.serialize_some(n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TopK {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<TopK, D::Error> {
+        Ok(Option::<usize>::deserialize(d)?.map_or(TopK::SizedToBudget, TopK::Fixed))
+    }
+}
+
+impl JsonSchema for TopK {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TopK".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": ["integer", "null"], "minimum": 1 })
+    }
+}
+
+/// What a pack's budget is spent on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BudgetCovers {
+    /// The whole printed output: the hits' text and the markup, headers and citations the
+    /// chosen format wraps them in, so what a model reads fits the budget.
+    #[default]
+    Output,
+    /// The hits' content alone (seed 000's unit: complete hit text, not the serialized
+    /// payload); the printed output is larger than the budget.
+    Content,
+}
+
+impl BudgetCovers {
+    /// `output` or `content`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BudgetCovers::Output => "output",
+            BudgetCovers::Content => "content",
+        }
+    }
+}
+
+impl std::fmt::Display for BudgetCovers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for BudgetCovers {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<BudgetCovers> {
+        match s {
+            "output" => Ok(BudgetCovers::Output),
+            "content" => Ok(BudgetCovers::Content),
+            other => Err(Error::invalid_field(
+                "budget_covers",
+                format!("unknown value `{other}`: expected output or content"),
+            )),
+        }
+    }
+}
+
 /// A pack from the exact committed snapshot of a commit.
 ///
-/// `Default` is ctxpack's default request; front ends set only what their caller gave.
+/// Two presets of this one request: [`Default`] is ctxpack's measured-best pipeline
+/// (`o200k` tokens, a budget of 8,000, the `coverage` selector, a candidate pool sized to the
+/// budget and widened when it runs out first, the budget covering the whole printed output,
+/// and the commit indexed first when it is not); [`SnapshotPackRequest::context_pack`] is
+/// seed 000's `context pack` contract exactly. Front ends set only what their caller gave.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 #[schemars(extend("required" = ["goal"]))]
@@ -118,21 +281,61 @@ pub struct SnapshotPackRequest {
     /// does not fit), skip (best-first, skip what does not fit).
     #[schemars(with = "schema::Selector")]
     pub selector: Selector,
-    /// Retrieval candidates offered to selection.
-    #[schemars(range(min = 1))]
-    pub top_k: usize,
+    /// Retrieval candidates offered to selection, when fixed (at least 1). Absent or null
+    /// sizes the pool to the budget (one candidate per 20 budget units, at least 30), and
+    /// retrieves again with a larger pool while the pool runs out before the budget does.
+    pub top_k: TopK,
+    /// What the budget is spent on: output (the whole printed pack, markup included) or
+    /// content (the hits' text alone).
+    pub budget_covers: BudgetCovers,
+    /// Index the commit first when it is not indexed yet (incremental). A read-only caller
+    /// never writes: the commit is reported as not indexed instead.
+    pub index: bool,
+    /// Only files whose path matches one of these globs (git's wildmatch: `src/**`,
+    /// `*.rs`); empty means every file.
+    pub include: Vec<String>,
+    /// Leave out files whose path matches one of these globs (git's wildmatch).
+    pub exclude: Vec<String>,
+    /// Pack the working tree as it is now: modified and untracked files (as git ignores them,
+    /// and `.ctxpackignore`) overlaid on the HEAD snapshot, cited `path#L…@worktree`.
+    pub worktree: bool,
 }
 
 impl Default for SnapshotPackRequest {
+    /// ctxpack's measured-best pipeline (docs/quality.md): `o200k` tokens, a budget of
+    /// 8,000, the `coverage` selector, a pool sized to the budget, the budget covering the
+    /// whole output, and the commit indexed first where the caller may write.
     fn default() -> Self {
         SnapshotPackRequest {
             goal: String::new(),
-            budget: Budget::new(1200).expect("1200 is a valid budget"),
+            budget: Budget::new(8000).expect("8000 is a valid budget"),
             at: "HEAD".to_owned(),
             scope: PackScope::Durable,
-            meter: Meter::Words,
+            meter: Meter::O200k,
             selector: Selector::Coverage,
-            top_k: 30,
+            top_k: TopK::SizedToBudget,
+            budget_covers: BudgetCovers::Output,
+            index: true,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            worktree: false,
+        }
+    }
+}
+
+impl SnapshotPackRequest {
+    /// Seed 000's `context pack` contract, exactly: whitespace `words`, a budget of 1,200
+    /// counted over the hits' content alone, the `diverse` selector (citation-diverse-v2),
+    /// 30 retrieval candidates, and no indexing (an unindexed commit is not found).
+    pub fn context_pack() -> SnapshotPackRequest {
+        SnapshotPackRequest {
+            budget: Budget::new(1200).expect("1200 is a valid budget"),
+            meter: Meter::Words,
+            selector: Selector::Diverse,
+            top_k: TopK::Fixed(30),
+            budget_covers: BudgetCovers::Content,
+            index: false,
+            ..SnapshotPackRequest::default()
         }
     }
 }
@@ -181,9 +384,15 @@ pub struct PackOptions<'a> {
     /// How the caller shows the pack; the pack is recorded in the ledger with it (when the
     /// workspace may write). `None` records nothing.
     pub record: Option<&'a RenderOptions>,
-    /// Index the commit first when it is HEAD and not indexed yet (needs a read-write
-    /// workspace).
+    /// Index the commit first when it is not indexed, even when the request's
+    /// [`index`](SnapshotPackRequest::index) is off. As with the request's field, a read-only
+    /// workspace never writes: the commit is reported as not indexed instead.
     pub index_if_missing: bool,
+    /// How the caller shows the pack, when it differs from `record` or nothing is recorded:
+    /// a budget that covers the output ([`BudgetCovers::Output`]) is fitted to this
+    /// rendering's [text format](ctxpack_core::Format::fitted). `None` means `record`'s
+    /// rendering, or else Markdown in the default view (what the MCP tool shows).
+    pub rendering: Option<&'a RenderOptions>,
 }
 
 /// A built snapshot pack.
@@ -304,79 +513,97 @@ pub(crate) fn check_goal(goal: &str) -> Result<()> {
 }
 
 impl Workspace {
-    /// Builds a pack from the exact snapshot `request.at` resolves to.
-    ///
-    /// The snapshot must be indexed: when it is not, the error is
-    /// [`ErrorKind::NotIndexed`] with a [`Hint::IndexCommit`] naming the nearest indexed
-    /// ancestor (never packed automatically), unless `options.index_if_missing` indexes HEAD
-    /// first. Artifacts of the request's scope are merged only after the exact snapshot is
-    /// known to be indexed.
+    /// Builds a pack from the exact snapshot `request.at` resolves to; see
+    /// [`Workspace::snapshot_pack_with`], here with no progress reports and no cancellation.
     pub fn snapshot_pack(
         &self,
         request: &SnapshotPackRequest,
         options: &PackOptions<'_>,
     ) -> Result<SnapshotPack> {
+        self.snapshot_pack_with(request, options, &Control::new())
+    }
+
+    /// Builds a pack from the exact snapshot `request.at` resolves to.
+    ///
+    /// When that snapshot is not indexed and the request's `index` (or
+    /// `options.index_if_missing`) is set, the commit is indexed first, incrementally, with
+    /// `control`'s progress reports and cancellation (waiting for another writer to finish).
+    /// A read-only workspace never writes; an unindexed snapshot is then
+    /// [`ErrorKind::NotIndexed`] with a [`Hint::IndexCommit`] naming the nearest indexed
+    /// ancestor, which is never packed instead. Artifacts of the request's scope are merged
+    /// only after the exact snapshot is known to be indexed.
+    pub fn snapshot_pack_with(
+        &self,
+        request: &SnapshotPackRequest,
+        options: &PackOptions<'_>,
+        control: &Control,
+    ) -> Result<SnapshotPack> {
         check_goal(&request.goal)?;
-        if request.top_k == 0 {
+        crate::limits::check_meter(request.meter)?;
+        if request.top_k == TopK::Fixed(0) {
             return Err(Error::invalid_field("top_k", "must be at least 1"));
+        }
+        let paths = path_filter(request)?;
+        if request.worktree && request.at != "HEAD" {
+            return Err(Error::invalid_field(
+                "at",
+                format!(
+                    "the working tree is packed over HEAD, not over {}; drop `at` or `worktree`",
+                    request.at
+                ),
+            ));
         }
         let repo = self.repo()?;
         let sha = repo.resolve(&request.at)?;
-        let indexed = if options.index_if_missing {
-            self.index_head_if_missing(&repo, &sha)?
+        let indexed = if request.index || options.index_if_missing {
+            self.index_if_missing(&sha, control)?
         } else {
             None
         };
         let store = self.exact_snapshot(&repo, &sha)?;
-        let retrieved = retrieve(
+        let overlay = if request.worktree {
+            Some(worktree::overlay(&repo, &sha, &IndexOptions::default())?)
+        } else {
+            None
+        };
+        let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
+        let Selected {
+            mut pack,
+            artifact_of,
+        } = retrieve_and_select(
             &store,
-            &sha,
-            request.scope.artifact_scopes(),
-            &request.goal,
-            request.top_k,
-            request.meter,
-        )?;
-        let mut redactions = RedactionSummary::default();
-        let mut artifact_of = HashMap::new();
-        let candidates: Vec<Candidate> = retrieved
-            .into_iter()
-            .map(|r: Retrieved| {
-                for (kind, n) in &r.redactions {
-                    redactions.add(kind, *n);
-                }
-                if let Some(id) = r.artifact {
-                    artifact_of.insert(r.candidate.citation.clone(), id);
-                }
-                let mut candidate = r.candidate;
-                // Stored text was masked by the rules of its day: mask with today's.
-                mask::candidate(&mut candidate, request.meter, &mut redactions);
-                candidate
-            })
-            .collect();
-        let mut pack = Pack::build(
-            PackRequest {
-                goal: mask::text(&request.goal, &mut redactions),
+            &Scope {
+                sha: &sha,
+                artifacts: request.scope.artifact_scopes(),
+                paths: paths.as_ref(),
+                overlay: overlay.as_ref().map(|o| &o.overlay),
+            },
+            &PackRequest {
+                goal: request.goal.clone(),
                 budget: request.budget,
                 meter: request.meter,
                 selector: request.selector,
             },
-            candidates,
-        );
+            request.top_k,
+            &RetrieveOptions::default(),
+            &fit,
+        )?;
         let head = repo.head()?;
-        let dirty = repo.is_dirty();
+        let changes = self.worktree_counts(&repo, head.sha.as_deref());
         pack.snapshot = Some(SnapshotInfo {
             requested_ref: request.at.clone(),
-            resolved_sha: sha,
+            resolved_sha: sha.clone(),
             selection: "exact".into(),
             status: "indexed".into(),
             branch: head.branch,
             detached: head.detached,
-            worktree_dirty: dirty,
+            worktree_dirty: changes.is_dirty(),
         });
-        if dirty {
-            pack.warnings.push(Warning::DirtyWorktree);
+        match &overlay {
+            // The changes are in the pack: say which, instead of warning they are not.
+            Some(overlay) => pack.warnings.push(Warning::Notice(overlay.notice(&sha))),
+            None => pack.warnings.extend(changes.warning()),
         }
-        pack.redactions = redactions;
         let mut used: Vec<String> = pack
             .hits
             .iter()
@@ -385,6 +612,8 @@ impl Workspace {
         used.sort();
         used.dedup();
         pack.artifacts = used;
+        crate::fit::add_enclosing(&repo, &sha, &mut pack);
+        fit.finish(&mut pack)?;
         let recorded = self.record(&pack, "pack", options.record, RecordExtra::default());
         Ok(SnapshotPack {
             pack,
@@ -434,6 +663,7 @@ impl Workspace {
         meter: Meter,
     ) -> Result<(String, Vec<Retrieved>)> {
         check_goal(goal)?;
+        crate::limits::check_meter(meter)?;
         if top_k == 0 {
             return Err(Error::invalid_field("top_k", "must be at least 1"));
         }
@@ -481,8 +711,12 @@ impl Workspace {
         ))
     }
 
-    /// Indexes `sha` when it is HEAD and not indexed yet.
-    fn index_head_if_missing(&self, repo: &Repo, sha: &str) -> Result<Option<IndexSummary>> {
+    /// Indexes `sha` when it is not indexed yet and the workspace may write; a read-only
+    /// workspace writes nothing (the caller then finds the snapshot missing).
+    fn index_if_missing(&self, sha: &str, control: &Control) -> Result<Option<IndexSummary>> {
+        if self.access() == Access::ReadOnly {
+            return Ok(None);
+        }
         let missing = match self.try_open_store()? {
             Some(store) => store.snapshot(sha)?.is_none(),
             None => true,
@@ -490,17 +724,98 @@ impl Workspace {
         if !missing {
             return Ok(None);
         }
-        if repo.head()?.sha.as_deref() != Some(sha) {
-            return Err(Error::invalid_field(
-                "at",
-                "indexing before packing indexes HEAD only; index the commit first",
-            ));
-        }
         let request = IndexRequest {
             at: sha.to_owned(),
+            // A writer already at work (a hook indexing the new commit, say) is waited for;
+            // the snapshot is then usually there and indexing it again is a no-op.
+            wait: true,
             ..IndexRequest::default()
         };
-        self.index(&request, &Control::new()).map(Some)
+        self.index(&request, control).map(Some)
+    }
+}
+
+/// The request's include and exclude globs, parsed; `None` when there are none. A bad glob
+/// is invalid input on its field.
+fn path_filter(request: &SnapshotPackRequest) -> Result<Option<PathFilter>> {
+    if request.include.is_empty() && request.exclude.is_empty() {
+        return Ok(None);
+    }
+    PathFilter::new(&request.include, &request.exclude)
+        .map(Some)
+        .map_err(|e| {
+            Error::invalid_field(e.field, e.to_string()).with_hint(Hint::Advice(
+                "globs follow git's wildmatch: `src/**`, `*.rs`, `docs/*.md`".into(),
+            ))
+        })
+}
+
+/// A pack selected from one snapshot's retrieval, before the snapshot's details are added.
+pub(crate) struct Selected {
+    /// The pack, its redactions counted.
+    pub(crate) pack: Pack,
+    /// The artifact each artifact candidate came from, by citation.
+    pub(crate) artifact_of: HashMap<Citation, String>,
+}
+
+/// Selection leaves budget unused, for widening a pool sized to the budget, when more than
+/// this fraction (1 / n) of it is left.
+const UNUSED_SHARE_TO_WIDEN: u64 = 10;
+
+/// Retrieves the candidates of snapshot `sha` (and of the artifact `scopes`) for the goal,
+/// masks them with today's rules, and selects under the budget. A pool
+/// [sized to the budget](TopK::SizedToBudget) is retrieved again, twice as large, while
+/// selection leaves more than a tenth of the budget unused and retrieval returned as many
+/// candidates as asked, up to [`MAX_POOL_GROWTH`] times the first pool; the pack of the last
+/// retrieval is the result.
+pub(crate) fn retrieve_and_select(
+    store: &Store,
+    scope: &Scope<'_>,
+    request: &PackRequest,
+    top_k: TopK,
+    options: &RetrieveOptions,
+    fit: &Fit,
+) -> Result<Selected> {
+    let budget = request.budget;
+    let mut pool = top_k.first_pool(budget);
+    loop {
+        let retrieved = retrieve_in(store, scope, &request.goal, pool, request.meter, options)?;
+        let ran_dry = retrieved.len() < pool;
+        let mut redactions = RedactionSummary::default();
+        let mut artifact_of = HashMap::new();
+        let candidates: Vec<Candidate> = retrieved
+            .into_iter()
+            .map(|r: Retrieved| {
+                for (kind, n) in &r.redactions {
+                    redactions.add(kind, *n);
+                }
+                if let Some(id) = r.artifact {
+                    artifact_of.insert(r.candidate.citation.clone(), id);
+                }
+                let mut candidate = r.candidate;
+                // Stored text was masked by the rules of its day: mask with today's.
+                mask::candidate(&mut candidate, request.meter, &mut redactions);
+                candidate
+            })
+            .collect();
+        let (mut pack, spent) = fit.select(
+            PackRequest {
+                goal: mask::text(&request.goal, &mut redactions),
+                ..request.clone()
+            },
+            candidates,
+        );
+        pack.redactions = redactions;
+        let unused = budget.get().saturating_sub(spent);
+        let widened = if ran_dry || unused <= budget.get() / UNUSED_SHARE_TO_WIDEN {
+            None
+        } else {
+            top_k.widened(budget, pool)
+        };
+        match widened {
+            Some(larger) => pool = larger,
+            None => return Ok(Selected { pack, artifact_of }),
+        }
     }
 }
 

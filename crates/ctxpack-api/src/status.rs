@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use ctxpack_core::Warning;
+use ctxpack_index::git::Repo;
 use ctxpack_store::FORMAT_VERSION;
 use serde::Serialize;
 
@@ -28,8 +30,13 @@ pub struct Status {
     pub detached: bool,
     /// Whether HEAD's snapshot is indexed.
     pub head_indexed: bool,
-    /// Whether tracked files differ from HEAD.
+    /// Whether the worktree differs from HEAD: tracked files changed, or untracked files
+    /// that git does not ignore.
     pub worktree_dirty: bool,
+    /// How many tracked files differ from HEAD (staged or not, deleted ones included).
+    pub worktree_modified: u64,
+    /// How many untracked files git does not ignore.
+    pub worktree_untracked: u64,
     /// The indexed snapshots, oldest first.
     pub snapshots: Vec<SnapshotStatus>,
 }
@@ -57,12 +64,74 @@ impl Status {
     }
 }
 
+/// How the worktree differs from HEAD: what a pack of the committed snapshot leaves out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WorktreeCounts {
+    /// Tracked files that differ from HEAD, staged or not (deleted ones included).
+    pub(crate) modified: u64,
+    /// Untracked files that git does not ignore (`.gitignore`, `.git/info/exclude`,
+    /// `core.excludesFile`).
+    pub(crate) untracked: u64,
+}
+
+impl WorktreeCounts {
+    /// Counts the changes of `repo`'s worktree against its HEAD commit `head` (none without a
+    /// commit or a worktree). Files below `store` (the store directory, relative to the root
+    /// and `/`-separated, when it lies inside the worktree) are ctxpack's own and not counted.
+    /// No file is read: paths are compared by git's status alone. A status that cannot be
+    /// computed (a damaged index) counts as clean, as a pack reads committed objects either
+    /// way.
+    pub(crate) fn of(repo: &Repo, head: Option<&str>, store: Option<&str>) -> WorktreeCounts {
+        let Some(head) = head else {
+            return WorktreeCounts::default();
+        };
+        let Ok(entries) = repo.tree_entries(head) else {
+            return WorktreeCounts::default();
+        };
+        // A size limit of 0 bytes: every changed file is classified, none is read.
+        let Ok(changes) = repo.worktree_changes(&entries, 0) else {
+            return WorktreeCounts::default();
+        };
+        // A store is never tracked (one that git tracks is refused), so its files can only be
+        // among the untracked ones: a store written before it kept its own `.gitignore`.
+        let own = store.map_or(0, |store| {
+            let prefix = format!("{}/", store.trim_end_matches('/'));
+            changes
+                .files
+                .keys()
+                .filter(|path| path.starts_with(&prefix))
+                .count()
+        });
+        WorktreeCounts {
+            modified: (changes.modified + changes.deleted.len()) as u64,
+            untracked: changes.added.saturating_sub(own) as u64,
+        }
+    }
+
+    /// Whether anything differs from HEAD.
+    pub(crate) fn is_dirty(self) -> bool {
+        self.modified + self.untracked > 0
+    }
+
+    /// The warning a pack of the committed snapshot carries when the worktree differs from
+    /// it: `worktree has uncommitted changes (2 modified, 1 untracked); the pack reads the
+    /// committed snapshot and excludes them`.
+    pub(crate) fn warning(self) -> Option<Warning> {
+        self.is_dirty().then(|| {
+            Warning::Notice(format!(
+                "worktree has uncommitted changes ({} modified, {} untracked); the pack reads the committed snapshot and excludes them",
+                self.modified, self.untracked
+            ))
+        })
+    }
+}
+
 impl Workspace {
     /// Reads the repository and its store (read-only; a missing store is reported, not made).
     pub fn status(&self) -> Result<Status> {
         let repo = self.repo()?;
         let head = repo.head()?;
-        let dirty = repo.is_dirty();
+        let changes = self.worktree_counts(&repo, head.sha.as_deref());
         let dir = self.store_dir()?;
         let (exists, snapshots, size) = match self.try_open_store()? {
             Some(store) => (true, store.snapshots()?, store.size_bytes()),
@@ -81,7 +150,9 @@ impl Workspace {
             branch: head.branch,
             detached: head.detached,
             head_indexed,
-            worktree_dirty: dirty,
+            worktree_dirty: changes.is_dirty(),
+            worktree_modified: changes.modified,
+            worktree_untracked: changes.untracked,
             snapshots: snapshots
                 .into_iter()
                 .map(|s| SnapshotStatus {
@@ -93,6 +164,25 @@ impl Workspace {
                 })
                 .collect(),
         })
+    }
+}
+
+impl Workspace {
+    /// How this workspace's worktree differs from HEAD's commit `head`, its store left out.
+    pub(crate) fn worktree_counts(&self, repo: &Repo, head: Option<&str>) -> WorktreeCounts {
+        let store = self
+            .repo_root()
+            .zip(self.store_dir().ok())
+            .and_then(|(root, dir)| {
+                let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+                let rel = dir.strip_prefix(root).ok()?;
+                let parts: Option<Vec<&str>> =
+                    rel.components().map(|c| c.as_os_str().to_str()).collect();
+                parts
+                    .map(|parts| parts.join("/"))
+                    .filter(|rel| !rel.is_empty())
+            });
+        WorktreeCounts::of(repo, head, store.as_deref())
     }
 }
 
@@ -128,12 +218,15 @@ impl std::fmt::Display for Status {
             }
             None => writeln!(f, "head: no commits yet")?,
         }
-        let dirty = if self.worktree_dirty {
-            "dirty"
+        if self.worktree_dirty {
+            writeln!(
+                f,
+                "worktree: dirty ({} modified, {} untracked)",
+                self.worktree_modified, self.worktree_untracked
+            )?;
         } else {
-            "clean"
-        };
-        writeln!(f, "worktree: {dirty}")?;
+            writeln!(f, "worktree: clean")?;
+        }
         writeln!(f, "snapshots: {}", self.snapshots.len())?;
         for s in &self.snapshots {
             writeln!(f, "  {} {} files, {} chunks", s.sha, s.files, s.chunks)?;

@@ -7,6 +7,7 @@ use ctxpack_core::{Pack, RenderOptions};
 use ctxpack_index::git::Repo;
 use ctxpack_store::{Ledger, RecordContext, Store, StoreError, WriterLock};
 
+use crate::config::EffectiveConfig;
 use crate::error::{Error, ErrorKind, Result, no_store};
 
 /// Whether a workspace may write.
@@ -63,6 +64,8 @@ pub struct Workspace {
     store_named: bool,
     access: Access,
     caller: Option<String>,
+    /// The effective configuration recorded with every pack, when the caller gave one.
+    config: Option<EffectiveConfig>,
 }
 
 impl Workspace {
@@ -90,6 +93,7 @@ impl Workspace {
             store_named,
             access: options.access,
             caller: options.caller,
+            config: None,
         })
     }
 
@@ -104,6 +108,7 @@ impl Workspace {
             store_named: true,
             access,
             caller: None,
+            config: None,
         })
     }
 
@@ -111,6 +116,18 @@ impl Workspace {
     pub fn with_caller(mut self, caller: impl Into<String>) -> Workspace {
         self.caller = Some(caller.into());
         self
+    }
+
+    /// The same workspace recording `config` — the effective configuration its packs are
+    /// built with, each value with its source — in the ledger record of every pack.
+    pub fn with_config(mut self, config: EffectiveConfig) -> Workspace {
+        self.config = Some(config);
+        self
+    }
+
+    /// The effective configuration recorded with each pack, if one was given.
+    pub fn config(&self) -> Option<&EffectiveConfig> {
+        self.config.as_ref()
     }
 
     /// Whether the workspace may write.
@@ -263,6 +280,7 @@ impl Workspace {
             parent: extra.parent,
             pretty: rendering.pretty,
             output: extra.output,
+            config: self.config.as_ref().map(EffectiveConfig::to_ledger),
         };
         match Ledger::new(dir).append(pack, &context) {
             Ok(record) => Recorded::Stored(record.id),

@@ -72,6 +72,71 @@ impl Budget {
     pub fn get(self) -> u64 {
         self.0
     }
+
+    /// Parses a budget as people write one: a positive integer, or a number with a `k`
+    /// (thousand) or `m` (million) suffix — `8k`, `32k`, `1.5k`, `1m` — that comes to a whole
+    /// number in `1 ..= 2^53 - 1`. Surrounding whitespace is ignored.
+    pub fn parse_suffixed(s: &str) -> Result<Budget, BudgetError> {
+        let text = s.trim();
+        let (number, zeros) = match text.as_bytes().last() {
+            Some(b'k' | b'K') => (&text[..text.len() - 1], 3),
+            Some(b'm' | b'M') => (&text[..text.len() - 1], 6),
+            _ => return text.parse(),
+        };
+        match scaled(number, zeros) {
+            Ok(0) => Err(BudgetError::Negative(text.to_owned())),
+            Ok(value) => Budget::new(value).map_err(|_| BudgetError::TooLarge(text.to_owned())),
+            Err(Scaled::Negative) => Err(BudgetError::Negative(text.to_owned())),
+            Err(Scaled::NotWhole) => Err(BudgetError::NotWhole(text.to_owned())),
+            Err(Scaled::NotANumber) => Err(BudgetError::NotANumber(text.to_owned())),
+            Err(Scaled::TooLarge) => Err(BudgetError::TooLarge(text.to_owned())),
+        }
+    }
+}
+
+/// Why a suffixed number is not a budget.
+enum Scaled {
+    Negative,
+    NotWhole,
+    NotANumber,
+    TooLarge,
+}
+
+/// `number` (digits, optionally with one `.` and more digits) times `10^zeros`, exactly.
+fn scaled(number: &str, zeros: u32) -> Result<u64, Scaled> {
+    if let Some(rest) = number.strip_prefix('-') {
+        return match scaled(rest, zeros) {
+            Ok(_) | Err(Scaled::TooLarge | Scaled::NotWhole) => Err(Scaled::Negative),
+            Err(other) => Err(other),
+        };
+    }
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || number.ends_with('.') {
+        return Err(Scaled::NotANumber);
+    }
+    let fraction = fraction.trim_end_matches('0');
+    let places = u32::try_from(fraction.len()).map_err(|_| Scaled::NotWhole)?;
+    if places > zeros {
+        return Err(Scaled::NotWhole);
+    }
+    let whole = whole.trim_start_matches('0');
+    // More digits than any budget has: too large, whatever they are.
+    if whole.len() > 20 {
+        return Err(Scaled::TooLarge);
+    }
+    let parse = |part: &str| -> Result<u128, Scaled> {
+        if part.is_empty() {
+            Ok(0)
+        } else {
+            part.parse().map_err(|_| Scaled::NotANumber)
+        }
+    };
+    let value = parse(whole)? * 10u128.pow(zeros) + parse(fraction)? * 10u128.pow(zeros - places);
+    u64::try_from(value)
+        .ok()
+        .filter(|v| *v <= Budget::MAX)
+        .ok_or(Scaled::TooLarge)
 }
 
 impl fmt::Display for Budget {

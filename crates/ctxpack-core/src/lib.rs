@@ -39,8 +39,11 @@ pub use budget::{Budget, BudgetError};
 pub use ctxpack_meter::Meter;
 pub use mask::{MASK_RULES_VERSION, Masker, Rule};
 pub use model::{Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Tier};
-pub use pack::{Pack, PackRequest, RedactionSummary, SnapshotInfo, Warning};
+pub use pack::{
+    Enclosing, Fitted, Pack, PackRequest, Presentation, RedactionSummary, SnapshotInfo, Warning,
+};
 pub use render::{
-    Format, RenderOptions, UnknownFormat, UnknownView, View, json_text, pack_json, render,
+    FIRST_DROPPED, Format, RenderOptions, UnknownFormat, UnknownView, View, json_text, markup,
+    pack_json, render,
 };
 pub use select::{Counters, Selection, Selector, UnknownSelector, select};

@@ -6,7 +6,8 @@ use std::fmt;
 use ctxpack_meter::Meter;
 
 use crate::budget::Budget;
-use crate::model::{Candidate, Dropped, Hit};
+use crate::model::{Candidate, Citation, Dropped, Hit};
+use crate::render::{Format, View};
 use crate::select::{Counters, Selection, Selector, select};
 
 /// A warning carried by a pack. Its text is part of the output contract.
@@ -74,6 +75,39 @@ pub struct SnapshotInfo {
     pub worktree_dirty: bool,
 }
 
+/// The line that opens the function or type a hit starts inside, shown above the hit so a
+/// span cut from the middle of a definition says what it belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Enclosing {
+    /// The line's 1-based number in its file.
+    pub line: u32,
+    /// The line's text, without its line break.
+    pub text: String,
+}
+
+/// The rendering a pack's budget was fitted to, and what that rendering measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fitted {
+    /// The text format the printed output was measured in (`text`, `markdown` or `xml`).
+    pub format: Format,
+    /// The view it was measured in.
+    pub view: View,
+    /// The printed output's size in the pack's meter; at most the budget.
+    pub tokens: u64,
+}
+
+/// What a pack's printed output shows beyond its hits, and what it measured. Presentation
+/// only: hits, citations and counters do not depend on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Presentation {
+    /// The enclosing definition's opening line, by the citation of a hit that starts inside
+    /// one.
+    pub enclosing: BTreeMap<Citation, Enclosing>,
+    /// The rendering the budget covered, when the budget covers the printed output; `None`
+    /// when it covers the hits' content alone.
+    pub fitted: Option<Fitted>,
+}
+
 /// What a pack is asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackRequest {
@@ -114,6 +148,9 @@ pub struct Pack {
     pub redactions: RedactionSummary,
     /// Ids of the artifacts whose chunks are in the pack.
     pub artifacts: Vec<String>,
+    /// Context lines shown with the hits and, for a pack fitted to its output, what the
+    /// output measured.
+    pub presentation: Presentation,
 }
 
 impl Pack {
@@ -145,6 +182,7 @@ impl Pack {
             warnings,
             redactions: RedactionSummary::default(),
             artifacts: Vec::new(),
+            presentation: Presentation::default(),
         }
     }
 

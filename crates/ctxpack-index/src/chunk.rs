@@ -1095,6 +1095,62 @@ fn attach(pieces: Vec<Piece<'_>>) -> Vec<Piece<'_>> {
     attached
 }
 
+/// For each 1-based line of `lines`, the line that opens the innermost definition (a
+/// function, type, impl, class …, as the chunker names them) containing it without starting on
+/// it: `(its 1-based number, its text without the line break)`. `None` for a line at the top
+/// level, in a language the chunker does not parse (or Markdown), or when the file cannot be
+/// parsed. The file is parsed once for all the lines.
+pub fn enclosing_lines(path: &str, text: &str, lines: &[u32]) -> Vec<Option<(u32, String)>> {
+    let none = || vec![None; lines.len()];
+    let Some(language) = language_of(path).filter(|l| *l != Language::Markdown) else {
+        return none();
+    };
+    if text.is_empty() {
+        return none();
+    }
+    let mut parser = Parser::new();
+    if parser.set_language(&grammar(language)).is_err() {
+        return none();
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        return none();
+    };
+    let all = Lines::new(text);
+    let cx = Cx {
+        language,
+        src: text,
+        lines: &all,
+        limits: Limits::new(&ChunkOptions::default()),
+    };
+    lines
+        .iter()
+        .map(|&line| {
+            let target = usize::try_from(line).ok()?.checked_sub(1)?;
+            if target >= all.count() {
+                return None;
+            }
+            let mut node = tree.root_node();
+            let mut found = None;
+            for _ in 0..MAX_DEPTH {
+                let mut cursor = node.walk();
+                let Some(child) = node
+                    .children(&mut cursor)
+                    .find(|c| c.start_position().row <= target && target <= c.end_position().row)
+                else {
+                    break;
+                };
+                if child.start_position().row < target && cx.def_of(child, 0).is_some() {
+                    found = Some(child.start_position().row);
+                }
+                node = child;
+            }
+            let row = found?;
+            let text = all.slice(row, row).trim_end_matches(['\n', '\r']);
+            Some((one_based(row), text.to_owned()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,6 +73,16 @@ impl Repo {
             .to_owned()
     }
 
+    /// The working tree's root, unless the repository is bare.
+    pub fn workdir(&self) -> Option<PathBuf> {
+        self.repo.workdir().map(Path::to_owned)
+    }
+
+    /// The repository as gix opened it.
+    pub(crate) fn gix(&self) -> &gix::Repository {
+        &self.repo
+    }
+
     /// HEAD's commit, branch and detachment.
     pub fn head(&self) -> Result<HeadInfo, IndexError> {
         let head = self.repo.head().map_err(git_err)?;

@@ -15,8 +15,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::time::Instant;
 
 use ctxpack_core::Masker;
@@ -105,23 +105,80 @@ pub enum IndexPhase {
     Reading,
     /// Chunking, masking and costing new file versions (on every core).
     Chunking,
-    /// Writing new file versions and their lexical entries, then the snapshot.
+    /// Writing new file versions and their chunks to the database.
     Writing,
+    /// Adding the new file versions' chunks to the lexical index.
+    Lexical,
+    /// Counting the snapshot's files and chunks, then committing it in one transaction.
+    Committing,
 }
 
 impl IndexPhase {
-    /// A lower-case name for progress displays: `reading`, `chunking`, `writing`.
+    /// A lower-case name for progress displays: `reading`, `chunking`, `writing`, `lexical`,
+    /// `committing`.
     pub fn name(self) -> &'static str {
         match self {
             IndexPhase::Reading => "reading",
             IndexPhase::Chunking => "chunking",
             IndexPhase::Writing => "writing",
+            IndexPhase::Lexical => "lexical",
+            IndexPhase::Committing => "committing",
         }
     }
 }
 
-/// How often the reading and writing phases report progress, in files.
-pub const PROGRESS_EVERY: usize = 256;
+/// The most files a phase handles between two progress reports.
+pub const PROGRESS_FILES: u64 = 256;
+
+/// The most bytes of file content a phase handles between two progress reports (8 MiB), give
+/// or take the file that crosses the line.
+pub const PROGRESS_BYTES: u64 = 8 * 1024 * 1024;
+
+/// When a phase reports progress: counts files and their bytes, and says a report is due once
+/// [`PROGRESS_FILES`] files or [`PROGRESS_BYTES`] bytes were handled since the last one.
+/// Counting, not a clock, decides, so the reports of a run are the same on every machine.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pace {
+    files: u64,
+    bytes: u64,
+}
+
+impl Pace {
+    /// Nothing handled yet.
+    pub fn new() -> Pace {
+        Pace::default()
+    }
+
+    /// Counts one file of `bytes`; true when a report is due (the count then starts again).
+    pub fn tick(&mut self, bytes: u64) -> bool {
+        self.files += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        let due = self.files >= PROGRESS_FILES || self.bytes >= PROGRESS_BYTES;
+        if due {
+            *self = Pace::default();
+        }
+        due
+    }
+}
+
+/// Splits work items of the given sizes into consecutive batches that each end when a report
+/// is due ([`Pace`]), so that one report after each batch keeps to the pace.
+pub fn paced_batches(sizes: impl IntoIterator<Item = u64>) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let (mut start, mut end) = (0, 0);
+    let mut pace = Pace::new();
+    for size in sizes {
+        end += 1;
+        if pace.tick(size) {
+            batches.push(start..end);
+            start = end;
+        }
+    }
+    if start < end {
+        batches.push(start..end);
+    }
+    batches
+}
 
 /// What an index run reports as it goes: `(phase, done, total)` in files. Returning
 /// [`ControlFlow::Break`] cancels the run at the next unit of work; the snapshot is then not
@@ -129,10 +186,73 @@ pub const PROGRESS_EVERY: usize = 256;
 /// [`IndexError::Cancelled`].
 pub type Progress<'a> = &'a mut dyn FnMut(IndexPhase, u64, u64) -> ControlFlow<()>;
 
+/// Reports the phases of one run: each phase once when it starts, at the pace of [`Pace`],
+/// and once when it ends, never the same count twice in a row.
+struct Reporter<'p> {
+    progress: Progress<'p>,
+    phase: IndexPhase,
+    total: usize,
+    done: usize,
+    last: Option<usize>,
+    pace: Pace,
+}
+
+impl<'p> Reporter<'p> {
+    fn new(progress: Progress<'p>) -> Self {
+        Reporter {
+            progress,
+            phase: IndexPhase::Reading,
+            total: 0,
+            done: 0,
+            last: None,
+            pace: Pace::new(),
+        }
+    }
+
+    /// Starts `phase` with `total` files.
+    fn start(&mut self, phase: IndexPhase, total: usize) -> Result<(), IndexError> {
+        (self.phase, self.total, self.done, self.last) = (phase, total, 0, None);
+        self.pace = Pace::new();
+        self.at(0)
+    }
+
+    /// One more file of `bytes` is done; reports when one is due.
+    fn step(&mut self, bytes: u64) -> Result<(), IndexError> {
+        self.done += 1;
+        if self.pace.tick(bytes) {
+            self.at(self.done)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Reports that `done` files of the phase are done.
+    fn at(&mut self, done: usize) -> Result<(), IndexError> {
+        self.done = done;
+        if self.last == Some(done) {
+            return Ok(());
+        }
+        self.last = Some(done);
+        match (self.progress)(self.phase, done as u64, self.total as u64) {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(()) => Err(IndexError::Cancelled),
+        }
+    }
+
+    /// Reports the phase's end.
+    fn finish(&mut self) -> Result<(), IndexError> {
+        self.at(self.total)
+    }
+}
+
 /// Indexes commit `sha` into `store`. The caller holds the store's writer lock.
 ///
-/// `progress` is called at the start and end of every phase and at least every
-/// [`PROGRESS_EVERY`] files (every 50 ms while chunking); it can cancel the run.
+/// `progress` is called when each phase starts (reading also once before the tree is walked,
+/// with a total of 0) and ends, and in between whenever the phase has handled
+/// [`PROGRESS_FILES`] files or [`PROGRESS_BYTES`] bytes since its last report; it can cancel
+/// the run. Writing and lexical indexing work in batches of that size, one report each. The
+/// last report of `committing` comes just before the one transaction that commits the
+/// snapshot: the last chance to cancel.
 pub fn index_commit(
     repo: &Repo,
     store: &mut Store,
@@ -140,12 +260,6 @@ pub fn index_commit(
     options: &IndexOptions,
     progress: Progress<'_>,
 ) -> Result<IndexReport, IndexError> {
-    let mut report = |phase: IndexPhase, done: usize, total: usize| -> Result<(), IndexError> {
-        match progress(phase, done as u64, total as u64) {
-            ControlFlow::Continue(()) => Ok(()),
-            ControlFlow::Break(()) => Err(IndexError::Cancelled),
-        }
-    };
     let started = Instant::now();
     if let Some(existing) = store.snapshot(sha)? {
         return Ok(IndexReport {
@@ -158,7 +272,8 @@ pub fn index_commit(
             ..IndexReport::default()
         });
     }
-    report(IndexPhase::Reading, 0, 0)?;
+    let mut report = Reporter::new(progress);
+    report.start(IndexPhase::Reading, 0)?;
     let entries = repo.tree_entries(sha)?;
     let rules = commit_rules(repo, &entries)?;
     let mut ignored = rules.matcher();
@@ -175,82 +290,68 @@ pub fn index_commit(
     let mut new_files: Vec<NewFile> = Vec::new();
     let mut to_chunk: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut pending_lexical = store.pending_files()?;
-    let total = entries.len();
-    for (n, entry) in entries.iter().enumerate() {
-        if n % PROGRESS_EVERY == 0 {
-            report(IndexPhase::Reading, n, total)?;
+    report.start(IndexPhase::Reading, entries.len())?;
+    for entry in &entries {
+        let read = read_entry(repo, store, entry, options, &mut ignored)?;
+        let mut bytes = 0;
+        match read {
+            Read::Skip(reason) => skip(reason),
+            Read::Reuse(version) => {
+                summary.reused += 1;
+                if !version.ready && !pending_lexical.contains(&version.id) {
+                    pending_lexical.push(version.id);
+                }
+                listed.push((entry, Plan::Reuse(version.id)));
+            }
+            Read::New(file, content) => {
+                if let Some(content) = content {
+                    bytes = content.len() as u64;
+                    to_chunk.push((new_files.len(), content));
+                }
+                listed.push((entry, Plan::New(new_files.len())));
+                new_files.push(file);
+            }
         }
-        match entry.kind {
-            EntryKind::Symlink => {
-                skip("symlink");
-                continue;
-            }
-            EntryKind::Submodule => {
-                skip("submodule");
-                continue;
-            }
-            EntryKind::File if ignored.is_ignored(&entry.raw_path) => {
-                skip("ignored");
-                continue;
-            }
-            EntryKind::File => {}
-        }
-        if let Some(version) = store.file_version(&entry.path, &entry.id, STORED_CHUNKER)? {
-            summary.reused += 1;
-            if !version.ready && !pending_lexical.contains(&version.id) {
-                pending_lexical.push(version.id);
-            }
-            listed.push((entry, Plan::Reuse(version.id)));
-            continue;
-        }
-        let bytes = match repo.blob_size_if_present(&entry.id)? {
-            Some(bytes) => bytes,
-            // A partial clone lacks some blobs by design, and a damaged pack loses some: the
-            // rest of the commit is still worth indexing. The file is counted, so the summary
-            // says what is missing (`git fsck` tells why).
-            None => {
-                skip(OBJECT_NOT_PRESENT);
-                continue;
-            }
-        };
-        let too_large = bytes > options.max_file_bytes;
-        if !too_large {
-            to_chunk.push((new_files.len(), repo.read_blob(&entry.id)?));
-        }
-        listed.push((entry, Plan::New(new_files.len())));
-        new_files.push(NewFile {
-            path: entry.path.clone(),
-            blob: entry.id.clone(),
-            bytes,
-            skip_reason: too_large.then(|| "too_large".to_owned()),
-            chunks: Vec::new(),
-        });
+        report.step(bytes)?;
     }
-    report(IndexPhase::Reading, total, total)?;
+    report.finish()?;
     failpoint("index:read");
     summary.processed = new_files.len() as u64;
 
-    chunk_all(&mut new_files, to_chunk, options, &mut |done, total| {
-        report(IndexPhase::Chunking, done, total).is_ok()
-    })?;
+    chunk_all(&mut new_files, to_chunk, options, &mut report)?;
     failpoint("index:chunked");
 
     // Write new versions in batches, then their lexical entries, then the snapshot.
-    let writes = new_files.len();
-    let mut new_ids = Vec::with_capacity(writes);
-    for batch in new_files.chunks(PROGRESS_EVERY) {
-        report(IndexPhase::Writing, new_ids.len(), writes)?;
-        new_ids.extend(store.insert_files(batch, STORED_CHUNKER)?);
+    let text_bytes = |f: &NewFile| f.chunks.iter().map(|c| c.text.len() as u64).sum::<u64>();
+    report.start(IndexPhase::Writing, new_files.len())?;
+    let mut new_ids = Vec::with_capacity(new_files.len());
+    for batch in paced_batches(new_files.iter().map(text_bytes)) {
+        new_ids.extend(store.insert_files(&new_files[batch.clone()], STORED_CHUNKER)?);
         failpoint("index:files-written");
+        report.at(batch.end)?;
     }
-    let mut lexical: Vec<i64> = new_files
+    report.finish()?;
+
+    let mut lexical: Vec<(i64, u64)> = new_files
         .iter()
         .zip(&new_ids)
         .filter(|(f, _)| f.skip_reason.is_none())
-        .map(|(_, &id)| id)
+        .map(|(f, &id)| (id, text_bytes(f)))
         .collect();
-    lexical.extend(pending_lexical);
-    store.index_lexical(&lexical)?;
+    // What a crashed run left pending was sized when it was read; count it as a file.
+    lexical.extend(pending_lexical.into_iter().map(|id| (id, 0)));
+    report.start(IndexPhase::Lexical, lexical.len())?;
+    let batches = paced_batches(lexical.iter().map(|&(_, bytes)| bytes));
+    if batches.is_empty() {
+        // Nothing to add: the lexical index still records its count, as after any run.
+        store.index_lexical(&[])?;
+    }
+    for batch in batches {
+        let ids: Vec<i64> = lexical[batch.clone()].iter().map(|&(id, _)| id).collect();
+        store.index_lexical(&ids)?;
+        report.at(batch.end)?;
+    }
+    report.finish()?;
     failpoint("index:lexical-committed");
 
     let manifest: Vec<(String, i64)> = listed
@@ -263,7 +364,16 @@ pub fn index_commit(
             (e.path.clone(), id)
         })
         .collect();
-    let mut stats = store.manifest_stats(&manifest)?;
+    report.start(IndexPhase::Committing, manifest.len())?;
+    let mut stats = SnapshotStats::default();
+    for batch in paced_batches(manifest.iter().map(|_| 0)) {
+        let part = store.manifest_stats(&manifest[batch.clone()])?;
+        stats.chunks += part.chunks;
+        for (reason, n) in part.skipped {
+            *stats.skipped.entry(reason).or_default() += n;
+        }
+        report.at(batch.end)?;
+    }
     // The snapshot counts every file of the commit, listed or not.
     stats.files = summary.files;
     for (reason, n) in commit_skips {
@@ -273,7 +383,7 @@ pub fn index_commit(
     summary.skipped = stats.skipped.clone();
     summary.seconds = started.elapsed().as_secs_f64();
     // The last chance to cancel: after this the snapshot exists.
-    report(IndexPhase::Writing, writes, writes)?;
+    report.finish()?;
     store.commit_snapshot(
         sha,
         &manifest,
@@ -284,6 +394,54 @@ pub fn index_commit(
     )?;
     failpoint("index:snapshot-committed");
     Ok(summary)
+}
+
+/// What reading one entry of the commit's tree decided.
+enum Read {
+    /// Left out of the snapshot, for this reason.
+    Skip(&'static str),
+    /// A file version the store holds.
+    Reuse(ctxpack_store::FileVersion),
+    /// A new file version, with its content unless it is too large to chunk.
+    New(NewFile, Option<Vec<u8>>),
+}
+
+fn read_entry(
+    repo: &Repo,
+    store: &Store,
+    entry: &TreeEntry,
+    options: &IndexOptions,
+    ignored: &mut crate::ignore::Matcher<'_>,
+) -> Result<Read, IndexError> {
+    match entry.kind {
+        EntryKind::Symlink => return Ok(Read::Skip("symlink")),
+        EntryKind::Submodule => return Ok(Read::Skip("submodule")),
+        EntryKind::File if ignored.is_ignored(&entry.raw_path) => return Ok(Read::Skip("ignored")),
+        EntryKind::File => {}
+    }
+    if let Some(version) = store.file_version(&entry.path, &entry.id, STORED_CHUNKER)? {
+        return Ok(Read::Reuse(version));
+    }
+    // A partial clone lacks some blobs by design, and a damaged pack loses some: the rest of
+    // the commit is still worth indexing. The file is counted, so the summary says what is
+    // missing (`git fsck` tells why).
+    let Some(bytes) = repo.blob_size_if_present(&entry.id)? else {
+        return Ok(Read::Skip(OBJECT_NOT_PRESENT));
+    };
+    let too_large = bytes > options.max_file_bytes;
+    let content = if too_large {
+        None
+    } else {
+        Some(repo.read_blob(&entry.id)?)
+    };
+    let file = NewFile {
+        path: entry.path.clone(),
+        blob: entry.id.clone(),
+        bytes,
+        skip_reason: too_large.then(|| "too_large".to_owned()),
+        chunks: Vec::new(),
+    };
+    Ok(Read::New(file, content))
 }
 
 /// The ignore rules of a commit: the defaults and every `.ctxpackignore` file in its tree.
@@ -311,71 +469,61 @@ fn commit_rules(repo: &Repo, entries: &[TreeEntry]) -> Result<IgnoreRules, Index
 /// A file's chunks, or the reason it was skipped after reading it.
 pub type Chunked = Result<Vec<NewChunk>, &'static str>;
 
-/// Decodes, chunks, masks and costs files on worker threads. `progress(done, total)` is
-/// called every 50 ms; when it returns `false` the workers stop taking files and the run is
-/// cancelled.
+/// Decodes, chunks, masks and costs files on worker threads, reporting the `chunking` phase
+/// from this thread as their results come in.
 fn chunk_all(
     files: &mut [NewFile],
     work: Vec<(usize, Vec<u8>)>,
     options: &IndexOptions,
-    progress: &mut dyn FnMut(usize, usize) -> bool,
+    report: &mut Reporter<'_>,
 ) -> Result<(), IndexError> {
     let total = work.len();
-    if total == 0 {
-        return if progress(0, 0) {
-            Ok(())
-        } else {
-            Err(IndexError::Cancelled)
-        };
-    }
+    report.start(IndexPhase::Chunking, total)?;
     let threads = match options.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
     .min(total);
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Chunked)>> = Mutex::new(Vec::with_capacity(total));
     let masker = Masker::new();
     let paths: Vec<String> = work.iter().map(|(i, _)| files[*i].path.clone()).collect();
-    let mut cancelled = false;
+    let mut results: Vec<(usize, Chunked)> = Vec::with_capacity(total);
+    let mut outcome = Ok(());
     std::thread::scope(|scope| {
+        let (sender, receiver) = mpsc::channel::<(usize, u64, Chunked)>();
         for _ in 0..threads {
-            scope.spawn(|| {
+            let sender = sender.clone();
+            let (next, work, paths, masker) = (&next, &work, &paths, &masker);
+            scope.spawn(move || {
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some((index, bytes)) = work.get(k) else {
                         break;
                     };
-                    let outcome = chunk_file(&paths[k], bytes, options, &masker);
-                    results
-                        .lock()
-                        .expect("no worker panics while holding the lock")
-                        .push((*index, outcome));
-                    done.fetch_add(1, Ordering::Relaxed);
+                    let chunked = chunk_file(&paths[k], bytes, options, masker);
+                    if sender.send((*index, bytes.len() as u64, chunked)).is_err() {
+                        break;
+                    }
                 }
             });
         }
-        // Report progress from this thread while workers run.
-        loop {
-            let d = done.load(Ordering::Relaxed);
-            if !progress(d, total) {
-                // Workers finish the file they hold and take no other.
-                next.store(total, Ordering::Relaxed);
-                cancelled = true;
-                break;
+        drop(sender);
+        // Every result counts one file; the loop ends when the last worker has finished.
+        for (index, bytes, chunked) in receiver {
+            results.push((index, chunked));
+            if outcome.is_ok() {
+                outcome = report.step(bytes);
+                if outcome.is_err() {
+                    // Workers finish the file they hold and take no other.
+                    next.store(total, Ordering::Relaxed);
+                }
             }
-            if d >= total {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
         }
     });
-    if cancelled {
-        return Err(IndexError::Cancelled);
-    }
-    for (index, outcome) in results.into_inner().expect("workers finished") {
-        match outcome {
+    outcome?;
+    report.finish()?;
+    for (index, chunked) in results {
+        match chunked {
             Ok(chunks) => files[index].chunks = chunks,
             Err(reason) => files[index].skip_reason = Some(reason.to_owned()),
         }

@@ -24,6 +24,8 @@ pub mod eval;
 pub mod git;
 pub mod ignore;
 pub mod indexer;
+pub mod paths;
 pub mod retrieve;
+pub mod worktree;
 
 pub use error::IndexError;

@@ -7,14 +7,15 @@
 //! Tests, fixtures and snapshots are down-weighted: they restate what the code does rather
 //! than do it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use ctxpack_core::{Candidate, Citation, Family, Location, Tier};
 use ctxpack_meter::Meter;
 use ctxpack_store::artifacts::ArtifactRow;
-use ctxpack_store::{QueryTerms, ScoreBreakdown, Store};
+use ctxpack_store::{ChunkRow, ExtraDoc, NewChunk, QueryTerms, ScoreBreakdown, Store};
 
 use crate::error::IndexError;
+use crate::paths::PathFilter;
 
 /// How many lexical hits are pooled per requested candidate (at least [`MIN_POOL`]).
 const POOL_FACTOR: usize = 8;
@@ -160,19 +161,126 @@ pub fn retrieve_with(
     meter: Meter,
     options: &RetrieveOptions,
 ) -> Result<Vec<Retrieved>, IndexError> {
-    let terms = QueryTerms::from_goal(goal);
-    let pool = store.search(
+    let scope = Scope {
         sha,
-        scopes,
-        &terms,
-        top_k.saturating_mul(POOL_FACTOR).max(MIN_POOL),
-    )?;
+        artifacts: scopes,
+        paths: None,
+        overlay: None,
+    };
+    retrieve_in(store, &scope, goal, top_k, meter, options)
+}
+
+/// What a retrieval searches: one snapshot's files — all of them, or those a path filter
+/// keeps, or with working-tree files in place of the ones they change — and the artifacts of
+/// some scopes.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    /// The snapshot.
+    pub sha: &'a str,
+    /// Artifact scopes merged in (`session`, `harness`, `evidence`).
+    pub artifacts: &'a [&'a str],
+    /// Only snapshot and overlay paths this keeps.
+    pub paths: Option<&'a PathFilter>,
+    /// Working-tree chunks that replace the snapshot's files at their paths.
+    pub overlay: Option<&'a Overlay>,
+}
+
+/// Chunks of files that are not stored (the working tree), searched in place of the snapshot
+/// files at the same paths.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overlay {
+    /// Snapshot paths left out: changed, deleted, or newly ignored in the working tree.
+    pub replaced: HashSet<String>,
+    /// The chunks (masked and chunked as indexing does).
+    pub chunks: Vec<OverlayChunk>,
+}
+
+/// A working-tree chunk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverlayChunk {
+    /// Its file's path.
+    pub path: String,
+    /// The chunk, as indexing makes it.
+    pub chunk: NewChunk,
+}
+
+/// What the citation of an overlay chunk names instead of a commit.
+pub const WORKTREE: &str = "worktree";
+
+/// The top `top_k` chunks of `scope` for `goal`, best first, costed in `meter`.
+pub fn retrieve_in(
+    store: &Store,
+    scope: &Scope<'_>,
+    goal: &str,
+    top_k: usize,
+    meter: Meter,
+    options: &RetrieveOptions,
+) -> Result<Vec<Retrieved>, IndexError> {
+    let terms = QueryTerms::from_goal(goal);
+    let k = top_k.saturating_mul(POOL_FACTOR).max(MIN_POOL);
+    // Overlay rows get negative ids, which no stored chunk has.
+    let mut overlay_rows: HashMap<i64, ChunkRow> = HashMap::new();
+    let pool = if scope.paths.is_none() && scope.overlay.is_none() {
+        store.search(scope.sha, scope.artifacts, &terms, k)?
+    } else {
+        let keep = |path: &str| scope.paths.is_none_or(|f| f.accepts(path));
+        let mut files: HashSet<u64> = HashSet::new();
+        for (path, id) in store.manifest(scope.sha)? {
+            if keep(&path) && scope.overlay.is_none_or(|o| !o.replaced.contains(&path)) {
+                files.insert(id as u64);
+            }
+        }
+        files.extend(
+            store
+                .artifact_files(scope.artifacts)?
+                .into_iter()
+                .map(|id| id as u64),
+        );
+        let mut extra = Vec::new();
+        for (n, c) in scope.overlay.iter().flat_map(|o| &o.chunks).enumerate() {
+            if !keep(&c.path) {
+                continue;
+            }
+            let id = -1 - n as i64;
+            extra.push(ExtraDoc {
+                id,
+                path: c.path.clone(),
+                start_line: c.chunk.start_line,
+                end_line: c.chunk.end_line,
+                symbol: c.chunk.symbol.clone(),
+                text: c.chunk.text.clone(),
+            });
+            overlay_rows.insert(
+                id,
+                ChunkRow {
+                    id,
+                    file_id: 0,
+                    path: c.path.clone(),
+                    start_line: c.chunk.start_line,
+                    end_line: c.chunk.end_line,
+                    symbol: c.chunk.symbol.clone(),
+                    text: c.chunk.text.clone(),
+                    costs: c.chunk.costs,
+                    redactions: c.chunk.redactions.clone(),
+                },
+            );
+        }
+        store.search_files(&files, &extra, &terms, k)?
+    };
     if pool.is_empty() {
         return Ok(Vec::new());
     }
-    let ids: Vec<i64> = pool.iter().map(|h| h.chunk_id).collect();
-    let rows = store.chunks(&ids)?;
-    let rows: HashMap<i64, _> = rows.into_iter().map(|r| (r.id, r)).collect();
+    let ids: Vec<i64> = pool
+        .iter()
+        .map(|h| h.chunk_id)
+        .filter(|id| *id > 0)
+        .collect();
+    let mut rows: HashMap<i64, _> = store.chunks(&ids)?.into_iter().map(|r| (r.id, r)).collect();
+    for hit in &pool {
+        if let Some(row) = overlay_rows.remove(&hit.chunk_id) {
+            rows.insert(hit.chunk_id, row);
+        }
+    }
 
     // File evidence, as if the file were one document: the text scores of its best chunks
     // add up, while its path and symbol matches count once (every chunk repeats the path).
@@ -226,7 +334,6 @@ pub fn retrieve_with(
     });
     scored.truncate(top_k);
 
-    let mut rows = rows;
     let mut artifacts: HashMap<i64, Option<ArtifactRow>> = HashMap::new();
     let mut out = Vec::with_capacity(scored.len());
     for (score, breakdown, id) in scored {
@@ -268,7 +375,15 @@ pub fn retrieve_with(
                 )
             }
             None => (
-                Citation::code(&row.path, row.start_line, row.end_line, sha),
+                if row.id < 0 {
+                    // Working-tree text has no commit: its citation says so in full.
+                    Citation(format!(
+                        "{}#L{}-L{}@{WORKTREE}",
+                        row.path, row.start_line, row.end_line
+                    ))
+                } else {
+                    Citation::code(&row.path, row.start_line, row.end_line, scope.sha)
+                },
                 Family::document(&row.path),
                 Some(Location {
                     path: row.path.clone(),

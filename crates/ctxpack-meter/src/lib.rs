@@ -6,14 +6,25 @@
 //! `words` (whitespace-delimited content units), `chars` (Unicode scalar values) and `approx`
 //! (`ceil(chars / 4)`).
 //!
+//! The `cl100k_base` vocabulary takes about 15 MB of the binary, so it is compiled in only with
+//! the Cargo feature `cl100k` (off by default). A build without it still knows the name — its
+//! stored records and cost columns stay readable — but refuses to count in it: parsing the name
+//! gives [`MeterError::NotBuilt`], and [`Meter::ensure_built`] checks a meter that came from
+//! elsewhere (a deserialized request, a program).
+//!
 //! ```
 //! use ctxpack_meter::Meter;
 //!
 //! assert_eq!(Meter::Words.count("database search and indexing"), 4);
 //! assert_eq!(Meter::Approx.count("database search and indexing"), 7);
-//! assert_eq!(Meter::Cl100k.count("hello world"), 2);
+//! assert_eq!(Meter::O200k.count("hello world"), 2);
 //! let meter: Meter = "o200k".parse().unwrap();
 //! assert_eq!(meter, Meter::O200k);
+//! assert_eq!(
+//!     "cl100k".parse::<Meter>().is_ok(),
+//!     cfg!(feature = "cl100k"),
+//!     "cl100k parses exactly when it is built in",
+//! );
 //! ```
 
 use std::fmt;
@@ -23,6 +34,10 @@ use std::str::FromStr;
 ///
 /// Counting is pure and deterministic: the same text always has the same cost. There is no
 /// `Default`: each surface documents its own default meter.
+///
+/// Serde reads and writes every name in [`Meter::ALL`], whether this build counts in it or
+/// not, so data written by another build stays readable; a meter taken from a request must be
+/// checked with [`Meter::ensure_built`] before counting.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
@@ -30,7 +45,8 @@ use std::str::FromStr;
 pub enum Meter {
     /// Exact token count of OpenAI's `o200k_base` encoding (GPT-4o and later).
     O200k,
-    /// Exact token count of OpenAI's `cl100k_base` encoding (GPT-4, GPT-3.5).
+    /// Exact token count of OpenAI's `cl100k_base` encoding (GPT-4, GPT-3.5). Counted only in
+    /// builds with the Cargo feature `cl100k`.
     Cl100k,
     /// Whitespace-delimited content units.
     Words,
@@ -41,7 +57,8 @@ pub enum Meter {
 }
 
 impl Meter {
-    /// Every meter, in a stable order (the order used in help and in stored cost columns).
+    /// Every meter ctxpack knows, built in or not, in a stable order (the order of stored cost
+    /// columns).
     pub const ALL: [Meter; 5] = [
         Meter::O200k,
         Meter::Cl100k,
@@ -49,6 +66,16 @@ impl Meter {
         Meter::Chars,
         Meter::Approx,
     ];
+
+    /// The meters this build counts in, in the order of [`Meter::ALL`]: what help texts and
+    /// request schemas offer.
+    #[cfg(feature = "cl100k")]
+    pub const BUILT: &'static [Meter] = &Meter::ALL;
+
+    /// The meters this build counts in, in the order of [`Meter::ALL`]: what help texts and
+    /// request schemas offer.
+    #[cfg(not(feature = "cl100k"))]
+    pub const BUILT: &'static [Meter] = &[Meter::O200k, Meter::Words, Meter::Chars, Meter::Approx];
 
     /// The name used on the command line and in output.
     pub fn name(self) -> &'static str {
@@ -61,17 +88,54 @@ impl Meter {
         }
     }
 
-    /// The cost of `text` in this meter.
-    pub fn count(self, text: &str) -> u64 {
+    /// Whether this build counts in this meter (only `cl100k` can be left out).
+    pub const fn is_built(self) -> bool {
+        match self {
+            Meter::Cl100k => cfg!(feature = "cl100k"),
+            Meter::O200k | Meter::Words | Meter::Chars | Meter::Approx => true,
+        }
+    }
+
+    /// `self` if this build counts in it, else [`MeterError::NotBuilt`]: the check for a meter
+    /// that did not come from parsing a name (a deserialized request, a program's constant).
+    pub fn ensure_built(self) -> Result<Meter, MeterError> {
+        if self.is_built() {
+            Ok(self)
+        } else {
+            Err(MeterError::NotBuilt(self))
+        }
+    }
+
+    /// The cost of `text` in this meter, or [`MeterError::NotBuilt`] if this build leaves the
+    /// meter out.
+    pub fn try_count(self, text: &str) -> Result<u64, MeterError> {
         let n = match self {
             Meter::O200k => bpe_openai::o200k_base().count(text),
+            #[cfg(feature = "cl100k")]
             Meter::Cl100k => bpe_openai::cl100k_base().count(text),
+            #[cfg(not(feature = "cl100k"))]
+            Meter::Cl100k => return Err(MeterError::NotBuilt(self)),
             Meter::Words => text.split_whitespace().count(),
             Meter::Chars => text.chars().count(),
             Meter::Approx => text.chars().count().div_ceil(4),
         };
         // usize is at most 64 bits on every supported target.
-        n as u64
+        Ok(n as u64)
+    }
+
+    /// The cost of `text` in this meter.
+    ///
+    /// # Panics
+    ///
+    /// If this build leaves the meter out ([`Meter::is_built`] is false). A meter named by a
+    /// user is parsed with [`FromStr`], which refuses such a meter, and a meter from anywhere
+    /// else is checked with [`Meter::ensure_built`] where it enters, so counting never meets
+    /// one; [`Meter::try_count`] is the checked form.
+    pub fn count(self, text: &str) -> u64 {
+        match self.try_count(text) {
+            Ok(n) => n,
+            Err(e) => panic!("{e} (a meter must be checked with `Meter::ensure_built` first)"),
+        }
     }
 
     /// Whether this meter counts tokens of a real encoding (as opposed to a heuristic unit).
@@ -86,30 +150,48 @@ impl fmt::Display for Meter {
     }
 }
 
-/// The error for a meter name that is not one of [`Meter::ALL`].
+/// Why a meter name was refused or a meter cannot count.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownMeter(pub String);
+pub enum MeterError {
+    /// A name that is none of [`Meter::ALL`].
+    Unknown(String),
+    /// A meter this build was compiled without (`cl100k` without the Cargo feature `cl100k`).
+    NotBuilt(Meter),
+}
 
-impl fmt::Display for UnknownMeter {
+impl fmt::Display for MeterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown meter `{}`: expected one of o200k, cl100k, words, chars, approx",
-            self.0
-        )
+        match self {
+            MeterError::Unknown(name) => {
+                write!(f, "unknown meter `{name}`: expected one of ")?;
+                for (i, meter) in Meter::BUILT.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(meter.name())?;
+                }
+                Ok(())
+            }
+            MeterError::NotBuilt(meter) => write!(
+                f,
+                "this build has no {meter}; rebuild with --features {meter}"
+            ),
+        }
     }
 }
 
-impl std::error::Error for UnknownMeter {}
+impl std::error::Error for MeterError {}
 
 impl FromStr for Meter {
-    type Err = UnknownMeter;
+    type Err = MeterError;
 
+    /// Parses a meter name; a meter this build leaves out is [`MeterError::NotBuilt`].
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Meter::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| UnknownMeter(s.to_owned()))
+            .ok_or_else(|| MeterError::Unknown(s.to_owned()))?
+            .ensure_built()
     }
 }
 
@@ -138,12 +220,59 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for meter in Meter::ALL {
+        for meter in Meter::BUILT.iter().copied() {
             assert_eq!(meter.name().parse::<Meter>(), Ok(meter));
         }
-        assert_eq!(
-            "tokens".parse::<Meter>().unwrap_err().to_string(),
+        let expected = if cfg!(feature = "cl100k") {
             "unknown meter `tokens`: expected one of o200k, cl100k, words, chars, approx"
+        } else {
+            "unknown meter `tokens`: expected one of o200k, words, chars, approx"
+        };
+        assert_eq!("tokens".parse::<Meter>().unwrap_err().to_string(), expected);
+    }
+
+    #[test]
+    fn built_lists_the_meters_that_count_in_the_order_of_all() {
+        let built: Vec<Meter> = Meter::ALL.into_iter().filter(|m| m.is_built()).collect();
+        assert_eq!(Meter::BUILT, built.as_slice());
+        for meter in Meter::ALL {
+            assert_eq!(meter.ensure_built().is_ok(), meter.is_built(), "{meter}");
+            assert_eq!(meter.try_count("a b").is_ok(), meter.is_built(), "{meter}");
+        }
+        assert_eq!(Meter::Cl100k.is_built(), cfg!(feature = "cl100k"));
+    }
+
+    #[test]
+    fn serde_reads_every_name_built_or_not() {
+        for meter in Meter::ALL {
+            let json = serde_json::to_string(&meter).expect("a meter serializes");
+            assert_eq!(json, format!("\"{}\"", meter.name()));
+            assert_eq!(serde_json::from_str::<Meter>(&json).ok(), Some(meter));
+        }
+    }
+
+    #[cfg(not(feature = "cl100k"))]
+    #[test]
+    fn a_build_without_cl100k_refuses_it_with_the_feature_to_enable() {
+        let expected = "this build has no cl100k; rebuild with --features cl100k";
+        let parsed = "cl100k".parse::<Meter>();
+        assert_eq!(parsed, Err(MeterError::NotBuilt(Meter::Cl100k)));
+        assert_eq!(parsed.unwrap_err().to_string(), expected);
+        assert_eq!(
+            Meter::Cl100k.ensure_built(),
+            Err(MeterError::NotBuilt(Meter::Cl100k))
         );
+        assert_eq!(
+            Meter::Cl100k.try_count("hello world"),
+            Err(MeterError::NotBuilt(Meter::Cl100k))
+        );
+        assert!(!Meter::BUILT.contains(&Meter::Cl100k));
+    }
+
+    #[cfg(not(feature = "cl100k"))]
+    #[test]
+    #[should_panic(expected = "this build has no cl100k; rebuild with --features cl100k")]
+    fn counting_an_unchecked_meter_that_is_not_built_panics_with_the_reason() {
+        Meter::Cl100k.count("hello world");
     }
 }

@@ -448,7 +448,9 @@ impl Checker {
         let limit = (name.chars().count() / 3).max(1);
         self.defs
             .keys()
-            .map(|k| (levenshtein(k, name), k))
+            // Optimal string alignment: an adjacent transposition is one edit, so `spce`
+            // is one edit from `spec`.
+            .map(|k| (strsim::osa_distance(k, name), k))
             .filter(|(d, _)| *d <= limit)
             .min()
             .map(|(_, k)| k.clone())
@@ -971,33 +973,6 @@ pub fn normalize_path(raw: &str) -> Result<String, &'static str> {
     Ok(parts.join("/"))
 }
 
-/// Edit distance with adjacent transpositions (optimal string alignment), for "did you
-/// mean": `spce` is one edit from `spec`.
-fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
-}
-
 /// A path from `from` to `to` in `graph` (both ends included), if there is one: depth first,
 /// the last successor first. Each step remembers the step it came from instead of copying its
 /// path, so a search costs the nodes and edges it visits (counted in `work`).
@@ -1198,9 +1173,10 @@ mod tests {
 
     #[test]
     fn edit_distance() {
-        assert_eq!(levenshtein("spec", "spce"), 1);
-        assert_eq!(levenshtein("budget", "budjet"), 1);
-        assert_eq!(levenshtein("src", "src"), 0);
-        assert_eq!(levenshtein("", "abc"), 3);
+        use strsim::osa_distance;
+        assert_eq!(osa_distance("spec", "spce"), 1);
+        assert_eq!(osa_distance("budget", "budjet"), 1);
+        assert_eq!(osa_distance("src", "src"), 0);
+        assert_eq!(osa_distance("", "abc"), 3);
     }
 }

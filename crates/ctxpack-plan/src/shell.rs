@@ -1,11 +1,14 @@
 //! Splitting a command line into words, without a shell.
 //!
 //! `run("cargo test -p 'my crate'")` never goes through `sh`: the command is split here and
-//! the words become the program and its arguments. Quoting follows the shell's rules for the
-//! common cases and nothing more: words are separated by whitespace; `'…'` is literal; inside
-//! `"…"` a backslash escapes `"`, `\`, `$` and `` ` ``; outside quotes a backslash escapes the
-//! next character. There is no globbing, no variable expansion and no operators (`|`, `&&`, `>`
-//! are ordinary characters).
+//! the words become the program and its arguments. Splitting follows the POSIX shell's
+//! rules for words and quotes (by `shell-words`) and performs no expansion but quote removal:
+//! words are separated by spaces, tabs and newlines; `'…'` is literal; inside `"…"` a
+//! backslash escapes `"`, `\`, `$`, `` ` `` and a newline; outside quotes a backslash escapes
+//! the next character (a backslash that ends the command stands for itself, as in `sh`); a
+//! backslash before a newline joins the lines; a `#` that starts a word begins a comment that
+//! runs to the end of the line. There is no globbing, no variable expansion and no operators
+//! (`|`, `&&`, `>` are ordinary characters).
 //!
 //! ```
 //! use ctxpack_plan::split_command;
@@ -20,79 +23,34 @@
 /// Why a command could not be split.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SplitError {
-    /// A quote was opened and never closed.
+    /// A quote was opened and never closed: `"single"` or `"double"`.
     #[error("unterminated {0} quote in the command")]
     Unterminated(&'static str),
-    /// A backslash ended the command.
-    #[error("the command ends with a lone backslash")]
-    TrailingBackslash,
-    /// Nothing but whitespace.
+    /// No words: nothing but whitespace and comments.
     #[error("the command is empty")]
     Empty,
 }
 
 /// Splits `command` into words (see the module docs for the rules).
 pub fn split_command(command: &str) -> Result<Vec<String>, SplitError> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err(SplitError::Unterminated("single")),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(e @ ('"' | '\\' | '$' | '`')) => word.push(e),
-                            Some(other) => {
-                                word.push('\\');
-                                word.push(other);
-                            }
-                            None => return Err(SplitError::Unterminated("double")),
-                        },
-                        Some(c) => word.push(c),
-                        None => return Err(SplitError::Unterminated("double")),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some(c) => word.push(c),
-                    None => return Err(SplitError::TrailingBackslash),
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
+    match shell_words::split(command) {
+        Ok(words) if words.is_empty() => Err(SplitError::Empty),
+        Ok(words) => Ok(words),
+        Err(shell_words::ParseError) => Err(SplitError::Unterminated(open_quote(command))),
     }
-    if in_word {
-        words.push(word);
+}
+
+/// Which kind of quote `command` leaves open, given that it leaves one open.
+///
+/// Appending `'` closes an open single quote, so the command then splits; inside an open
+/// double quote (even right after a backslash) a `'` is an ordinary character and the quote
+/// stays open.
+fn open_quote(command: &str) -> &'static str {
+    if shell_words::split(&format!("{command}'")).is_ok() {
+        "single"
+    } else {
+        "double"
     }
-    if words.is_empty() {
-        return Err(SplitError::Empty);
-    }
-    Ok(words)
 }
 
 #[cfg(test)]
@@ -104,16 +62,29 @@ mod tests {
         let cases: &[(&str, Result<&[&str], SplitError>)] = &[
             ("cargo test", Ok(&["cargo", "test"])),
             ("  a   b  ", Ok(&["a", "b"])),
+            ("a\tb\nc", Ok(&["a", "b", "c"])),
             ("echo 'a  b' \"c d\"", Ok(&["echo", "a  b", "c d"])),
             (r#"echo "say \"hi\" \n""#, Ok(&["echo", r#"say "hi" \n"#])),
+            (r#"echo "\$HOME \` \\""#, Ok(&["echo", r"$HOME ` \"])),
             (r"a\ b c", Ok(&["a b", "c"])),
             ("echo ''", Ok(&["echo", ""])),
             ("x'y'\"z\"", Ok(&["xyz"])),
             ("ls *.rs | wc", Ok(&["ls", "*.rs", "|", "wc"])),
+            ("echo $HOME ~ `date`", Ok(&["echo", "$HOME", "~", "`date`"])),
+            // As in `sh`: a final backslash is literal, backslash-newline joins lines, and
+            // a `#` opens a comment only at the start of a word.
+            ("echo \\", Ok(&["echo", "\\"])),
+            ("cargo \\\n  test", Ok(&["cargo", "test"])),
+            ("echo a#b # a comment", Ok(&["echo", "a#b"])),
+            ("echo '#' \"#\" \\#", Ok(&["echo", "#", "#", "#"])),
             ("echo 'oops", Err(SplitError::Unterminated("single"))),
+            ("echo \"it's", Err(SplitError::Unterminated("double"))),
             ("echo \"oops", Err(SplitError::Unterminated("double"))),
-            ("echo \\", Err(SplitError::TrailingBackslash)),
+            ("echo \"oops\\", Err(SplitError::Unterminated("double"))),
+            ("echo 'a' \"b\" 'c", Err(SplitError::Unterminated("single"))),
             ("   ", Err(SplitError::Empty)),
+            ("", Err(SplitError::Empty)),
+            ("# only a comment", Err(SplitError::Empty)),
         ];
         for (input, expected) in cases {
             let got = split_command(input);

@@ -842,50 +842,13 @@ impl Store {
         terms: &QueryTerms,
         k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
-        let Some(lexical) = &self.lexical else {
-            return Ok(Vec::new());
-        };
-        let mut allowed: HashSet<u64> = self
+        let mut files: HashSet<u64> = self
             .query_ids("SELECT file_id FROM manifest WHERE snapshot = ?1", [sha])?
             .into_iter()
             .map(|id| id as u64)
             .collect();
-        for scope in scopes {
-            allowed.extend(
-                self.query_ids("SELECT file_id FROM artifacts WHERE scope = ?1", [scope])?
-                    .into_iter()
-                    .map(|id| id as u64),
-            );
-        }
-        let mut hits = lexical.search(terms, &allowed)?;
-        if hits.len() > k {
-            // Equal scores across the cut are ordered by path and position, which every store
-            // agrees on, so the same chunks make the pool whatever ids the store gave them.
-            let edge = hits[k.saturating_sub(1)].score;
-            let first = hits.partition_point(|h| h.score > edge);
-            let last = hits.partition_point(|h| h.score >= edge);
-            if k > 0 && last > k {
-                let mut tied = Vec::with_capacity(last - first);
-                for hit in &hits[first..last] {
-                    tied.push((self.chunk_place(hit.chunk_id)?, *hit));
-                }
-                tied.sort_by(|a, b| a.0.cmp(&b.0));
-                hits.splice(first..last, tied.into_iter().map(|(_, hit)| hit));
-            }
-            hits.truncate(k);
-        }
-        Ok(hits)
-    }
-
-    /// Where a chunk sits: its path and first and last line.
-    fn chunk_place(&self, id: i64) -> Result<(String, i64, i64), StoreError> {
-        self.conn
-            .prepare_cached(
-                "SELECT f.path, c.start_line, c.end_line \
-                 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
-            )
-            .and_then(|mut stmt| stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-            .map_err(|e| sql_error(&self.dir, e))
+        files.extend(self.artifact_files(scopes)?.into_iter().map(|id| id as u64));
+        self.search_files(&files, &[], terms, k)
     }
 
     /// Chunks by id, in the order of `ids` (missing ids are left out).

@@ -13,8 +13,8 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use ctxpack_core::{
-    Budget, Candidate, Citation, Counters, DropReason, Dropped, Family, Hit, Location, Meter, Pack,
-    RedactionSummary, Selector, SnapshotInfo, Tier, Warning,
+    Budget, Candidate, Citation, Counters, DropReason, Dropped, Enclosing, Family, Fitted, Hit,
+    Location, Meter, Pack, Presentation, RedactionSummary, Selector, SnapshotInfo, Tier, Warning,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -84,6 +84,21 @@ pub struct LedgerSnapshot {
     pub worktree_dirty: bool,
 }
 
+/// One setting of the configuration a pack was built with: its value and where it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerSetting {
+    /// The configuration key (`budget`, `meter`, `include`, …).
+    pub key: String,
+    /// Its value (`null` when nothing set it and the default is decided elsewhere).
+    pub value: serde_json::Value,
+    /// Where the value came from: `flag`, `environment`, `repository`, `user` or `default`.
+    pub source: String,
+    /// The environment variable or the file it came from, for those sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
 /// What a record says about one pack.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -131,10 +146,22 @@ pub struct LedgerRecord {
     /// (seed 001's document-pack JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// The effective configuration the pack was built with, when the caller gave it. Records
+    /// written before configuration was recorded have none (and keep their ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<Vec<LedgerSetting>>,
+    /// The rendering the budget was fitted to and what it measured: `(format, view, tokens)`;
+    /// absent when the budget covered the content alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<(String, String, u64)>,
+    /// The enclosing definition lines shown with hits: citation → `(line, text)`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub enclosing: BTreeMap<String, (u32, String)>,
 }
 
 impl LedgerRecord {
-    /// The SHA-256 of everything the record says but its id and time: what its id must be.
+    /// The SHA-256 of everything the record says but its id and time (the configuration
+    /// included): what its id must be.
     pub fn content_hash(&self) -> String {
         let mut bare = self.clone();
         bare.id = String::new();
@@ -162,6 +189,8 @@ pub struct RecordContext {
     pub pretty: bool,
     /// The exact output, when it is not one of the pack's renderings.
     pub output: Option<String>,
+    /// The effective configuration the pack was built with.
+    pub config: Option<Vec<LedgerSetting>>,
 }
 
 /// What reading the ledger found.
@@ -276,11 +305,25 @@ impl Ledger {
                 .collect(),
             warnings: pack.warnings.iter().map(ToString::to_string).collect(),
             redactions: pack.redactions.by_kind.clone(),
+            fitted: pack.presentation.fitted.map(|f| {
+                (
+                    f.format.name().to_owned(),
+                    f.view.name().to_owned(),
+                    f.tokens,
+                )
+            }),
+            enclosing: pack
+                .presentation
+                .enclosing
+                .iter()
+                .map(|(c, e)| (c.0.clone(), (e.line, e.text.clone())))
+                .collect(),
             rendered: context.rendered.clone(),
             artifacts: pack.artifacts.clone(),
             parent: context.parent.clone(),
             pretty: context.pretty,
             output: context.output.as_deref().map(|o| sha256_hex(o.as_bytes())),
+            config: context.config.clone(),
         };
         record.id = record.content_hash();
         record.time = time;
@@ -506,6 +549,33 @@ impl Ledger {
                 by_kind: record.redactions.clone(),
             },
             artifacts: record.artifacts.clone(),
+            presentation: Presentation {
+                enclosing: record
+                    .enclosing
+                    .iter()
+                    .map(|(c, (line, text))| {
+                        (
+                            Citation(c.clone()),
+                            Enclosing {
+                                line: *line,
+                                text: text.clone(),
+                            },
+                        )
+                    })
+                    .collect(),
+                fitted: match &record.fitted {
+                    Some((format, view, tokens)) => Some(Fitted {
+                        format: format
+                            .parse()
+                            .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+                        view: view
+                            .parse()
+                            .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+                        tokens: *tokens,
+                    }),
+                    None => None,
+                },
+            },
         })
     }
 }

@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::Postings;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
@@ -297,15 +298,16 @@ impl Lexical {
         })
     }
 
-    /// BM25 over the documents of the files in `allowed`, every match scored, best first
-    /// (equal scores by chunk id). The statistics — document count, average field lengths,
-    /// document frequencies — are those of `allowed` alone, so a score depends on the
-    /// snapshot and the terms, never on the other snapshots or the deleted entries the index
-    /// also holds.
+    /// BM25 over the documents of the files in `allowed` and the `extra` documents beside
+    /// them, every match scored, best first (equal scores by chunk id). The statistics —
+    /// document count, average field lengths, document frequencies — are those of exactly
+    /// these documents, so a score depends on what is searched and the terms, never on the
+    /// other snapshots or the deleted entries the index also holds.
     pub(crate) fn search(
         &self,
         terms: &QueryTerms,
         allowed: &HashSet<u64>,
+        extra: &[ExtraDoc],
     ) -> Result<Vec<LexicalHit>, StoreError> {
         if terms.0.is_empty() {
             return Ok(Vec::new());
@@ -321,9 +323,9 @@ impl Lexical {
         ];
         let err = |e: tantivy::TantivyError| lex_error(&self.dir, e);
 
-        // Which documents belong to the snapshot, and their field lengths in sum.
+        // Which documents are searched, and their field lengths in sum.
         let mut members = Vec::with_capacity(segments.len());
-        let mut docs = 0u64;
+        let mut docs = extra.len() as u64;
         let mut tokens = [0u64; 3];
         for segment in segments {
             let file_ids = segment.fast_fields().u64("file_id").map_err(err)?;
@@ -344,14 +346,26 @@ impl Lexical {
             }
             members.push(member);
         }
+        let extra: Vec<Analyzed> = extra.iter().map(Analyzed::new).collect();
+        for doc in &extra {
+            for (sum, field) in tokens.iter_mut().zip(&doc.fields) {
+                *sum += u64::from(field.length);
+            }
+        }
         if docs == 0 {
             return Ok(Vec::new());
         }
 
         // Per matching document, the score of each field: terms added in query order.
         let mut scores: HashMap<(usize, DocId), [f32; 3]> = HashMap::new();
+        let mut extra_scores: HashMap<usize, [f32; 3]> = HashMap::new();
         for (slot, &(field, boost)) in fields.iter().enumerate() {
             let average = tokens[slot] as f32 / docs as f32;
+            let bm25 = |freq: u32, length: u32, idf: f32| {
+                let freq = freq as f32;
+                let saturation = K1 * (1.0 - B + B * length as f32 / average);
+                boost * idf * (K1 + 1.0) * freq / (freq + saturation)
+            };
             for text in &terms.0 {
                 let term = Term::from_field_text(field, text);
                 let mut matches = Vec::new();
@@ -372,12 +386,23 @@ impl Lexical {
                         postings.advance();
                     }
                 }
-                let idf = idf(matches.len() as u64, docs);
+                let extra_matches: Vec<(usize, u32, u32)> = extra
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, doc)| {
+                        let field = &doc.fields[slot];
+                        field
+                            .freqs
+                            .get(text.as_str())
+                            .map(|&freq| (i, freq, field.length))
+                    })
+                    .collect();
+                let idf = idf((matches.len() + extra_matches.len()) as u64, docs);
                 for (ord, doc, freq, length) in matches {
-                    let freq = freq as f32;
-                    let saturation = K1 * (1.0 - B + B * length as f32 / average);
-                    scores.entry((ord, doc)).or_default()[slot] +=
-                        boost * idf * (K1 + 1.0) * freq / (freq + saturation);
+                    scores.entry((ord, doc)).or_default()[slot] += bm25(freq, length, idf);
+                }
+                for (i, freq, length) in extra_matches {
+                    extra_scores.entry(i).or_default()[slot] += bm25(freq, length, idf);
                 }
             }
         }
@@ -386,16 +411,22 @@ impl Lexical {
         for segment in segments {
             chunk_ids.push(segment.fast_fields().u64("chunk_id").map_err(err)?);
         }
+        let hit = |chunk_id: i64, [text, path, symbol]: [f32; 3]| LexicalHit {
+            chunk_id,
+            score: text + path + symbol,
+            breakdown: ScoreBreakdown { text, path, symbol },
+        };
         let mut hits: Vec<LexicalHit> = scores
             .into_iter()
-            .filter_map(|((ord, doc), [text, path, symbol])| {
+            .filter_map(|((ord, doc), fields)| {
                 let chunk_id = chunk_ids[ord].first(doc)?;
-                Some(LexicalHit {
-                    chunk_id: chunk_id as i64,
-                    score: text + path + symbol,
-                    breakdown: ScoreBreakdown { text, path, symbol },
-                })
+                Some(hit(chunk_id as i64, fields))
             })
+            .chain(
+                extra_scores
+                    .into_iter()
+                    .map(|(i, fields)| hit(extra[i].id, fields)),
+            )
             .collect();
         hits.sort_by(|a, b| {
             b.score
@@ -403,6 +434,64 @@ impl Lexical {
                 .then(a.chunk_id.cmp(&b.chunk_id))
         });
         Ok(hits)
+    }
+}
+
+/// A chunk searched beside the index without being in it (a file of the working tree): the
+/// same fields, analysed the same way, under an id the caller chooses (negative, so it never
+/// meets a stored chunk's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtraDoc {
+    /// The id hits report for it.
+    pub id: i64,
+    /// The file's path.
+    pub path: String,
+    /// The chunk's first line (1-based): with the path, what orders equal scores.
+    pub start_line: u32,
+    /// The chunk's last line.
+    pub end_line: u32,
+    /// The symbol the chunk names, if any.
+    pub symbol: Option<String>,
+    /// The (masked) chunk text.
+    pub text: String,
+}
+
+/// One field of an extra document: its term frequencies and its length as the index would
+/// record it (lengths are stored rounded to one of 256 values; extra documents are rounded
+/// alike so both kinds are scored on one scale).
+struct AnalyzedField {
+    freqs: HashMap<String, u32>,
+    length: u32,
+}
+
+/// An extra document's three fields, analysed.
+struct Analyzed {
+    id: i64,
+    fields: [AnalyzedField; 3],
+}
+
+impl Analyzed {
+    fn new(doc: &ExtraDoc) -> Analyzed {
+        let field = |text: &str| {
+            let terms = analyze(text);
+            let length = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+            let mut freqs: HashMap<String, u32> = HashMap::new();
+            for term in terms {
+                *freqs.entry(term).or_default() += 1;
+            }
+            AnalyzedField {
+                freqs,
+                length: FieldNormReader::id_to_fieldnorm(FieldNormReader::fieldnorm_to_id(length)),
+            }
+        };
+        Analyzed {
+            id: doc.id,
+            fields: [
+                field(&doc.text),
+                field(&doc.path),
+                field(doc.symbol.as_deref().unwrap_or("")),
+            ],
+        }
     }
 }
 

@@ -26,6 +26,7 @@ mod guard;
 pub mod ledger;
 mod lexical;
 mod lock;
+mod scope;
 pub mod verify;
 
 pub use db::{
@@ -36,5 +37,5 @@ pub use error::StoreError;
 pub use failpoint::failpoint;
 pub use guard::check_layout;
 pub use ledger::{Ledger, LedgerContents, LedgerRecord, RecordContext};
-pub use lexical::{LexicalHit, QueryTerms, ScoreBreakdown, analyze};
+pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, analyze};
 pub use lock::WriterLock;

@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use ctxpack_api::{Access, Error, Format, RenderOptions, View, Workspace, WorkspaceOptions};
+use ctxpack_api::config::{Config, Setting};
+use ctxpack_api::{
+    Access, Budget, Error, Format, RenderOptions, View, Workspace, WorkspaceOptions,
+};
 
 /// `--cwd` and `--store`: which repository and store a command works on.
 #[derive(Clone, Debug, Args)]
@@ -28,27 +31,48 @@ impl Location {
     }
 }
 
-/// Options shared by every command that prints a pack.
+/// Options shared by every command that prints a pack. A flag left out takes the
+/// configured value (`ctxpack config`), then the built-in default.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// Output format: text, json, both, markdown or xml.
-    #[arg(long, default_value = "text", value_parser = parse::<Format>)]
-    pub format: Format,
-    /// How much of each hit to show: minimal, default or full.
-    #[arg(long, default_value = "default", value_parser = parse::<View>)]
-    pub view: View,
+    /// Output format: text, json, both, markdown or xml [default: text].
+    #[arg(long, value_parser = parse::<Format>)]
+    pub format: Option<Format>,
+    /// How much of each hit to show: minimal (citations alone), default or full (with the
+    /// dropped list) [default: default].
+    #[arg(long, value_parser = parse::<View>)]
+    pub view: Option<View>,
     /// Pretty-print JSON over several lines (default: one canonical line).
     #[arg(long)]
     pub pretty: bool,
 }
 
 impl OutputArgs {
-    /// The render options these flags select.
+    /// The render options these flags select, the rest built in.
     pub fn render_options(&self) -> RenderOptions {
+        let defaults = RenderOptions::default();
         RenderOptions {
-            format: self.format,
-            view: self.view,
-            pretty: self.pretty,
+            format: self.format.unwrap_or(defaults.format),
+            view: self.view.unwrap_or(defaults.view),
+            pretty: self.pretty || defaults.pretty,
+        }
+    }
+
+    /// Whether the flags ask for JSON.
+    pub fn is_json(&self) -> bool {
+        self.format == Some(Format::Json)
+    }
+
+    /// Records the flags given in `config`, where they beat every other level.
+    pub fn flags_into(&self, config: &mut Config) {
+        if let Some(format) = self.format {
+            config.format = Some(Setting::flag(format));
+        }
+        if let Some(view) = self.view {
+            config.view = Some(Setting::flag(view));
+        }
+        if self.pretty {
+            config.pretty = Some(Setting::flag(true));
         }
     }
 }
@@ -75,4 +99,11 @@ pub fn parse_format_among(s: &str, allowed: &[Format]) -> Result<Format, String>
             ))
         }
     }
+}
+
+/// A budget as the command line takes it: a positive integer, or a number with a `k` or `m`
+/// suffix ([`Budget::parse_suffixed`]). JSON payloads, MCP arguments and library requests take
+/// plain integers only.
+pub fn parse_budget(s: &str) -> Result<Budget, String> {
+    Budget::parse_suffixed(s).map_err(|e| e.to_string())
 }

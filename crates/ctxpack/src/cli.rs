@@ -1,14 +1,17 @@
 //! The command line: argument parsing, dispatch, output and exit codes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ctxpack_api::{Error, Format};
 
-use crate::commands::{artifact, docs, eval, index, ledger, pack, plan, select, status, verify};
+use crate::commands::{
+    artifact, completions, config, docs, eval, hook, index, ledger, pack, plan, select, status,
+    verify,
+};
 use crate::exit::{CliFailure, exit_code};
-use crate::output::emit;
+use crate::output::{emit, emit_stdout};
 
 /// ctxpack: the best evidence for a task, inside a hard token budget, every piece cited.
 #[derive(Debug, Parser)]
@@ -16,6 +19,15 @@ use crate::output::emit;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Write the output to FILE instead of standard output.
+    ///
+    /// FILE is replaced whole, and only when the command succeeds; it is never inside the
+    /// store and never written through a symbolic link.
+    #[arg(short = 'o', long = "output", value_name = "FILE", global = true)]
+    output_file: Option<PathBuf>,
+    /// Print no progress and no notes on standard error (errors are still printed).
+    #[arg(short, long, global = true)]
+    quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -33,9 +45,17 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Show raw retrieval hits with their score breakdown.
     Query(pack::QueryArgs),
-    /// Pack context for a goal from the exact committed snapshot.
-    Pack(pack::PackArgs),
-    /// Context commands (`ctxpack context pack` is `ctxpack pack`).
+    /// Pack context for a goal from the exact committed snapshot, with ctxpack's
+    /// measured-best defaults.
+    ///
+    /// The defaults (shown with each option) are the pipeline that measured best: exact o200k
+    /// token counts, a budget that covers the whole printed pack, the coverage selector and a
+    /// candidate pool sized to the budget, widened when it runs out before the budget does.
+    /// A commit that is not indexed yet is indexed first (--no-index refuses instead, exit 3).
+    /// Uncommitted changes are not read: the pack warns how many files are modified and
+    /// untracked.
+    Pack(pack::PackArgs<pack::Measured>),
+    /// Context commands: `ctxpack context pack` is the compatibility preset of `pack`.
     #[command(subcommand)]
     Context(ContextCommand),
     /// JSON document collections: insert, import, find, vector search and context packs.
@@ -56,12 +76,28 @@ enum Command {
     Show(ledger::ShowArgs),
     /// Serve packs to coding agents over the Model Context Protocol (stdio).
     Mcp(crate::mcp::McpArgs),
+    /// Show the effective configuration: each value and where it came from (a flag, a
+    /// `CTXPACK_*` variable, the repository's ctxpack.toml, the user's config.toml or the
+    /// built-in default).
+    Config(config::ConfigArgs),
+    /// Git hooks that index new commits in the background: install or uninstall.
+    #[command(subcommand)]
+    Hook(hook::HookCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (roff).
+    Man,
 }
 
 #[derive(Debug, Subcommand)]
 enum ContextCommand {
-    /// Pack context for a goal from the exact committed snapshot.
-    Pack(pack::PackArgs),
+    /// Pack context for a goal with the compatibility preset's fixed defaults.
+    ///
+    /// Whitespace-delimited words, a budget of 1,200 counted over the hits' content alone,
+    /// the diverse selector (citation-diverse-v2) over 30 retrieval candidates, and no
+    /// indexing: a commit that is not indexed exits 3 and names the nearest indexed ancestor.
+    /// Every option of `ctxpack pack` is accepted; `ctxpack pack` has ctxpack's own defaults.
+    Pack(pack::PackArgs<pack::SeedContract>),
 }
 
 /// Parses the process arguments, runs the command and returns the exit code.
@@ -87,15 +123,16 @@ pub fn main() -> ExitCode {
     };
     let json_errors = cli.wants_json();
     let store = cli.store().map(Path::to_owned);
-    match cli.run() {
+    crate::output::set_quiet(cli.quiet);
+    match cli.set_output().and_then(|()| cli.run()) {
         Ok(output) => emit(&output),
         Err(error) => {
             let failure = CliFailure::new(&error, store.as_deref());
             if json_errors {
-                // The envelope goes where the data would have gone.
-                let _ = emit(&format!("{}\n", failure.envelope()));
+                // The envelope goes to stdout, even with --output: the file is left as it was.
+                let _ = emit_stdout(&format!("{}\n", failure.envelope()));
             }
-            crate::output::note(&failure.lines());
+            crate::output::error_note(&failure.lines());
             ExitCode::from(exit_code(failure.kind))
         }
     }
@@ -112,10 +149,9 @@ fn asked_for_json(args: impl Iterator<Item = String>) -> bool {
 impl Cli {
     fn wants_json(&self) -> bool {
         match &self.command {
-            Command::Select(args) => args.output.format == Format::Json,
-            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => {
-                args.output.format == Format::Json
-            }
+            Command::Select(args) => args.output.is_json(),
+            Command::Pack(args) => args.output.is_json(),
+            Command::Context(ContextCommand::Pack(args)) => args.output.is_json(),
             Command::Index(args) => args.format == "json",
             Command::Status(args) => args.format == "json",
             // The report is the output, whether or not problems remain.
@@ -123,6 +159,9 @@ impl Cli {
             Command::Query(args) => args.format == "json",
             Command::Docs(command) => command.wants_json(),
             Command::Mcp(_) => false,
+            Command::Config(args) => args.format == "json",
+            Command::Hook(command) => command.wants_json(),
+            Command::Completions(_) | Command::Man => false,
             Command::Log(args) => args.format == "json",
             Command::Plan(command) => command.wants_json(),
             Command::Eval(command) => command.wants_json(),
@@ -138,12 +177,31 @@ impl Cli {
             Command::Status(args) => &args.location,
             Command::Verify(args) => &args.location,
             Command::Query(args) => &args.location,
-            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => &args.location,
+            Command::Pack(args) => &args.location,
+            Command::Context(ContextCommand::Pack(args)) => &args.location,
             Command::Log(args) => &args.location,
             Command::Show(args) => &args.location,
+            Command::Config(args) => &args.location,
+            Command::Hook(command) => command.location(),
             _ => return None,
         };
         location.store.as_deref()
+    }
+
+    /// Checks `--output` and sends the output there; the MCP server's stdout is its protocol.
+    fn set_output(&self) -> Result<(), Error> {
+        let Some(file) = &self.output_file else {
+            return Ok(());
+        };
+        if let Command::Mcp(args) = &self.command
+            && args.command.is_none()
+        {
+            return Err(Error::invalid_field(
+                "output",
+                "the MCP server speaks its protocol on standard output",
+            ));
+        }
+        crate::output::set_output(file, self.store())
     }
 
     fn run(self) -> Result<String, Error> {
@@ -153,7 +211,8 @@ impl Cli {
             Command::Status(args) => status::run(&args),
             Command::Verify(args) => verify::run(&args),
             Command::Query(args) => pack::query(&args),
-            Command::Pack(args) | Command::Context(ContextCommand::Pack(args)) => pack::run(&args),
+            Command::Pack(args) => pack::run(&args),
+            Command::Context(ContextCommand::Pack(args)) => pack::run(&args),
             Command::Docs(command) => command.run(),
             Command::Mcp(args) => crate::mcp::run(&args),
             Command::Log(args) => ledger::log(&args),
@@ -161,6 +220,10 @@ impl Cli {
             Command::Eval(command) => command.run(),
             Command::Artifact(command) => command.run(),
             Command::Show(args) => ledger::show(&args),
+            Command::Config(args) => config::run(&args),
+            Command::Hook(command) => command.run(),
+            Command::Completions(args) => completions::completions(&args),
+            Command::Man => completions::man(),
         }
     }
 }

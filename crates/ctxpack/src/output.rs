@@ -1,13 +1,133 @@
-//! The terminal: stdout for data, stderr for progress and notes.
+//! The terminal: stdout (or the `--output` file) for data, stderr for progress and notes.
 
 use std::io::{self, IsTerminal, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ctxpack_api::{Control, Error, ErrorKind, Hint, Progress, Recorded};
 
-/// Writes to stdout; a closed pipe (`ctxpack … | head`) is a normal end, not an error.
+/// Set by `--quiet`: no progress and no notes on stderr (errors are still printed).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Set by `--output`: the file the data goes to instead of stdout.
+static OUTPUT: OnceLock<PathBuf> = OnceLock::new();
+
+/// The name of the store directory, inside which `--output` never writes.
+const STORE_NAME: &str = ".ctxpack";
+
+/// Silences progress and notes (`--quiet`).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Sends the data to `file` instead of stdout (`--output`), once the file is checked: not a
+/// store directory (`.ctxpack`, or the `store` given) or inside one, not a symbolic link, not
+/// a directory, and in a directory that exists. Nothing is written until the command
+/// succeeds; then the file is replaced whole ([`emit`]).
+pub fn set_output(file: &Path, store: Option<&Path>) -> Result<(), Error> {
+    let refuse = |why: String| Error::invalid_field("output", why);
+    let name = file
+        .file_name()
+        .ok_or_else(|| refuse(format!("{} does not name a file", file.display())))?;
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let dir = dir.canonicalize().map_err(|e| {
+        refuse(format!("cannot write {}: {e}", file.display()))
+            .with_hint(Hint::Advice("give a file in an existing directory".into()))
+    })?;
+    let target = dir.join(name);
+    let store = store.and_then(|s| s.canonicalize().ok());
+    let in_store = target.components().any(|c| c.as_os_str() == STORE_NAME)
+        || store.is_some_and(|s| target.starts_with(s));
+    if in_store {
+        return Err(refuse(format!(
+            "{} is inside the store directory, which only ctxpack writes",
+            file.display()
+        ))
+        .with_hint(Hint::Advice("write the output somewhere else".into())));
+    }
+    match std::fs::symlink_metadata(&target) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(refuse(format!(
+                "{} is a symbolic link, which ctxpack does not write through",
+                file.display()
+            ))
+            .with_hint(Hint::Advice(
+                "give the file the link leads to, or another name".into(),
+            )));
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(refuse(format!("{} is not a regular file", file.display())));
+        }
+        _ => {}
+    }
+    let _ = OUTPUT.set(target);
+    Ok(())
+}
+
+/// Writes the data to the `--output` file, atomically (a new file in the same directory,
+/// renamed over the old one, so a reader sees the old content or the new, never a part), or
+/// to stdout, where a closed pipe (`ctxpack … | head`) is a normal end, not an error.
 pub fn emit(output: &str) -> ExitCode {
+    let Some(file) = OUTPUT.get() else {
+        return emit_stdout(output);
+    };
+    match write_atomically(file, output.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let error = Error::io(file, &e).context("cannot write the output");
+            error_note(&crate::exit::CliFailure::new(&error, None).lines());
+            ExitCode::from(crate::exit::exit_code(error.kind()))
+        }
+    }
+}
+
+/// Replaces `file` with `data` through a new file in the same directory.
+fn write_atomically(file: &Path, data: &[u8]) -> io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let mut attempt = 0u32;
+    let (temp, mut out) = loop {
+        let temp = dir.join(format!(
+            ".{name}.ctxpack-{}-{attempt}.tmp",
+            std::process::id()
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+        {
+            Ok(out) => break (temp, out),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    // A file that is replaced keeps its permissions.
+    let permissions = std::fs::symlink_metadata(file)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.permissions());
+    let written = out
+        .write_all(data)
+        .and_then(|()| permissions.map_or(Ok(()), |p| out.set_permissions(p)))
+        .and_then(|()| out.sync_all())
+        .and_then(|()| {
+            drop(out);
+            // A link put in the file's place since it was checked is replaced, not followed.
+            std::fs::rename(&temp, file)
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Writes to stdout whatever `--output` says (the failure envelope goes there).
+pub fn emit_stdout(output: &str) -> ExitCode {
     let mut stdout = io::stdout().lock();
     match stdout
         .write_all(output.as_bytes())
@@ -16,14 +136,21 @@ pub fn emit(output: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            note(&format!("error: writing output: {e}\n"));
+            error_note(&format!("error: writing output: {e}\n"));
             ExitCode::from(crate::exit::exit_code(ErrorKind::Io))
         }
     }
 }
 
-/// Writes a note to stderr (nothing else prints there).
+/// Writes a note to stderr, unless `--quiet`.
 pub fn note(text: &str) {
+    if !QUIET.load(Ordering::Relaxed) {
+        error_note(text);
+    }
+}
+
+/// Writes an error to stderr, `--quiet` or not.
+pub fn error_note(text: &str) {
     let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
@@ -78,27 +205,42 @@ pub fn recorded(recorded: &Recorded) {
     }
 }
 
-/// A control whose progress draws a bar on stderr when it is a terminal (and nothing
-/// otherwise); `unit` names what is counted.
+/// A control whose progress draws a bar on stderr when it is a terminal and `--quiet` is not
+/// given (and nothing otherwise): the phase, the count done and the total; `unit` names what
+/// is counted.
 pub fn progress(unit: &'static str) -> (Control, Bar) {
-    if !io::stderr().is_terminal() {
+    if QUIET.load(Ordering::Relaxed) || !io::stderr().is_terminal() {
         return (Control::new(), Bar(None));
     }
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{{spinner}} {{msg}} {{pos}}/{{len}} {unit} {{wide_bar}} {{eta}}"
-        ))
-        .expect("the template is valid"),
+        indicatif::ProgressStyle::with_template("{spinner} {msg} {wide_bar} {eta}")
+            .expect("the template is valid"),
     );
     let shared = bar.clone();
+    let phase = std::sync::Mutex::new("");
     let control = Control::new().with_progress(move |p: &Progress| {
         let bar = &shared;
-        bar.set_message(p.phase);
+        // Each phase counts from 0: its estimate starts afresh too.
+        if let Ok(mut last) = phase.lock()
+            && *last != p.phase
+        {
+            *last = p.phase;
+            bar.reset();
+        }
+        bar.set_message(progress_line(p, unit));
         bar.set_length(p.total.unwrap_or(p.done));
         bar.set_position(p.done);
     });
     (control, Bar(Some(bar)))
+}
+
+/// What the progress line says: the phase and its counts, `chunking 256/700 files`.
+fn progress_line(p: &Progress, unit: &str) -> String {
+    match p.total {
+        Some(total) => format!("{} {}/{total} {unit}", p.phase, p.done),
+        None => format!("{} {} {unit}", p.phase, p.done),
+    }
 }
 
 /// A progress bar, cleared when dropped.
@@ -109,5 +251,24 @@ impl Drop for Bar {
         if let Some(bar) = &self.0 {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_names_the_phase_and_counts() {
+        let p = |done, total| Progress {
+            phase: "chunking",
+            done,
+            total,
+        };
+        assert_eq!(
+            progress_line(&p(256, Some(700)), "files"),
+            "chunking 256/700 files"
+        );
+        assert_eq!(progress_line(&p(3, None), "tasks"), "chunking 3 tasks");
     }
 }

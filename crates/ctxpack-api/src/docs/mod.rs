@@ -412,6 +412,7 @@ impl Workspace {
         record: Option<&RenderOptions>,
     ) -> Result<DocumentPack> {
         crate::limits::check_goal_size("query", &request.query)?;
+        crate::limits::check_meter(request.meter)?;
         let filter = parse_optional_filter(request.filter.as_ref())?;
         let store = self.open_document_store()?;
         let (mut pack, embedded_on_the_fly) = search::context(&store, request, filter.as_ref())?;

@@ -337,6 +337,7 @@ fn a_tampered_ledger_record_is_found() {
             &PackOptions {
                 record: Some(&rendering),
                 index_if_missing: false,
+                rendering: None,
             },
         )
         .expect("packs");

@@ -195,7 +195,7 @@ fn rankers_and_ablations_are_chosen_by_the_request() {
     let request = EvalRequest {
         baselines: vec!["none".into()],
         ablate: vec!["file-evidence".into(), "test-prior".into()],
-        top_k: Some(5),
+        top_k: 5.into(),
         ..at_budgets(&[400])
     };
     let report = eval(&workspace, &tasks, &request);
@@ -226,6 +226,13 @@ fn bad_requests_are_typed_errors() {
                 ..EvalRequest::default()
             },
             "ablate",
+        ),
+        (
+            EvalRequest {
+                top_k: 0.into(),
+                ..EvalRequest::default()
+            },
+            "top_k",
         ),
     ];
     for (request, field) in cases {

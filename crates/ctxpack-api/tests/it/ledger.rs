@@ -1,11 +1,14 @@
 //! Artifact scopes and the ledger in process: overlays merged into snapshot packs, artifact
-//! faults as typed errors, and every recorded pack replayed as the model saw it — also after
-//! a torn write, and never by following what a tampered record names.
+//! faults as typed errors, and every recorded pack replayed as the model saw it — with the
+//! configuration it was built with, also after a torn write, and never by following what a
+//! tampered record names.
 
+use ctxpack_api::config::{Config, ConfigOptions, Setting, Source};
+use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
-    Access, ArtifactAddRequest, ArtifactInfo, ArtifactScope, Budget, Control, DropReason, Error,
-    ErrorKind, Format, Hint, IndexRequest, Pack, PackOptions, PackScope, Recorded, RenderOptions,
-    SelectRequest, SnapshotPackRequest, View, Workspace, render,
+    Access, ArtifactAddRequest, ArtifactInfo, ArtifactScope, Budget, BudgetCovers, Control,
+    DropReason, Error, ErrorKind, Format, Hint, IndexRequest, Meter, Pack, PackOptions, PackScope,
+    Recorded, RenderOptions, SelectRequest, SnapshotPackRequest, View, Workspace, render,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -33,11 +36,12 @@ fn indexed() -> (Fixture, Workspace) {
     (f, workspace)
 }
 
-/// A request for `goal` at HEAD merging the artifacts of `scope`.
+/// A request for `goal` at HEAD merging the artifacts of `scope`, which never indexes.
 fn scoped(goal: &str, scope: PackScope) -> SnapshotPackRequest {
     SnapshotPackRequest {
         goal: goal.into(),
         scope,
+        index: false,
         ..SnapshotPackRequest::default()
     }
 }
@@ -54,6 +58,7 @@ fn build(
             &PackOptions {
                 record: rendering,
                 index_if_missing: false,
+                rendering: None,
             },
         )
         .unwrap_or_else(|e| panic!("packing {:?}: {e}", request.goal));
@@ -430,6 +435,8 @@ fn show_replays_what_the_model_saw() {
     let request = SnapshotPackRequest {
         goal: "budget enforcement".into(),
         budget: Budget::new(12).expect("valid"),
+        // Content alone, so that a budget this small still packs and drops.
+        budget_covers: BudgetCovers::Content,
         ..SnapshotPackRequest::default()
     };
     let mut ids = Vec::new();
@@ -482,7 +489,7 @@ fn show_replays_what_the_model_saw() {
             entry.selector.as_str(),
             entry.parent.as_deref()
         ),
-        ("pack", "budget enforcement", 12, "words", "coverage", None)
+        ("pack", "budget enforcement", 12, "o200k", "coverage", None)
     );
     assert_eq!(
         entry.snapshot.as_deref(),
@@ -724,4 +731,121 @@ fn tampered_records_are_refused() {
         error.message().contains("does not match its hash"),
         "{error}"
     );
+}
+
+/// The ledger line of the record `id`, as JSON.
+fn record_line(f: &Fixture, id: &str) -> Value {
+    let ledger = std::fs::read_to_string(f.store().join("ledger/packs.jsonl")).expect("ledger");
+    ledger
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|record| record["id"] == id)
+        .unwrap_or_else(|| panic!("no record {id}"))
+}
+
+/// Appends a record to the ledger.
+fn append_line(f: &Fixture, record: &Value) {
+    let path = f.store().join("ledger/packs.jsonl");
+    let mut ledger = std::fs::read_to_string(&path).expect("ledger");
+    ledger.push_str(&format!("{record}\n"));
+    std::fs::write(&path, ledger).expect("write");
+}
+
+#[test]
+fn the_effective_configuration_is_recorded_and_replayed() {
+    let (f, workspace) = indexed();
+    f.write("ctxpack.toml", "budget = 400\nselector = \"diverse\"\n");
+    let mut config = Config::load(&ConfigOptions {
+        cwd: f.path(),
+        environment: [("CTXPACK_VIEW".to_owned(), "full".into())].into(),
+        ..ConfigOptions::default()
+    })
+    .expect("the configuration loads");
+    config.meter = Some(Setting::flag(Meter::Words));
+    let request = config.apply_pack(scoped("budget enforcement", PackScope::Durable));
+    let rendering = config.apply_render(TEXT);
+    let effective = config
+        .effective(
+            &SnapshotPackRequest::default(),
+            &TEXT,
+            &PlanRunRequest::default(),
+        )
+        .for_packs();
+    let configured = workspace.clone().with_config(effective.clone());
+    assert_eq!(configured.config(), Some(&effective));
+    let (pack, id) = record(&configured, &request, &rendering);
+    assert_eq!(pack.budget.get(), 400);
+
+    let shown = workspace.show(&id).expect("the record replays");
+    assert_eq!(shown.config.as_ref(), Some(&effective));
+    assert_eq!(shown.rendering, rendering);
+    assert_eq!(
+        render(&shown.pack, &shown.rendering),
+        render(&pack, &rendering)
+    );
+    let config = shown.config.expect("recorded");
+    // (key, value, source)
+    let repository = Source::Repository(f.path().join("ctxpack.toml"));
+    let expected = [
+        ("budget", serde_json::json!(400), repository.clone()),
+        ("selector", serde_json::json!("diverse"), repository),
+        ("meter", serde_json::json!("words"), Source::Flag),
+        (
+            "view",
+            serde_json::json!("full"),
+            Source::Environment("CTXPACK_VIEW".into()),
+        ),
+        ("format", serde_json::json!("text"), Source::Default),
+    ];
+    for (key, value, source) in expected {
+        let setting = config
+            .get(key)
+            .unwrap_or_else(|| panic!("{key} is recorded"));
+        assert_eq!(
+            (&setting.value, &setting.source),
+            (&value, &source),
+            "{key}"
+        );
+    }
+    assert!(
+        config.get("allow_run").is_none(),
+        "plan keys are not a pack's"
+    );
+    let line = record_line(&f, &id);
+    assert_eq!(line["config"][0]["key"], "budget");
+    assert_eq!(line["config"][0]["source"], "repository");
+
+    // The same pack built without a configuration records none, so records written before
+    // configuration was recorded keep their ids and read as they did.
+    let (_, plain) = record(&workspace, &request, &rendering);
+    assert_ne!(plain, id, "the id covers the configuration");
+    assert!(record_line(&f, &plain).get("config").is_none());
+    assert_eq!(workspace.show(&plain).expect("replays").config, None);
+    let mut without = line.clone();
+    without.as_object_mut().expect("an object").remove("config");
+    let resealed: ctxpack_store::LedgerRecord =
+        serde_json::from_value(without).expect("an old record still reads");
+    assert_eq!(resealed.content_hash(), plain);
+
+    // A recorded value changed afterwards is refused: the id seals the configuration too.
+    let mut tampered = line;
+    tampered["id"] = Value::String("ffff".repeat(16));
+    tampered["config"][0]["value"] = serde_json::json!(8000);
+    append_line(&f, &tampered);
+    let error = workspace.show("ffff").expect_err("a changed configuration");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+    assert!(
+        error.message().contains("was changed after it was written"),
+        "{error}"
+    );
+    // Sealed again, an unknown source is damage, not a guess.
+    tampered["config"][0]["value"] = serde_json::json!(12);
+    tampered["config"][0]["source"] = Value::String("gossip".into());
+    let mut sealed: ctxpack_store::LedgerRecord =
+        serde_json::from_value(tampered).expect("a record");
+    sealed.id = sealed.content_hash();
+    append_line(&f, &serde_json::to_value(&sealed).expect("JSON"));
+    let error = workspace.show(&sealed.id).expect_err("an unknown source");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+    assert!(error.message().contains("gossip"), "{error}");
 }

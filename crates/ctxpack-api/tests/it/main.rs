@@ -1,15 +1,20 @@
 //! Tests of the API, run in process against real git repositories built with `git`.
 
+mod config;
 mod damage;
 mod determinism;
 mod docs;
 mod eval;
+mod fit;
 mod fixture;
+mod hooks;
 mod layering;
 mod ledger;
 mod masking;
 mod plan;
+mod progress;
 mod select;
 mod snapshot;
 mod trees;
 mod upgrade;
+mod worktree;

@@ -65,6 +65,7 @@ fn no_surface_shows_a_secret() {
             &PackOptions {
                 record: Some(&record),
                 index_if_missing: false,
+                rendering: None,
             },
         )
         .expect("packs");

@@ -7,9 +7,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use ctxpack_api::{
-    Access, Ancestor, Budget, Control, Error, ErrorKind, Format, Hint, IndexRequest, IndexSummary,
-    Pack, PackOptions, PackScope, Progress, QueryRequest, RenderOptions, SnapshotInfo,
-    SnapshotPackRequest, View, Warning, Workspace, WorkspaceOptions, pack_json, render,
+    Access, Ancestor, Budget, BudgetCovers, Control, Error, ErrorKind, Format, Hint, IndexRequest,
+    IndexSummary, Meter, Pack, PackOptions, PackScope, Progress, QueryRequest, RenderOptions,
+    SnapshotInfo, SnapshotPackRequest, View, Warning, Workspace, WorkspaceOptions, pack_json,
+    render,
 };
 use serde_json::Value;
 
@@ -20,6 +21,15 @@ fn request(goal: &str) -> SnapshotPackRequest {
     SnapshotPackRequest {
         goal: goal.into(),
         ..SnapshotPackRequest::default()
+    }
+}
+
+/// A request for `goal` at HEAD with ctxpack's defaults, but that never indexes: an
+/// unindexed commit is an error.
+fn without_indexing(goal: &str) -> SnapshotPackRequest {
+    SnapshotPackRequest {
+        index: false,
+        ..request(goal)
     }
 }
 
@@ -93,7 +103,7 @@ fn workspace_at(dir: &Path) -> Workspace {
 fn a_missing_snapshot_is_not_indexed_until_indexed() {
     let (f, sha) = project();
     let workspace = f.workspace();
-    let error = try_pack(&workspace, &request("budget")).expect_err("nothing is indexed");
+    let error = try_pack(&workspace, &without_indexing("budget")).expect_err("nothing is indexed");
     assert_eq!(error.kind(), ErrorKind::NotIndexed);
     assert!(
         error
@@ -131,7 +141,8 @@ fn a_missing_snapshot_is_not_indexed_until_indexed() {
             worktree_dirty: false,
         })
     );
-    assert_eq!(pack.budget.get(), 1200);
+    assert_eq!(pack.budget.get(), 8000);
+    assert_eq!(pack.meter, Meter::O200k);
     // ctxpack's default selector is its own, measured better than seed 000's.
     assert_eq!(pack.selector.strategy(), "coverage-v1");
     assert_counters(&pack);
@@ -157,7 +168,7 @@ fn incremental_index_and_ancestor_guidance() {
     );
     let second = f.commit("second");
     // The ancestor is guidance, never packed automatically.
-    let error = try_pack(&workspace, &request("budget")).expect_err("HEAD is not indexed");
+    let error = try_pack(&workspace, &without_indexing("budget")).expect_err("HEAD is not indexed");
     assert_eq!(error.kind(), ErrorKind::NotIndexed);
     assert_eq!(
         error.hint(),
@@ -245,7 +256,7 @@ fn requests_are_checked_field_by_field() {
         (request("   "), "goal"),
         (
             SnapshotPackRequest {
-                top_k: 0,
+                top_k: 0.into(),
                 ..request("budget")
             },
             "top_k",
@@ -287,22 +298,31 @@ fn requests_are_checked_field_by_field() {
     assert!(Budget::new((1 << 53) - 1).is_ok());
 }
 
+/// The dirty-worktree warning of a pack, if it has one.
+fn dirty_warning(pack: &Pack) -> Option<String> {
+    pack.warnings
+        .iter()
+        .map(Warning::to_string)
+        .find(|w| w.starts_with("worktree has uncommitted changes"))
+}
+
 #[test]
 fn a_dirty_worktree_warns_and_the_pack_reads_the_commit() {
     let (f, _) = project();
     let workspace = f.workspace();
     index(&workspace);
+    assert_eq!(dirty_warning(&pack(&workspace, &request("budget"))), None);
     f.write(
         "src/budget.rs",
         "pub fn enforce_budget() { uncommitted_change() }\n",
     );
     let pack = pack(&workspace, &request("enforce budget"));
     assert!(pack.snapshot.as_ref().expect("snapshot").worktree_dirty);
-    assert_eq!(pack.warnings, [Warning::DirtyWorktree]);
-    assert!(
-        Warning::DirtyWorktree
-            .to_string()
-            .starts_with("worktree has uncommitted changes")
+    assert_eq!(
+        dirty_warning(&pack).as_deref(),
+        Some(
+            "worktree has uncommitted changes (1 modified, 0 untracked); the pack reads the committed snapshot and excludes them"
+        )
     );
     let json = pack_json(&pack, View::Full).to_string();
     assert!(!json.contains("uncommitted_change"), "{json}");
@@ -310,6 +330,67 @@ fn a_dirty_worktree_warns_and_the_pack_reads_the_commit() {
     assert!(
         json.contains("cost <= remaining"),
         "the committed text: {json}"
+    );
+}
+
+#[test]
+fn untracked_files_count_in_the_dirty_warning_and_ignored_ones_do_not() {
+    let (f, _) = project();
+    f.write(".gitignore", "*.log\n");
+    f.commit("ignore logs");
+    let workspace = f.workspace();
+    // Only untracked files: still uncommitted changes that the pack leaves out.
+    f.write("notes.md", "budget notes\n");
+    f.write("drafts/a.rs", "fn draft_budget() {}\n");
+    f.write("drafts/b.rs", "fn other_draft() {}\n");
+    f.write("build.log", "ignored by .gitignore\n");
+    let only_untracked = pack(&workspace, &request("budget"));
+    assert!(
+        only_untracked
+            .snapshot
+            .as_ref()
+            .expect("snapshot")
+            .worktree_dirty
+    );
+    assert_eq!(
+        dirty_warning(&only_untracked).as_deref(),
+        Some(
+            "worktree has uncommitted changes (0 modified, 3 untracked); the pack reads the committed snapshot and excludes them"
+        )
+    );
+    // The store's own files are never counted, even without the `.gitignore` it keeps.
+    std::fs::remove_file(f.store().join(".gitignore")).expect("rm");
+    assert_eq!(
+        dirty_warning(&pack(&workspace, &request("budget"))),
+        dirty_warning(&only_untracked)
+    );
+    let cited = citations(&only_untracked);
+    assert!(
+        cited
+            .iter()
+            .all(|c| !c.starts_with("notes.md") && !c.starts_with("drafts/")),
+        "untracked files are not packed: {cited:?}"
+    );
+    // A modified and a deleted file count as modified; a file staged but never committed is
+    // not in HEAD, so it counts with the untracked ones.
+    f.write("README.md", "# Changed\n");
+    std::fs::remove_file(f.path().join("config.env")).expect("rm");
+    f.write("staged.rs", "fn staged() {}\n");
+    f.git(&["add", "staged.rs"]);
+    let warning = dirty_warning(&pack(&workspace, &request("budget"))).expect("a warning");
+    assert!(warning.contains("(2 modified, 4 untracked)"), "{warning}");
+    // Status counts the same way.
+    let status = workspace.status().expect("status");
+    assert!(status.worktree_dirty);
+    assert_eq!(
+        (status.worktree_modified, status.worktree_untracked),
+        (2, 4),
+        "{status:?}"
+    );
+    let json = status.to_json();
+    assert_eq!(
+        (&json["worktreeModified"], &json["worktreeUntracked"]),
+        (&2.into(), &4.into())
     );
 }
 
@@ -344,6 +425,7 @@ fn nothing_fits_warning_and_detached_head() {
         &workspace,
         &SnapshotPackRequest {
             budget: Budget::new(1).expect("valid"),
+            budget_covers: BudgetCovers::Content,
             ..request("budget")
         },
     );
@@ -514,7 +596,7 @@ fn huge_top_k_is_bounded_by_the_index() {
     let pack = pack(
         &workspace,
         &SnapshotPackRequest {
-            top_k: usize::MAX,
+            top_k: usize::MAX.into(),
             ..request("budget")
         },
     );
@@ -522,44 +604,241 @@ fn huge_top_k_is_bounded_by_the_index() {
 }
 
 #[test]
-fn index_if_missing_indexes_head_first() {
+fn a_new_commit_packs_without_a_manual_index() {
     let (f, first) = project();
     let workspace = f.workspace();
-    let options = PackOptions {
-        record: None,
-        index_if_missing: true,
-    };
-    // A read-only workspace may not index.
-    let error = f
-        .workspace_with(Access::ReadOnly, None)
-        .snapshot_pack(&request("budget"), &options)
-        .expect_err("read-only");
-    assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
-    assert!(!f.store().exists());
-
     let built = workspace
-        .snapshot_pack(&request("budget"), &options)
+        .snapshot_pack(&request("budget"), &PackOptions::default())
         .expect("indexes and packs");
     let indexed = built.indexed.expect("HEAD was indexed first");
-    assert_eq!(indexed.sha, first);
+    assert_eq!(
+        (indexed.sha.as_str(), indexed.processed),
+        (first.as_str(), 4)
+    );
     assert_eq!(built.pack.snapshot.expect("snapshot").resolved_sha, first);
     // Already indexed: nothing more to do.
     let built = workspace
-        .snapshot_pack(&request("budget"), &options)
+        .snapshot_pack(&request("budget"), &PackOptions::default())
         .expect("packs");
     assert_eq!(built.indexed, None);
 
-    // Only HEAD is indexed on the way; another commit must be indexed first.
-    f.write("src/more.rs", "fn more_budget() {}\n");
-    let second = f.commit("second");
-    f.git(&["checkout", "-q", "--detach", &first]);
-    let error = workspace
-        .snapshot_pack(&request_at("budget", &second), &options)
-        .expect_err("not HEAD");
-    assert_eq!(
-        (error.kind(), error.field()),
-        (ErrorKind::InvalidInput, Some("at"))
+    // The next commit is indexed incrementally, with progress reported through the control.
+    f.write(
+        "src/budget.rs",
+        &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
     );
+    let second = f.commit("second");
+    let events = Arc::new(Mutex::new(Vec::<Progress>::new()));
+    let sink = events.clone();
+    let control = Control::new().with_progress(move |event: &Progress| {
+        sink.lock().expect("no panic while held").push(*event);
+    });
+    let built = workspace
+        .snapshot_pack_with(&request("budget"), &PackOptions::default(), &control)
+        .expect("indexes and packs");
+    let indexed = built.indexed.expect("the new HEAD was indexed first");
+    assert_eq!(
+        (indexed.sha.as_str(), indexed.processed, indexed.reused),
+        (second.as_str(), 1, 3)
+    );
+    assert!(built.pack.hits[0].candidate.text.contains("cost > 0"));
+    assert!(
+        events
+            .lock()
+            .expect("done")
+            .iter()
+            .any(|e| e.phase == "writing"),
+        "indexing reported its progress"
+    );
+
+    // Any commit asked for is indexed, not only HEAD.
+    f.write("src/more.rs", "fn more_budget() {}\n");
+    let third = f.commit("third");
+    f.git(&["checkout", "-q", "--detach", &first]);
+    let built = workspace
+        .snapshot_pack(
+            &request_at("more budget", &third[..10]),
+            &PackOptions::default(),
+        )
+        .expect("indexes the commit asked for");
+    assert_eq!(built.indexed.expect("indexed").sha, third);
+}
+
+#[test]
+fn without_indexing_or_write_access_an_unindexed_commit_is_not_found() {
+    let (f, sha) = project();
+    let not_indexed = |error: Error| {
+        assert_eq!(error.kind(), ErrorKind::NotIndexed, "{error}");
+        assert_eq!(
+            error.hint(),
+            Some(&Hint::IndexCommit {
+                sha: sha.clone(),
+                nearest: None
+            })
+        );
+    };
+    // The request says not to index.
+    not_indexed(try_pack(&f.workspace(), &without_indexing("budget")).expect_err("no index"));
+    // A read-only workspace never writes, whatever the request or the options say.
+    let read_only = f.workspace_with(Access::ReadOnly, None);
+    not_indexed(try_pack(&read_only, &request("budget")).expect_err("read-only"));
+    let options = PackOptions {
+        record: None,
+        index_if_missing: true,
+        rendering: None,
+    };
+    not_indexed(
+        read_only
+            .snapshot_pack(&without_indexing("budget"), &options)
+            .expect_err("read-only"),
+    );
+    assert!(!f.store().exists(), "nothing was written");
+    // The options can ask for indexing that the request does not.
+    let built = f
+        .workspace()
+        .snapshot_pack(&without_indexing("budget"), &options)
+        .expect("indexes");
+    assert_eq!(built.indexed.expect("indexed").sha, sha);
+}
+
+#[test]
+fn the_two_presets_of_one_request() {
+    let json =
+        |request: SnapshotPackRequest| serde_json::to_value(request).expect("a request serializes");
+    // ctxpack's measured-best pipeline.
+    assert_eq!(
+        json(SnapshotPackRequest::default()),
+        serde_json::json!({
+            "goal": "", "budget": 8000, "at": "HEAD", "scope": "durable", "meter": "o200k",
+            "selector": "coverage", "top_k": null, "budget_covers": "output", "index": true,
+            "include": [], "exclude": [], "worktree": false,
+        })
+    );
+    // Seed 000's `context pack` contract.
+    assert_eq!(
+        json(SnapshotPackRequest::context_pack()),
+        serde_json::json!({
+            "goal": "", "budget": 1200, "at": "HEAD", "scope": "durable", "meter": "words",
+            "selector": "diverse", "top_k": 30, "budget_covers": "content", "index": false,
+            "include": [], "exclude": [], "worktree": false,
+        })
+    );
+    let default = SnapshotPackRequest::default();
+    assert_eq!(default.top_k.fixed(), None);
+    assert_eq!(SnapshotPackRequest::context_pack().top_k.fixed(), Some(30));
+    // A pool sized to the budget: one candidate per 20 budget units, never fewer than 30.
+    for (budget, pool) in [(1, 30), (600, 30), (2000, 100), (8000, 400), (32000, 1600)] {
+        let budget = Budget::new(budget).expect("valid");
+        assert_eq!(default.top_k.first_pool(budget), pool, "{budget}");
+        assert_eq!(ctxpack_api::candidates_for(budget.get()), pool);
+    }
+    // JSON spells a fixed pool as its number and a pool sized to the budget as null or
+    // nothing, and the budget's coverage by name.
+    let parsed: SnapshotPackRequest = serde_json::from_value(
+        serde_json::json!({"goal": "g", "top_k": 7, "budget_covers": "content"}),
+    )
+    .expect("parses");
+    assert_eq!(parsed.top_k.fixed(), Some(7));
+    assert_eq!(
+        parsed.budget_covers,
+        SnapshotPackRequest::context_pack().budget_covers
+    );
+    let parsed: SnapshotPackRequest =
+        serde_json::from_value(serde_json::json!({"goal": "g", "top_k": null})).expect("parses");
+    assert_eq!(parsed.top_k, default.top_k);
+    for bad in [
+        serde_json::json!({"goal": "g", "top_k": "many"}),
+        serde_json::json!({"goal": "g", "budget_covers": "everything"}),
+        serde_json::json!({"goal": "g", "index": "yes"}),
+    ] {
+        assert!(
+            serde_json::from_value::<SnapshotPackRequest>(bad.clone()).is_err(),
+            "{bad}"
+        );
+    }
+}
+
+/// A repository of many small files that all match `budget`: a pool sized to a budget of
+/// 2,000 (100 candidates of 10 tokens) runs out long before the budget does.
+fn many_small_matches() -> Fixture {
+    let f = Fixture::new();
+    for i in 0..300 {
+        f.write(
+            &format!("src/budget_{i:03}.rs"),
+            &format!("fn budget_{i}(x: u8) {{}}\n"),
+        );
+    }
+    f.commit("many small budget files");
+    f
+}
+
+#[test]
+fn a_pool_sized_to_the_budget_widens_when_it_runs_out_first() {
+    let f = many_small_matches();
+    let workspace = f.workspace();
+    index(&workspace);
+    let budget = Budget::new(2000).expect("valid");
+    let first_pool = SnapshotPackRequest::default().top_k.first_pool(budget);
+    assert_eq!(first_pool, 100);
+    // The budget counts content alone here, so that 100 candidates of 10 tokens are 1,000
+    // of it whatever their markup costs.
+    let sized = SnapshotPackRequest {
+        budget,
+        budget_covers: BudgetCovers::Content,
+        ..request("budget")
+    };
+    // What the first pool alone gives: it runs out with most of the budget unused.
+    let unwidened = pack(
+        &workspace,
+        &SnapshotPackRequest {
+            top_k: first_pool.into(),
+            ..sized.clone()
+        },
+    );
+    assert_eq!(unwidened.counters.candidate_hits, first_pool);
+    assert_eq!(
+        unwidened.counters.budget_rejected_hits, 0,
+        "every candidate fit"
+    );
+    assert!(unwidened.used <= 2000 / 2, "{}", unwidened.used);
+
+    let widened = pack(&workspace, &sized);
+    assert_counters(&widened);
+    assert!(
+        widened.counters.candidate_hits > first_pool,
+        "{:?}",
+        widened.counters
+    );
+    assert!(
+        widened.used > unwidened.used && widened.used > 2000 * 9 / 10,
+        "widened {} against {}",
+        widened.used,
+        unwidened.used
+    );
+    // Deterministic: the same request takes the same steps to the same pack.
+    assert_eq!(
+        pack_json(&pack(&workspace, &sized), View::Full),
+        pack_json(&widened, View::Full)
+    );
+    // A pool that fills the budget is not widened, and a pool that retrieval could not fill
+    // (every match already in it) has nothing more to give.
+    let small = pack(
+        &workspace,
+        &SnapshotPackRequest {
+            budget: Budget::new(200).expect("valid"),
+            ..sized.clone()
+        },
+    );
+    assert_eq!(small.counters.candidate_hits, 30);
+    let everything = pack(
+        &workspace,
+        &SnapshotPackRequest {
+            budget: Budget::new(100_000).expect("valid"),
+            ..sized.clone()
+        },
+    );
+    assert_eq!(everything.counters.candidate_hits, 300);
+    assert_eq!(everything.hits.len(), 300);
 }
 
 #[test]
@@ -686,7 +965,7 @@ fn shallow_clone_indexes_and_guides_without_history() {
     );
     let workspace = workspace_at(&dest);
     // Without history there is no ancestor to name, and no failure looking for one.
-    let error = try_pack(&workspace, &request("budget")).expect_err("not indexed");
+    let error = try_pack(&workspace, &without_indexing("budget")).expect_err("not indexed");
     assert_eq!(
         error.hint(),
         Some(&Hint::IndexCommit {
@@ -703,7 +982,7 @@ fn shallow_clone_indexes_and_guides_without_history() {
     git_in(&dest, &["add", "-A"]);
     git_in(&dest, &["commit", "-q", "-m", "later"]);
     let later = git_in(&dest, &["rev-parse", "HEAD"]);
-    let error = try_pack(&workspace, &request("budget")).expect_err("not indexed");
+    let error = try_pack(&workspace, &without_indexing("budget")).expect_err("not indexed");
     assert_eq!(
         error.hint(),
         Some(&Hint::IndexCommit {
@@ -803,7 +1082,7 @@ fn a_cancelled_index_leaves_no_snapshot() {
         let status = workspace.status().expect("status");
         assert!(!status.head_indexed, "{at:?}");
         assert!(status.snapshots.is_empty(), "{at:?}");
-        let error = try_pack(&workspace, &request("budget")).expect_err("no snapshot");
+        let error = try_pack(&workspace, &without_indexing("budget")).expect_err("no snapshot");
         assert_eq!(error.kind(), ErrorKind::NotIndexed, "{at:?}");
 
         // The next run completes (the lock was released) and reuses what was written.
@@ -846,7 +1125,10 @@ fn index_progress_is_reported_by_phase() {
     // The phases come in order, each in one run of events.
     let mut phases: Vec<&str> = events.iter().map(|e| e.phase).collect();
     phases.dedup();
-    assert_eq!(phases, ["reading", "chunking", "writing"]);
+    assert_eq!(
+        phases,
+        ["reading", "chunking", "writing", "lexical", "committing"]
+    );
     for phase in ["reading", "chunking", "writing"] {
         let of_phase: Vec<&Progress> = events.iter().filter(|e| e.phase == phase).collect();
         let done: Vec<u64> = of_phase.iter().map(|e| e.done).collect();
@@ -872,4 +1154,31 @@ fn index_progress_is_reported_by_phase() {
             of_phase.len()
         );
     }
+}
+
+#[test]
+fn a_meter_this_build_lacks_is_invalid_input_not_a_crash() {
+    if Meter::Cl100k.is_built() {
+        return;
+    }
+    let (f, _) = project();
+    let workspace = f.workspace();
+    // A request read from JSON (an MCP call, a library caller) may name any known meter.
+    let request: SnapshotPackRequest =
+        serde_json::from_value(serde_json::json!({"goal": "budget", "meter": "cl100k"}))
+            .expect("the name is known");
+    let error = try_pack(&workspace, &request).expect_err("cl100k is not built in");
+    assert_eq!(
+        (error.kind(), error.field()),
+        (ErrorKind::InvalidInput, Some("meter"))
+    );
+    assert!(error.to_string().contains("cl100k"), "{error}");
+    let error = workspace
+        .query(&QueryRequest {
+            goal: "budget".into(),
+            meter: Meter::Cl100k,
+            ..QueryRequest::default()
+        })
+        .expect_err("cl100k is not built in");
+    assert_eq!(error.field(), Some("meter"));
 }

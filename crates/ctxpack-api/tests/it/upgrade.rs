@@ -156,6 +156,7 @@ fn a_format_1_store_is_read_as_it_is_and_migrated_by_the_first_writer() {
             &PackOptions {
                 record: Some(&json),
                 index_if_missing: false,
+                rendering: None,
             },
         )
         .expect("packs");

@@ -28,6 +28,13 @@ pub fn pack_json(pack: &Pack, view: View) -> Value {
     out.insert("budget".into(), json!(pack.budget.get()));
     out.insert("meter".into(), json!(pack.meter.name()));
     out.insert("usedTokens".into(), json!(pack.used));
+    if let Some(fitted) = &pack.presentation.fitted {
+        // The budget covered the printed output: the hits' content and the rendering the
+        // budget was fitted to, each measured in the pack's meter.
+        out.insert("contentTokens".into(), json!(pack.used));
+        out.insert("renderedTokens".into(), json!(fitted.tokens));
+        out.insert("renderedFormat".into(), json!(fitted.format.name()));
+    }
     out.insert("selectedHits".into(), json!(pack.hits.len()));
     out.insert("truncated".into(), json!(pack.truncated()));
     let c = &pack.counters;

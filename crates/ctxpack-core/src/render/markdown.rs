@@ -1,7 +1,14 @@
-//! Markdown for pasting into a chat: a short header, then each hit fenced under its citation.
+//! Markdown for pasting into a chat: a short header, then the hits grouped by file under a
+//! `## path` heading, each range fenced (in its language) under its citation, then the drop
+//! summary.
 
 use std::fmt::Write;
 
+use ctxpack_meter::Meter;
+
+use super::layout::{
+    Group, Range, drop_summary, empty_reason, fence_for, groups, language_of, pool_ran_dry,
+};
 use super::{View, one_line, visible};
 use crate::pack::Pack;
 
@@ -31,74 +38,103 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     for warning in &pack.warnings {
         let _ = writeln!(out, "\n> **Warning:** {}", one_line(&warning.to_string()));
     }
-    for hit in &pack.hits {
-        let h = &hit.candidate;
-        let _ = writeln!(out, "\n## `{}`\n", one_line(h.citation.as_str()));
-        if view != View::Minimal {
-            let mut meta = format!(
-                "{} · {} {}",
-                one_line(h.family.as_str()),
-                h.cost,
+    if let Some(reason) = empty_reason(pack) {
+        let _ = writeln!(out, "\n> **No hits:** {reason}");
+    }
+    if let Some(note) = pool_ran_dry(pack) {
+        let _ = writeln!(out, "\n> **Note:** {note}");
+    }
+    for group in groups(pack) {
+        write_group(&mut out, &group, pack.meter, view);
+    }
+    if view != View::Minimal
+        && let Some(summary) = drop_summary(pack, view == View::Full)
+    {
+        let _ = writeln!(out, "\n## Dropped\n\n{}\n", summary.counts());
+        for d in summary.named {
+            let _ = write!(
+                out,
+                "- `{}` {} ({} {}",
+                one_line(d.citation.as_str()).replace('`', "'"),
+                d.reason,
+                d.cost,
                 pack.meter
             );
-            if let Some(symbol) = h.location.as_ref().and_then(|l| l.symbol.as_ref()) {
-                let _ = write!(meta, " · `{}`", one_line(symbol));
+            if view == View::Full
+                && let Some(remaining) = d.remaining
+            {
+                let _ = write!(out, ", {remaining} remaining");
             }
-            if view == View::Full {
-                let _ = write!(meta, " · rank {} · {}", hit.rank, h.tier.name());
-            }
-            let _ = writeln!(out, "_{meta}_\n");
+            out.push_str(")\n");
         }
-        let text = visible(&h.text);
-        let fence = fence_for(&text);
-        let lang = h.location.as_ref().map_or("", |l| language_of(&l.path));
-        let _ = writeln!(out, "{fence}{lang}");
-        out.push_str(&text);
-        if !h.text.ends_with('\n') {
-            out.push('\n');
+        if let Some(more) = summary.more_text() {
+            let _ = writeln!(out, "- {more}");
         }
-        let _ = writeln!(out, "{fence}");
     }
     out
 }
 
-/// A backtick fence longer than any backtick run inside the text, so the text cannot close it.
-fn fence_for(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for ch in text.chars() {
-        if ch == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
+/// One file's ranges (or one hit without a file).
+pub(super) fn write_group(out: &mut String, group: &Group<'_>, meter: Meter, view: View) {
+    let heading = group.path.unwrap_or(&group.ranges[0].citation);
+    let _ = writeln!(out, "\n## `{}`", one_line(heading).replace('`', "'"));
+    for range in &group.ranges {
+        write_range(out, range, group.path.is_some(), meter, view);
     }
-    "`".repeat((longest + 1).max(3))
 }
 
-/// The info string for a fenced block, from the file extension.
-fn language_of(path: &str) -> &'static str {
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    match ext {
-        "rs" => "rust",
-        "py" => "python",
-        "js" | "mjs" | "cjs" => "javascript",
-        "ts" | "mts" | "cts" => "typescript",
-        "tsx" => "tsx",
-        "jsx" => "jsx",
-        "go" => "go",
-        "java" => "java",
-        "c" | "h" => "c",
-        "cc" | "cpp" | "cxx" | "hpp" | "hh" => "cpp",
-        "md" | "markdown" => "markdown",
-        "toml" => "toml",
-        "json" => "json",
-        "yaml" | "yml" => "yaml",
-        "sh" | "bash" => "bash",
-        "html" => "html",
-        "css" => "css",
-        "sql" => "sql",
-        _ => "",
+fn write_range(out: &mut String, range: &Range<'_>, in_file: bool, meter: Meter, view: View) {
+    let mut meta: Vec<String> = Vec::new();
+    if in_file {
+        meta.push(format!("`{}`", one_line(&range.citation).replace('`', "'")));
     }
+    if view != View::Minimal {
+        if !range.symbols.is_empty() {
+            let symbols: Vec<String> = range
+                .symbols
+                .iter()
+                .map(|s| format!("`{}`", one_line(s).replace('`', "'")))
+                .collect();
+            meta.push(symbols.join(", "));
+        }
+        if let Some(family) = range.family() {
+            meta.push(one_line(family));
+        }
+        meta.push(format!("{} {meter}", range.cost));
+        if view == View::Full {
+            let ranks: Vec<String> = range.hits.iter().map(|h| h.rank.to_string()).collect();
+            meta.push(format!("rank {}", ranks.join(", ")));
+            meta.push(range.first().tier.name().to_owned());
+            for hit in &range.hits {
+                if let Some(title) = &hit.candidate.title {
+                    meta.push(format!("“{}”", one_line(title)));
+                }
+            }
+        }
+    }
+    out.push('\n');
+    if !meta.is_empty() {
+        let _ = writeln!(out, "{}\n", meta.join(" · "));
+    }
+    if let Some(e) = range.enclosing {
+        let _ = writeln!(
+            out,
+            "_inside_ `{}` _(line {})_\n",
+            one_line(e.text.trim()).replace('`', "'"),
+            e.line
+        );
+    }
+    let text = visible(&range.text);
+    let fence = fence_for(&text);
+    let lang = range
+        .first()
+        .location
+        .as_ref()
+        .map_or("", |l| language_of(&l.path));
+    let _ = writeln!(out, "{fence}{lang}");
+    out.push_str(&text);
+    if !range.text.ends_with('\n') {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{fence}");
 }

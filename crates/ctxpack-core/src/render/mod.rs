@@ -26,6 +26,7 @@
 //! control (`\u001b`), and its strings are the original text, byte for byte.
 
 mod json;
+mod layout;
 mod markdown;
 mod text;
 mod xml;
@@ -34,9 +35,13 @@ use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
+use ctxpack_meter::Meter;
+
+use crate::model::{Candidate, Hit};
 use crate::pack::Pack;
 
 pub use json::pack_json;
+pub use layout::FIRST_DROPPED;
 
 /// `s` with every control character a terminal would act on replaced by a visible one (see
 /// the module docs); borrowed when there is none, as in almost all content.
@@ -86,7 +91,8 @@ pub enum Format {
     Both,
     /// A Markdown document with each hit fenced under its citation.
     Markdown,
-    /// An XML document with each hit in a `<hit citation="…">` element.
+    /// An XML document with the hits grouped by file, each range in a
+    /// `<file path="…" lines="…">` element.
     Xml,
 }
 
@@ -99,6 +105,19 @@ impl Format {
         Format::Markdown,
         Format::Xml,
     ];
+
+    /// The text format whose printed output a budget covering the output is fitted to, when
+    /// a pack is shown in this format: itself for `text`, `markdown` and `xml`; `text` for
+    /// `both` (its text part is what fits; the JSON after it reports what that text
+    /// measured); `markdown` for `json` (the JSON carries the hits of the Markdown pack, the
+    /// form a chat or an MCP client shows, and reports what that Markdown measured).
+    pub fn fitted(self) -> Format {
+        match self {
+            Format::Text | Format::Both => Format::Text,
+            Format::Markdown | Format::Json => Format::Markdown,
+            Format::Xml => Format::Xml,
+        }
+    }
 
     /// The name accepted by `--format`.
     pub fn name(self) -> &'static str {
@@ -210,6 +229,36 @@ pub fn json_text(value: &serde_json::Value, pretty: bool) -> String {
     }
     .expect("a JSON value always serializes");
     out.push('\n');
+    out
+}
+
+/// The markup `candidate` adds to the printed output in `options`' format (its
+/// [fitted](Format::fitted) text format) when it is shown on its own: its file heading,
+/// citation line, symbols, cost and fences, without its text. Costs are shown in `meter`.
+///
+/// What a budget covering the output reserves for a candidate beside its cost; a candidate
+/// that joins a file already shown, or merges with a neighbouring span, adds less.
+pub fn markup(candidate: &Candidate, options: &RenderOptions, meter: Meter) -> String {
+    let hit = Hit {
+        rank: 1,
+        candidate: Candidate {
+            citation: candidate.citation.clone(),
+            family: candidate.family.clone(),
+            text: String::new(),
+            cost: candidate.cost,
+            tier: candidate.tier,
+            score: candidate.score,
+            location: candidate.location.clone(),
+            title: candidate.title.clone(),
+        },
+    };
+    let group = layout::single(&hit, None);
+    let mut out = String::new();
+    match options.format.fitted() {
+        Format::Markdown => markdown::write_group(&mut out, &group, meter, options.view),
+        Format::Xml => xml::write_group(&mut out, &group, meter, options.view),
+        _ => text::write_group(&mut out, &group, meter, options.view),
+    }
     out
 }
 

@@ -1,7 +1,12 @@
-//! Plain text: `key: value` header lines, then each hit under a `---` line.
+//! Plain text: `key: value` header lines, then the hits grouped by file under `==> path <==`
+//! lines, each range under its `[citation]` line, then the drop summary. No line the renderer
+//! writes starts with `+`, `-` or `@`, so the output cannot be mistaken for a diff.
 
 use std::fmt::Write;
 
+use ctxpack_meter::Meter;
+
+use super::layout::{Group, Range, drop_summary, empty_reason, groups, pool_ran_dry};
 use super::{View, one_line, visible};
 use crate::pack::Pack;
 
@@ -32,52 +37,20 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     for warning in &pack.warnings {
         let _ = writeln!(out, "warning: {}", one_line(&warning.to_string()));
     }
-    for hit in &pack.hits {
-        let h = &hit.candidate;
-        out.push('\n');
-        let _ = write!(out, "--- {}", one_line(h.citation.as_str()));
-        match view {
-            View::Minimal => {}
-            View::Default => {
-                let _ = write!(
-                    out,
-                    " ({}, {} {})",
-                    one_line(h.family.as_str()),
-                    h.cost,
-                    pack.meter
-                );
-            }
-            View::Full => {
-                let _ = write!(
-                    out,
-                    " (rank {}, {}, {}, {} {})",
-                    hit.rank,
-                    h.tier.name(),
-                    one_line(h.family.as_str()),
-                    h.cost,
-                    pack.meter
-                );
-            }
-        }
-        out.push('\n');
-        if view != View::Minimal
-            && let Some(symbol) = h.location.as_ref().and_then(|l| l.symbol.as_ref())
-        {
-            let _ = writeln!(out, "symbol: {}", one_line(symbol));
-        }
-        if view == View::Full
-            && let Some(title) = &h.title
-        {
-            let _ = writeln!(out, "title: {}", one_line(title));
-        }
-        out.push_str(&visible(&h.text));
-        if !h.text.ends_with('\n') {
-            out.push('\n');
-        }
+    if let Some(reason) = empty_reason(pack) {
+        let _ = writeln!(out, "no hits: {reason}");
     }
-    if view != View::Minimal && !pack.dropped.is_empty() {
-        out.push('\n');
-        for d in &pack.dropped {
+    if let Some(note) = pool_ran_dry(pack) {
+        let _ = writeln!(out, "note: {note}");
+    }
+    for group in groups(pack) {
+        write_group(&mut out, &group, pack.meter, view);
+    }
+    if view != View::Minimal
+        && let Some(summary) = drop_summary(pack, view == View::Full)
+    {
+        let _ = writeln!(out, "\ndropped: {}", summary.counts());
+        for d in summary.named {
             let _ = write!(
                 out,
                 "dropped: {} {} ({} {}",
@@ -93,6 +66,58 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
             }
             out.push_str(")\n");
         }
+        if let Some(more) = summary.more_text() {
+            let _ = writeln!(out, "dropped: {more}");
+        }
     }
     out
+}
+
+/// One file's ranges (or one hit without a file).
+pub(super) fn write_group(out: &mut String, group: &Group<'_>, meter: Meter, view: View) {
+    out.push('\n');
+    if let Some(path) = group.path {
+        let _ = writeln!(out, "==> {} <==", one_line(path));
+    }
+    for (i, range) in group.ranges.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        write_range(out, range, meter, view);
+    }
+}
+
+fn write_range(out: &mut String, range: &Range<'_>, meter: Meter, view: View) {
+    let _ = write!(out, "[{}]", one_line(&range.citation));
+    if view != View::Minimal {
+        if !range.symbols.is_empty() {
+            let _ = write!(out, " {}", one_line(&range.symbols.join(", ")));
+        }
+        let mut meta: Vec<String> = Vec::new();
+        if view == View::Full {
+            let ranks: Vec<String> = range.hits.iter().map(|h| h.rank.to_string()).collect();
+            meta.push(format!("rank {}", ranks.join(", ")));
+            meta.push(range.first().tier.name().to_owned());
+        }
+        if let Some(family) = range.family() {
+            meta.push(one_line(family));
+        }
+        meta.push(format!("{} {meter}", range.cost));
+        let _ = write!(out, " ({})", meta.join(", "));
+    }
+    out.push('\n');
+    if view == View::Full {
+        for hit in &range.hits {
+            if let Some(title) = &hit.candidate.title {
+                let _ = writeln!(out, "title: {}", one_line(title));
+            }
+        }
+    }
+    if let Some(e) = range.enclosing {
+        let _ = writeln!(out, "inside (line {}): {}", e.line, one_line(e.text.trim()));
+    }
+    out.push_str(&visible(&range.text));
+    if !range.text.ends_with('\n') {
+        out.push('\n');
+    }
 }

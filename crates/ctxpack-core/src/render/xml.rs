@@ -1,7 +1,12 @@
-//! XML for prompts that prefer tags: one `<hit>` element per hit, text escaped.
+//! XML for prompts that prefer tags: the hits grouped by file, one `<file path="…"
+//! lines="…">` element per range (a file's ranges consecutive, files in the order of their
+//! best hit), text escaped, then the drop summary.
 
 use std::fmt::Write;
 
+use ctxpack_meter::Meter;
+
+use super::layout::{Group, Range, drop_summary, empty_reason, groups, pool_ran_dry};
 use super::{View, visible};
 use crate::pack::Pack;
 
@@ -32,46 +37,112 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     for warning in &pack.warnings {
         let _ = writeln!(out, "<warning>{}</warning>", text(&warning.to_string()));
     }
-    for hit in &pack.hits {
-        let h = &hit.candidate;
-        let _ = write!(out, "<hit citation=\"{}\"", attr(h.citation.as_str()));
-        if view != View::Minimal {
-            let _ = write!(
-                out,
-                " family=\"{}\" tokens=\"{}\"",
-                attr(h.family.as_str()),
-                h.cost
-            );
-            if let Some(symbol) = h.location.as_ref().and_then(|l| l.symbol.as_ref()) {
-                let _ = write!(out, " symbol=\"{}\"", attr(symbol));
-            }
+    if let Some(reason) = empty_reason(pack) {
+        let _ = writeln!(out, "<no_hits>{}</no_hits>", text(&reason));
+    }
+    if let Some(note) = pool_ran_dry(pack) {
+        let _ = writeln!(out, "<note>{}</note>", text(&note));
+    }
+    for group in groups(pack) {
+        write_group(&mut out, &group, pack.meter, view);
+    }
+    if view != View::Minimal
+        && let Some(summary) = drop_summary(pack, view == View::Full)
+    {
+        let total: usize = summary.by_reason.iter().map(|(_, n)| n).sum();
+        let _ = write!(out, "<dropped count=\"{total}\"");
+        for (reason, n) in &summary.by_reason {
+            let _ = write!(out, " {reason}=\"{n}\"");
         }
-        if view == View::Full {
-            let _ = write!(out, " rank=\"{}\" tier=\"{}\"", hit.rank, h.tier.name());
-            if let Some(title) = &h.title {
-                let _ = write!(out, " title=\"{}\"", attr(title));
-            }
+        if summary.more > 0 {
+            let _ = write!(out, " unlisted=\"{}\"", summary.more);
         }
         out.push_str(">\n");
-        out.push_str(&text(&h.text));
-        if !h.text.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str("</hit>\n");
-    }
-    if view == View::Full {
-        for d in &pack.dropped {
-            let _ = writeln!(
+        for d in summary.named {
+            let _ = write!(
                 out,
-                "<dropped citation=\"{}\" reason=\"{}\" tokens=\"{}\"/>",
+                "<candidate citation=\"{}\" reason=\"{}\" tokens=\"{}\"",
                 attr(d.citation.as_str()),
                 d.reason,
                 d.cost
             );
+            if view == View::Full
+                && let Some(remaining) = d.remaining
+            {
+                let _ = write!(out, " remaining=\"{remaining}\"");
+            }
+            out.push_str("/>\n");
         }
+        out.push_str("</dropped>\n");
     }
     out.push_str("</context_pack>\n");
     out
+}
+
+/// One file's ranges, each a `<file>` element (or a `<hit>` element for a hit without a
+/// file).
+pub(super) fn write_group(out: &mut String, group: &Group<'_>, _meter: Meter, view: View) {
+    for range in &group.ranges {
+        write_range(out, range, group.path, view);
+    }
+}
+
+fn write_range(out: &mut String, range: &Range<'_>, path: Option<&str>, view: View) {
+    let element = match (path, range.lines) {
+        (Some(path), Some((start, end))) => {
+            let _ = write!(
+                out,
+                "<file path=\"{}\" lines=\"{start}-{end}\" citation=\"{}\"",
+                attr(path),
+                attr(&range.citation)
+            );
+            "file"
+        }
+        _ => {
+            let _ = write!(out, "<hit citation=\"{}\"", attr(&range.citation));
+            "hit"
+        }
+    };
+    if view != View::Minimal {
+        if !range.symbols.is_empty() {
+            let _ = write!(out, " symbols=\"{}\"", attr(&range.symbols.join(", ")));
+        }
+        if let Some(family) = range.family() {
+            let _ = write!(out, " family=\"{}\"", attr(family));
+        }
+        let _ = write!(out, " tokens=\"{}\"", range.cost);
+    }
+    if view == View::Full {
+        let ranks: Vec<String> = range.hits.iter().map(|h| h.rank.to_string()).collect();
+        let _ = write!(
+            out,
+            " rank=\"{}\" tier=\"{}\"",
+            ranks.join(" "),
+            range.first().tier.name()
+        );
+        let titles: Vec<&str> = range
+            .hits
+            .iter()
+            .filter_map(|h| h.candidate.title.as_deref())
+            .collect();
+        if !titles.is_empty() {
+            let _ = write!(out, " title=\"{}\"", attr(&titles.join("; ")));
+        }
+    }
+    out.push_str(">\n");
+    if let Some(e) = range.enclosing {
+        let _ = writeln!(
+            out,
+            "<inside line=\"{}\">{}</inside>",
+            e.line,
+            text(e.text.trim())
+        );
+    }
+    out.push_str(&text(&range.text));
+    if !range.text.ends_with('\n') {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "</{element}>");
 }
 
 /// Escapes element text. Control characters become visible ones first, as in every

@@ -315,3 +315,197 @@ fn no_field_from_content_reaches_a_terminal_with_its_controls() {
     assert_eq!(json["hits"][0]["text"], field("text"));
     assert_eq!(json["hits"][0]["citation"], field("citation"));
 }
+
+/// A file span candidate whose text is exactly its lines.
+fn span(path: &str, start: u32, end: u32, symbol: Option<&str>) -> Candidate {
+    let text: String = (start..=end)
+        .map(|n| format!("line {n} of {path}\n"))
+        .collect();
+    let mut c = Candidate::new(
+        format!("{path}#L{start}-L{end}@3fa9c1e"),
+        text,
+        Meter::Words,
+    )
+    .with_family(Family(format!("document:{path}")));
+    c.location = Some(Location {
+        path: path.into(),
+        start_line: start,
+        end_line: end,
+        symbol: symbol.map(Into::into),
+    });
+    c
+}
+
+fn grouped_pack() -> Pack {
+    let cands = vec![
+        span("src/b.rs", 10, 12, Some("admit")),
+        span("src/a.rs", 1, 3, None),
+        span("src/b.rs", 13, 15, Some("select")),
+        span("src/b.rs", 14, 16, Some("select")),
+        span("src/b.rs", 30, 31, Some("later")),
+    ];
+    let mut pack = Pack::build(
+        PackRequest {
+            goal: "grouping".into(),
+            budget: Budget::new(1000).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Skip,
+        },
+        cands,
+    );
+    pack.presentation.enclosing.insert(
+        ctxpack_core::Citation("src/b.rs#L10-L12@3fa9c1e".into()),
+        ctxpack_core::Enclosing {
+            line: 4,
+            text: "impl Selector {".into(),
+        },
+    );
+    pack
+}
+
+#[test]
+fn hits_are_grouped_by_file_and_touching_spans_merged() {
+    let pack = grouped_pack();
+    for format in [Format::Text, Format::Markdown, Format::Xml] {
+        let out = render(
+            &pack,
+            &RenderOptions {
+                format,
+                view: View::Default,
+                pretty: false,
+            },
+        );
+        insta::assert_snapshot!(format!("grouped_{}", format.name()), out);
+    }
+    // Presentation only: the JSON hits are the pack's, one per hit, unchanged.
+    let json = ctxpack_core::pack_json(&pack, View::Default);
+    assert_eq!(json["hits"].as_array().expect("hits").len(), 5);
+    assert_eq!(json["hits"][0]["citation"], "src/b.rs#L10-L12@3fa9c1e");
+}
+
+#[test]
+fn a_span_whose_text_does_not_match_its_lines_is_not_merged() {
+    let mut a = span("src/a.rs", 1, 3, None);
+    let b = span("src/a.rs", 4, 6, None);
+    a.text = "one folded line\n".into();
+    let pack = Pack::build(
+        PackRequest {
+            goal: "g".into(),
+            budget: Budget::new(1000).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Skip,
+        },
+        vec![a, b],
+    );
+    let out = render(&pack, &RenderOptions::default());
+    assert!(out.contains("[src/a.rs#L1-L3@3fa9c1e]"), "{out}");
+    assert!(out.contains("[src/a.rs#L4-L6@3fa9c1e]"), "{out}");
+}
+
+#[test]
+fn drops_are_summarised_and_the_full_view_lists_them_all() {
+    let cands: Vec<Candidate> = (0..9)
+        .map(|i| span(&format!("src/f{i}.rs"), 1, 40, None))
+        .collect();
+    let pack = Pack::build(
+        PackRequest {
+            goal: "drops".into(),
+            budget: Budget::new(250).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Skip,
+        },
+        cands,
+    );
+    assert_eq!(pack.dropped.len(), 8);
+    let text = |view| {
+        render(
+            &pack,
+            &RenderOptions {
+                format: Format::Text,
+                view,
+                pretty: false,
+            },
+        )
+    };
+    let summary: String = text(View::Default)
+        .lines()
+        .filter(|l| l.starts_with("dropped:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("drop_summary", summary);
+    let full = text(View::Full);
+    assert_eq!(
+        full.lines()
+            .filter(|l| l.starts_with("dropped: src/"))
+            .count(),
+        8
+    );
+}
+
+#[test]
+fn an_empty_pack_says_why() {
+    let build = |cands: Vec<Candidate>| {
+        Pack::build(
+            PackRequest {
+                goal: "nothing".into(),
+                budget: Budget::new(5).expect("valid"),
+                meter: Meter::Words,
+                selector: Selector::Skip,
+            },
+            cands,
+        )
+    };
+    let mut out = String::new();
+    let none = build(Vec::new());
+    let mut masked = build(vec![span("src/a.rs", 1, 40, None)]);
+    masked.redactions.add("aws_access_key", 2);
+    for pack in [none, masked] {
+        for format in [Format::Text, Format::Markdown, Format::Xml] {
+            out.push_str(&render(
+                &pack,
+                &RenderOptions {
+                    format,
+                    view: View::Minimal,
+                    pretty: false,
+                },
+            ));
+            out.push_str("----\n");
+        }
+    }
+    insta::assert_snapshot!("empty_packs", out);
+}
+
+#[test]
+fn a_pack_the_pool_could_not_fill_says_so() {
+    let pack = Pack::build(
+        PackRequest {
+            goal: "g".into(),
+            budget: Budget::new(1000).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Skip,
+        },
+        vec![span("src/a.rs", 1, 3, None)],
+    );
+    let out = render(&pack, &RenderOptions::default());
+    assert!(
+        out.contains("note: every candidate offered (1) is in the pack and budget is left"),
+        "{out}"
+    );
+}
+
+#[test]
+fn markup_is_the_wrapping_without_the_text() {
+    let c = span("src/a.rs", 1, 3, Some("f"));
+    let md = ctxpack_core::markup(
+        &c,
+        &RenderOptions {
+            format: Format::Json,
+            view: View::Default,
+            pretty: false,
+        },
+        Meter::Words,
+    );
+    assert!(md.contains("## `src/a.rs`"), "{md}");
+    assert!(md.contains("```rust"), "{md}");
+    assert!(!md.contains("line 1 of"), "{md}");
+}

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use ctxpack_api::{Error, EvalRequest, Meter, Selector, parse_tasks};
+use ctxpack_api::{Budget, Error, EvalRequest, Meter, Selector, parse_tasks};
 
-use crate::args::{Location, parse};
+use crate::args::{Location, parse, parse_budget};
 use crate::output::progress;
 
 /// `ctxpack eval …`.
@@ -20,9 +20,11 @@ pub enum EvalCommand {
 /// Options shared by both kinds of evaluation.
 #[derive(Debug, Args)]
 pub struct EvalOptions {
-    /// Budgets to pack at, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = EvalRequest::default().budgets)]
-    pub budgets: Vec<u64>,
+    /// Budgets to pack at, comma-separated; each a positive integer or with a k or m suffix
+    /// (2k, 1.5k, 1m).
+    #[arg(long, value_delimiter = ',', value_parser = parse_budget, allow_negative_numbers = true,
+          default_values_t = default_budgets())]
+    pub budgets: Vec<Budget>,
     /// ctxpack's selector.
     #[arg(long, default_value_t = EvalRequest::default().selector, value_parser = parse::<Selector>)]
     pub selector: Selector,
@@ -35,8 +37,9 @@ pub struct EvalOptions {
     /// Output format: text or json.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
-    /// Candidates offered to selection (default: scaled to the budget, at least 30).
-    #[arg(long)]
+    /// Offer exactly N candidates to selection (default: sized to the budget, at least 30,
+    /// widened while the pool runs out before the budget does, as `pack` does).
+    #[arg(long, value_name = "N")]
     pub top_k: Option<usize>,
     /// Switch parts of ctxpack's ranking off to measure them: `file-evidence`, `test-prior`.
     #[arg(long, value_delimiter = ',')]
@@ -71,6 +74,15 @@ pub struct CasesArgs {
     /// Budgets, rankers, format and location.
     #[command(flatten)]
     pub options: EvalOptions,
+}
+
+/// The request's default budgets, as the command line shows them.
+fn default_budgets() -> Vec<Budget> {
+    EvalRequest::default()
+        .budgets
+        .into_iter()
+        .filter_map(|b| Budget::new(b).ok())
+        .collect()
 }
 
 impl EvalCommand {
@@ -110,11 +122,13 @@ impl EvalCommand {
             }
         };
         let request = EvalRequest {
-            budgets: options.budgets.clone(),
+            budgets: options.budgets.iter().map(|b| b.get()).collect(),
             selector: options.selector,
             meter: options.meter,
             baselines: options.baselines.clone(),
-            top_k: options.top_k,
+            top_k: options
+                .top_k
+                .map_or(EvalRequest::default().top_k, Into::into),
             ablate: options.ablate.clone(),
         };
         let (control, bar) = progress("tasks");

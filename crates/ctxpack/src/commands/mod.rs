@@ -2,8 +2,11 @@
 //! reads on a terminal.
 
 pub mod artifact;
+pub mod completions;
+pub mod config;
 pub mod docs;
 pub mod eval;
+pub mod hook;
 pub mod index;
 pub mod ledger;
 pub mod pack;

@@ -1,49 +1,119 @@
-//! `ctxpack pack` (also `ctxpack context pack`) and `ctxpack query`: packs and raw hits from
-//! the exact committed snapshot.
+//! `ctxpack pack`, `ctxpack context pack` and `ctxpack query`: packs and raw hits from the
+//! exact committed snapshot. `pack` starts from ctxpack's measured-best request and `context
+//! pack` from the compatibility preset: the two presets of the API's one request type, with the
+//! same flags.
+
+use std::marker::PhantomData;
 
 use clap::Args;
+use ctxpack_api::config::{Config, Setting};
+use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
-    Budget, Error, Meter, PackOptions, PackPayload, PackScope, QueryRequest, Selector,
-    SnapshotPackRequest, render,
+    Budget, Error, Meter, PackOptions, PackPayload, PackScope, QueryRequest, RenderOptions,
+    Selector, SnapshotPackRequest, render,
 };
 
-use crate::args::{Location, OutputArgs, parse};
-use crate::output::{MAX_PAYLOAD_BYTES, note, read_input, recorded};
+use crate::args::{Location, OutputArgs, parse, parse_budget};
+use crate::commands::config;
+use crate::output::{MAX_PAYLOAD_BYTES, note, progress, read_input, recorded};
 
-/// Options of `ctxpack pack`.
+/// The request a pack command starts from: one of the API's presets.
+pub trait Preset {
+    /// Whether configuration files and `CTXPACK_*` variables apply (flags always do).
+    const CONFIGURED: bool;
+
+    /// The preset request, before the caller's flags.
+    fn request() -> SnapshotPackRequest;
+}
+
+/// `ctxpack pack`: ctxpack's measured-best defaults ([`SnapshotPackRequest::default`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Measured;
+
+impl Preset for Measured {
+    const CONFIGURED: bool = true;
+
+    fn request() -> SnapshotPackRequest {
+        SnapshotPackRequest::default()
+    }
+}
+
+/// `ctxpack context pack`: the compatibility preset ([`SnapshotPackRequest::context_pack`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SeedContract;
+
+impl Preset for SeedContract {
+    const CONFIGURED: bool = false;
+
+    fn request() -> SnapshotPackRequest {
+        SnapshotPackRequest::context_pack()
+    }
+}
+
+/// Options of `ctxpack pack` (and, with the compatibility preset's defaults, of `ctxpack context pack`).
 #[derive(Debug, Args)]
-pub struct PackArgs {
+pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
     /// The goal that drives selection.
     pub goal: Option<String>,
     /// A JSON payload `{"goal", "budget"?, "at"?}` from a file or `-` (stdin).
     #[arg(long)]
     pub input: Option<String>,
-    #[arg(long, value_parser = parse::<Budget>, allow_negative_numbers = true, help = format!(
-        "The budget, a positive integer in units of --meter [default: {}]",
-        SnapshotPackRequest::default().budget
+    #[arg(long, value_parser = parse_budget, allow_negative_numbers = true, help = format!(
+        "The budget in units of --meter: a positive integer, or with a k or m suffix (8k, 1.5k, 1m) [default: {}]",
+        P::request().budget
     ))]
     pub budget: Option<Budget>,
-    /// durable (the snapshot alone); session, harness, evidence or all also merge the
-    /// artifacts of that scope.
-    #[arg(long, default_value_t = SnapshotPackRequest::default().scope, value_parser = parse::<PackScope>)]
-    pub scope: PackScope,
+    // No `default_value_t` here: clap keeps a default in a static that every preset would
+    // share, so each default is stated in the help text and taken from the preset instead.
+    #[arg(long, value_parser = parse::<PackScope>, help = format!(
+        "durable (the snapshot alone); session, harness, evidence or all also merge the artifacts of that scope [default: {}]",
+        P::request().scope
+    ))]
+    pub scope: Option<PackScope>,
     #[arg(long, help = format!(
         "HEAD, a full commit SHA or a unique hex prefix [default: {}]",
-        SnapshotPackRequest::default().at
+        P::request().at
     ))]
     pub at: Option<String>,
-    /// Budget unit: words, o200k, cl100k, chars or approx.
-    #[arg(long, default_value_t = SnapshotPackRequest::default().meter, value_parser = parse::<Meter>)]
-    pub meter: Meter,
-    /// Selection policy: coverage, diverse (citation-diverse-v2), prefix or skip.
-    #[arg(long, default_value_t = SnapshotPackRequest::default().selector, value_parser = parse::<Selector>)]
-    pub selector: Selector,
-    /// How many retrieval candidates are offered to selection.
-    #[arg(long, default_value_t = SnapshotPackRequest::default().top_k)]
-    pub top_k: usize,
-    /// Index HEAD first when it is not indexed yet.
-    #[arg(long)]
+    #[arg(long, value_parser = parse::<Meter>, help = format!(
+        "The budget's unit: o200k (exact GPT-4o-family tokens), words (whitespace-separated words), chars (characters) or approx (characters / 4){} [default: {}]",
+        if Meter::Cl100k.is_built() { ", or cl100k (exact GPT-4 tokens)" } else { "" },
+        P::request().meter
+    ))]
+    pub meter: Option<Meter>,
+    #[arg(long, value_parser = parse::<Selector>, help = format!(
+        "How hits are chosen: coverage (relevance per token, favouring files not yet shown), diverse (one hit per file first, then fill), prefix (best first, stop at the first that does not fit) or skip (best first, skip what does not fit) [default: {}]",
+        P::request().selector
+    ))]
+    pub selector: Option<Selector>,
+    #[arg(long, value_name = "N", help = format!(
+        "Offer exactly N retrieval candidates to selection [default: {}]",
+        top_k_default(&P::request())
+    ))]
+    pub top_k: Option<usize>,
+    #[arg(long, overrides_with = "no_index", help = if P::request().index {
+        "Index the commit first when it is not indexed yet (the default)"
+    } else {
+        "Index the commit first when it is not indexed yet"
+    })]
     pub index: bool,
+    #[arg(long, overrides_with = "index", help = if P::request().index {
+        "Do not index: an unindexed commit exits 3, naming the nearest indexed ancestor"
+    } else {
+        "Do not index: an unindexed commit exits 3, naming the nearest indexed ancestor (the default)"
+    })]
+    pub no_index: bool,
+    /// Only files whose path matches one of these globs (git's wildmatch: `src/**`,
+    /// `*.rs`); repeat the flag for several.
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Leave out files whose path matches one of these globs; repeat for several.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Pack the working tree as it is now: modified and untracked files (as git ignores
+    /// them, and `.ctxpackignore`) over HEAD's snapshot, cited `path#L…@worktree`.
+    #[arg(long, conflicts_with = "at")]
+    pub worktree: bool,
     /// Do not record this pack in the ledger.
     #[arg(long)]
     pub no_ledger: bool,
@@ -53,6 +123,19 @@ pub struct PackArgs {
     /// Format, view and pretty-printing.
     #[command(flatten)]
     pub output: OutputArgs,
+    #[arg(skip)]
+    preset: PhantomData<P>,
+}
+
+/// How `--help` states a preset's pool.
+fn top_k_default(request: &SnapshotPackRequest) -> String {
+    match request.top_k.fixed() {
+        Some(n) => n.to_string(),
+        None => format!(
+            "{}: one per 20 budget units, at least 30, widened while the pool runs out before the budget does",
+            request.top_k
+        ),
+    }
 }
 
 /// Options of `ctxpack query`.
@@ -77,22 +160,55 @@ pub struct QueryArgs {
     pub format: String,
 }
 
-/// The request `pack` asks for, after `--input` and the flags were reconciled.
-fn request(args: &PackArgs) -> Result<SnapshotPackRequest, Error> {
+/// The request a pack command asks for, and the configuration it was built with: the
+/// preset, then the configuration (for `pack`; `context pack` keeps its contract and takes
+/// flags alone), then the flags given, then `--input`.
+fn request<P: Preset + Clone + Send + Sync + 'static>(
+    args: &PackArgs<P>,
+) -> Result<(SnapshotPackRequest, Config), Error> {
+    let mut config = if P::CONFIGURED {
+        config::load(&args.location)?
+    } else {
+        Config {
+            store: args.location.store.clone().map(Setting::flag),
+            ..Config::default()
+        }
+    };
+    if let Some(budget) = args.budget {
+        config.budget = Some(Setting::flag(budget));
+    }
+    if let Some(meter) = args.meter {
+        config.meter = Some(Setting::flag(meter));
+    }
+    if let Some(selector) = args.selector {
+        config.selector = Some(Setting::flag(selector));
+    }
+    if let Some(top_k) = args.top_k {
+        config.top_k = Some(Setting::flag(top_k));
+    }
+    if !args.include.is_empty() {
+        config.include = Some(Setting::flag(args.include.clone()));
+    }
+    if !args.exclude.is_empty() {
+        config.exclude = Some(Setting::flag(args.exclude.clone()));
+    }
+    args.output.flags_into(&mut config);
+    let preset = P::request();
+    let index = if args.no_index {
+        false
+    } else {
+        args.index || preset.index
+    };
     let request = SnapshotPackRequest {
-        scope: args.scope,
-        meter: args.meter,
-        selector: args.selector,
-        top_k: args.top_k,
-        ..SnapshotPackRequest::default()
+        scope: args.scope.unwrap_or(preset.scope),
+        goal: args.goal.clone().unwrap_or_default(),
+        at: args.at.clone().unwrap_or(preset.at.clone()),
+        worktree: args.worktree,
+        index,
+        ..config.apply_pack(preset)
     };
     let Some(input) = &args.input else {
-        return Ok(SnapshotPackRequest {
-            goal: args.goal.clone().unwrap_or_default(),
-            budget: args.budget.unwrap_or(request.budget),
-            at: args.at.clone().unwrap_or(request.at.clone()),
-            ..request
-        });
+        return Ok((request, config));
     };
     if args.goal.is_some() || args.budget.is_some() || args.at.is_some() {
         return Err(Error::invalid(
@@ -100,20 +216,39 @@ fn request(args: &PackArgs) -> Result<SnapshotPackRequest, Error> {
         ));
     }
     let payload = PackPayload::parse(&read_input(input, MAX_PAYLOAD_BYTES, None)?)?;
-    Ok(payload.apply(request))
+    let request = payload.apply(request);
+    if config
+        .budget
+        .as_ref()
+        .is_none_or(|s| s.value != request.budget)
+    {
+        config.budget = Some(Setting::flag(request.budget));
+    }
+    Ok((request, config))
 }
 
-/// Runs `ctxpack pack`.
-pub fn run(args: &PackArgs) -> Result<String, Error> {
-    let request = request(args)?;
-    let rendering = args.output.render_options();
-    let built = args.location.workspace()?.snapshot_pack(
+/// Runs `ctxpack pack` or `ctxpack context pack`. Indexing a commit on the way shows the
+/// index progress line on a terminal and its summary on stderr. The ledger records the
+/// effective configuration with the pack.
+pub fn run<P: Preset + Clone + Send + Sync + 'static>(args: &PackArgs<P>) -> Result<String, Error> {
+    let (request, config) = request(args)?;
+    let rendering = config.apply_render(RenderOptions::default());
+    let effective = config
+        .effective(&request, &rendering, &PlanRunRequest::default())
+        .for_packs();
+    let workspace = config::workspace(&args.location, &config, effective)?;
+    let (control, bar) = progress("files");
+    let built = workspace.snapshot_pack_with(
         &request,
         &PackOptions {
             record: (!args.no_ledger).then_some(&rendering),
-            index_if_missing: args.index,
+            index_if_missing: false,
+            rendering: Some(&rendering),
         },
-    )?;
+        &control,
+    );
+    drop(bar);
+    let built = built?;
     if let Some(indexed) = &built.indexed {
         note(&format!("{indexed}\n"));
     }

@@ -3,10 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use ctxpack_api::config::Setting;
 use ctxpack_api::plan::{PlanRunRequest, PlanSource, StepKind, check_plan};
-use ctxpack_api::{Error, ErrorKind, Format, RenderOptions, View};
+use ctxpack_api::{Error, ErrorKind, Format, RenderOptions, SnapshotPackRequest, View};
 
 use crate::args::{Location, parse, parse_format_among};
+use crate::commands::config;
 use crate::output::note;
 
 /// The `ctxpack plan` subcommands.
@@ -23,15 +25,20 @@ pub enum PlanCommand {
 pub struct RunArgs {
     /// The plan file (`.ctx`).
     pub file: PathBuf,
-    /// Let `run(…)` start commands (never through a shell).
+    /// Let `run(…)` start commands (never through a shell) [default: no, or the configured
+    /// `allow_run`].
     #[arg(long)]
     pub allow_run: bool,
-    /// Seconds a `run` command may take before it is killed (at most a day).
-    #[arg(long, default_value_t = PlanRunRequest::default().run_timeout_secs)]
-    pub run_timeout: u64,
-    /// Bytes of output a `run` command may produce; the rest is cut, with a note.
-    #[arg(long, default_value_t = PlanRunRequest::default().run_max_output)]
-    pub run_max_output: usize,
+    #[arg(long, help = format!(
+        "Seconds a `run` command may take before it is killed, at most a day [default: {}]",
+        PlanRunRequest::default().run_timeout_secs
+    ))]
+    pub run_timeout: Option<u64>,
+    #[arg(long, help = format!(
+        "Bytes of output a `run` command may produce; the rest is cut, with a note [default: {}]",
+        PlanRunRequest::default().run_max_output
+    ))]
+    pub run_max_output: Option<usize>,
     /// Output format: text, json or markdown.
     #[arg(long, default_value = "text", value_parser = parse_plan_format)]
     pub format: Format,
@@ -129,11 +136,18 @@ fn check(args: &CheckArgs) -> Result<String, Error> {
 
 fn run(args: &RunArgs) -> Result<String, Error> {
     let (text, name) = read_plan(&args.file)?;
-    let request = PlanRunRequest {
-        allow_run: args.allow_run,
-        run_timeout_secs: args.run_timeout,
-        run_max_output: args.run_max_output,
-    };
+    // Flags beat the environment and the user file; a repository file may not set these.
+    let mut config = config::load(&args.location)?;
+    if args.allow_run {
+        config.allow_run = Some(Setting::flag(true));
+    }
+    if let Some(secs) = args.run_timeout {
+        config.run_timeout_secs = Some(Setting::flag(secs));
+    }
+    if let Some(bytes) = args.run_max_output {
+        config.run_max_output = Some(Setting::flag(bytes));
+    }
+    let request = config.apply_plan(PlanRunRequest::default());
     let rendering = RenderOptions {
         format: args.format,
         view: args.view,
@@ -144,9 +158,10 @@ fn run(args: &RunArgs) -> Result<String, Error> {
         name: &name,
     };
     let record = (!args.no_ledger).then_some(&rendering);
-    let ran = args
-        .location
-        .workspace()?
+    let effective = config
+        .effective(&SnapshotPackRequest::default(), &rendering, &request)
+        .for_plans();
+    let ran = config::workspace(&args.location, &config, effective)?
         .run_plan(&source, &request, record)?;
     note(&ran.warnings);
     for e in &ran.ledger_errors {

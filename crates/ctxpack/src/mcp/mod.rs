@@ -1,53 +1,86 @@
-//! `ctxpack mcp`: the Model Context Protocol server over stdio.
+//! `ctxpack mcp`: the Model Context Protocol server over stdio, and `ctxpack mcp config`.
 //!
 //! The server is built on the official Rust SDK (`rmcp`): the SDK owns the JSON-RPC framing,
 //! the `initialize` handshake and protocol-version negotiation; [`Server`] implements
-//! [`ServerHandler`] by hand because the tool set depends on the scope. Every tool builds a
+//! `ServerHandler` by hand because the tool set depends on the scope. Every tool builds a
 //! request of [`ctxpack_api`] from its arguments (its input schema is generated from that
-//! request type) and returns the canonical JSON the CLI prints with `--format json`.
+//! request type) and returns what the CLI prints for the same request.
 //!
 //! - **Scopes.** `--scope read` (the default) lists and runs only the tools that read, over a
 //!   read-only workspace: nothing is created, locked or recorded. `--scope write` adds the
 //!   tools that write. A tool that is not listed is refused with a JSON-RPC "invalid params"
 //!   error, as the protocol asks for unknown tools.
+//! - **Results.** A tool's text content is what the CLI prints (`repo_context_pack` renders
+//!   the pack in the `format` asked for, Markdown by default); its `structuredContent` is the
+//!   canonical JSON, which `repo_context_pack` declares with an `outputSchema`.
 //! - **Errors.** Every failure of a listed tool is a tool error (`isError: true`) whose content
-//!   is the failure envelope `{"error": {"code", "exitCode", "message", "hint"}}`, its hint
-//!   phrased in tools rather than flags. Each call runs on a blocking thread inside
-//!   [`std::panic::catch_unwind`], so a panic becomes an `internal` tool error.
+//!   is the failure envelope `{"error": {"code", "exitCode", "message", "hint"?}}`, its hint
+//!   phrased in tools rather than flags and absent when there is none. Each call runs on a
+//!   blocking thread inside [`std::panic::catch_unwind`], so a panic becomes an `internal`
+//!   tool error.
 //! - **Progress and cancellation.** A call with a progress token gets progress notifications;
 //!   `notifications/cancelled` stops the work at its next check, not only the reply.
+//! - **Which repository.** `--cwd` names it; without `--cwd` the server serves the client's
+//!   first `file://` root when the client offers roots, and otherwise the directory it was
+//!   started in (see `roots`).
 //! - **Confinement.** Paths given to tools must stay inside the repository root and the store
-//!   directory the server was started for.
+//!   directory the server serves.
 
+mod catalogue;
+mod config;
 pub mod framing;
+mod handler;
+mod pack_output;
+mod roots;
 mod schema;
 mod stdio;
 mod tools;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
 
-use clap::Args;
-use ctxpack_api::{Access, Control, Error, ErrorKind, Hint, Workspace, WorkspaceOptions};
+use clap::{Args, Subcommand};
+use ctxpack_api::{Access, Control, Error, ErrorKind, Hint, Workspace};
+use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+    Tool,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::args::Location;
 
+pub use config::{Client, ConfigArgs};
+pub use roots::{ROOTS_WAIT, file_uri_path};
+
 /// Options of `ctxpack mcp`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
+    /// Print a client configuration instead of serving.
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
     /// `read` (packs, queries, status; never writes) or `write` (also indexing and imports).
     #[arg(long, default_value = "read", value_parser = ["read", "write"])]
     pub scope: String,
-    /// Which repository and store the server serves.
-    #[command(flatten)]
-    pub location: Location,
+    /// Serve the repository containing this path (default: the client's first root when the
+    /// client offers roots, otherwise the directory the server was started in).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// The store directory (default: `.ctxpack` at the repository root).
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+}
+
+/// Subcommands of `ctxpack mcp`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Print an MCP client's configuration that works as pasted.
+    ///
+    /// The command is `ctxpack` from the PATH, and the repository is the client's open
+    /// project: its `${workspaceFolder}` where it has one, otherwise the project the client
+    /// starts the server in and names as its root.
+    Config(ConfigArgs),
 }
 
 /// What a server may do.
@@ -71,42 +104,70 @@ impl Scope {
 
 /// What the server tells the model when it connects.
 const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a task inside a hard budget, every piece cited, nothing dropped silently.\n\
-- Code of this repository: call `repo_context_pack` with your goal; it packs the exact committed snapshot (HEAD by default). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
+- Code of this repository: call `repo_context_pack` with your goal before reading files one by one; it packs the exact committed snapshot (HEAD by default) as Markdown (`format`: text, xml or json on request; the structured content is always the canonical JSON). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
 - JSON document collections in a ctxpack store: `context_pack` for a budgeted, cited pack; `vsearch` for whole documents.\n\
 - Cite what you use by each chunk's citation or id.\n\
-- A failure is a tool error whose JSON envelope has `code`, `exitCode` (2 invalid input, 3 not found, 4 corrupt store, 5 conflict, 1 internal), `message` and `hint`: follow the hint rather than retrying unchanged.\n\
-- Paths must stay inside the repository the server was started for.";
+- A failure is a tool error whose JSON envelope has `code`, `exitCode` (2 invalid input, 3 not found, 4 corrupt store, 5 conflict, 1 internal), `message` and, when there is advice, `hint`: follow the hint rather than retrying unchanged.\n\
+- Paths must stay inside the repository the server serves.";
 
 /// The MCP server for one repository and store at one scope.
 #[derive(Clone, Debug)]
 pub struct Server {
     scope: Scope,
-    workspace: Workspace,
+    root: roots::Binding,
+}
+
+/// What a successful tool call returns: its text content and its structured content.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply {
+    /// The text content.
+    pub text: String,
+    /// The structured content: the canonical JSON.
+    pub structured: Value,
+}
+
+impl Reply {
+    /// A reply whose text is the JSON itself, on one line.
+    pub fn json(value: Value) -> Reply {
+        Reply {
+            text: value.to_string(),
+            structured: value,
+        }
+    }
 }
 
 impl Server {
-    /// A server for the repository containing `location.cwd` and its store; creates nothing.
+    /// A server for the repository containing `location.cwd` and its store, for good: it never
+    /// asks the client for roots. Creates nothing.
     pub fn new(scope: Scope, location: &Location) -> Result<Server, Error> {
-        let workspace = Workspace::open(WorkspaceOptions {
-            cwd: location.cwd.clone(),
-            store: location.store.clone(),
-            access: match scope {
-                Scope::Read => Access::ReadOnly,
-                Scope::Write => Access::ReadWrite,
-            },
-            caller: Some("mcp".into()),
-        })?;
-        Ok(Server { scope, workspace })
+        let options = options(scope, location.store.clone());
+        Ok(Server {
+            scope,
+            root: roots::Binding::fixed(options, &location.cwd)?,
+        })
     }
 
-    /// The workspace it serves.
-    pub fn workspace(&self) -> &Workspace {
-        &self.workspace
+    /// A server for the repository containing `start` until the client names its first
+    /// `file://` root (when it offers roots), then for that root's. Creates nothing.
+    pub fn following_roots(
+        scope: Scope,
+        start: &Path,
+        store: Option<PathBuf>,
+    ) -> Result<Server, Error> {
+        Ok(Server {
+            scope,
+            root: roots::Binding::following(options(scope, store), start.to_owned())?,
+        })
+    }
+
+    /// The workspace it serves now; an error when the client's root could not be opened.
+    pub fn workspace(&self) -> Result<Workspace, Error> {
+        self.root.current()
     }
 
     /// The tools listed at its scope.
     pub fn tools(&self) -> Vec<Tool> {
-        tools::list(self.scope)
+        catalogue::list(self.scope)
     }
 
     /// Name, version, capabilities and instructions, as sent in the `initialize` result.
@@ -137,7 +198,7 @@ impl Server {
         arguments: Option<JsonObject>,
         control: &Control,
     ) -> Result<CallToolResult, ErrorData> {
-        let spec = tools::lookup(name).ok_or_else(|| {
+        let spec = catalogue::lookup(name).ok_or_else(|| {
             ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
                 Some(json!({"tool": name})),
@@ -156,25 +217,29 @@ impl Server {
             ));
         }
         let arguments = arguments.unwrap_or_default();
-        Ok(guarded(name, || spec.run(self, &arguments, control)))
+        Ok(guarded(name, || {
+            spec.run(&self.workspace()?, &arguments, control)
+        }))
     }
+}
 
-    /// The workspace of a document store at `path` (confined to the repository and store).
-    fn documents(&self, path: &str) -> Result<Workspace, Error> {
-        let dir = self.workspace.confine("path", path)?;
-        Ok(Workspace::for_store(&dir, self.workspace.access())?.with_caller("mcp"))
+/// How a server at `scope` opens its workspaces.
+fn options(scope: Scope, store: Option<PathBuf>) -> roots::Options {
+    roots::Options {
+        store,
+        access: match scope {
+            Scope::Read => Access::ReadOnly,
+            Scope::Write => Access::ReadWrite,
+        },
     }
 }
 
 /// Runs a handler, turning its failure into a tool error and a panic into an `internal` one.
-pub fn guarded(tool: &str, handler: impl FnOnce() -> Result<String, Error>) -> CallToolResult {
+pub fn guarded(tool: &str, handler: impl FnOnce() -> Result<Reply, Error>) -> CallToolResult {
     match catch_unwind(AssertUnwindSafe(handler)) {
-        Ok(Ok(text)) => {
-            let structured = serde_json::from_str::<Value>(&text)
-                .ok()
-                .filter(Value::is_object);
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = structured;
+        Ok(Ok(reply)) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+            result.structured_content = Some(reply.structured).filter(Value::is_object);
             result
         }
         Ok(Err(error)) => tool_error(tool, &error),
@@ -196,18 +261,18 @@ fn panicked(tool: &str, detail: &str) -> Error {
 }
 
 /// The one place an API error becomes a tool error: the failure envelope, with the field
-/// named as the tool's argument and the hint phrased in tools.
+/// named as the tool's argument, the hint phrased in tools and left out when there is none.
 pub fn tool_error(tool: &str, error: &Error) -> CallToolResult {
     let message = match error.field() {
         Some(field) => format!("`{tool}` argument `{field}`: {}", error.message()),
         None => error.message().to_owned(),
     };
     let hint = error.hint().and_then(hint);
-    CallToolResult::structured_error(crate::exit::envelope(
-        error.kind(),
-        &message,
-        hint.as_deref(),
-    ))
+    let mut envelope = crate::exit::envelope(error.kind(), &message, hint.as_deref());
+    if let Some(Value::Object(fields)) = envelope.get_mut("error") {
+        fields.retain(|key, value| key != "hint" || !value.is_null());
+    }
+    CallToolResult::structured_error(envelope)
 }
 
 fn hint(hint: &Hint) -> Option<String> {
@@ -245,83 +310,30 @@ fn hint(hint: &Hint) -> Option<String> {
     })
 }
 
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        self.info()
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let server = self.clone();
-        let name = request.name.into_owned();
-        let arguments = request.arguments;
-        // Progress goes out as notifications when the client asked for them.
-        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-        let control = match context.meta.get_progress_token() {
-            Some(token) => Control::new().with_progress(move |p: &ctxpack_api::Progress| {
-                let mut param = ProgressNotificationParam::new(token.clone(), p.done as f64);
-                param.total = p.total.map(|t| t as f64);
-                param.message = Some(p.phase.to_owned());
-                let _ = sender.send(param);
-            }),
-            None => {
-                // No token: the channel closes at once and nothing is sent.
-                drop(sender);
-                Control::new()
-            }
-        };
-        let peer = context.peer.clone();
-        let forward = tokio::spawn(async move {
-            while let Some(param) = receiver.recv().await {
-                let _ = peer.notify_progress(param).await;
-            }
-        });
-        // `notifications/cancelled` stops the work, not only the reply.
-        let canceller = control.canceller();
-        let ct = context.ct.clone();
-        let watch = tokio::spawn(async move {
-            ct.cancelled().await;
-            canceller.cancel();
-        });
-        // Handlers do blocking IO (SQLite, tantivy, git); keep them off the runtime's thread.
-        let task_name = name.clone();
-        let joined =
-            tokio::task::spawn_blocking(move || server.call(&task_name, arguments, &control)).await;
-        watch.abort();
-        let _ = forward.await;
-        match joined {
-            Ok(result) => result.map(CallToolResponse::Complete),
-            Err(e) => Ok(CallToolResponse::Complete(tool_error(
-                &name,
-                &panicked(&name, &e.to_string()),
-            ))),
-        }
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools().into_iter().find(|tool| tool.name == name)
-    }
-}
-
-/// Runs the server until the client closes stdin.
+/// Runs `ctxpack mcp`: prints a client configuration (`config`), or serves until the client
+/// closes stdin.
 pub fn run(args: &McpArgs) -> Result<String, Error> {
+    if let Some(McpCommand::Config(config)) = &args.command {
+        let (value, note) = config::render(config);
+        crate::output::note(&note);
+        let text = serde_json::to_string_pretty(&value).expect("a JSON value serializes");
+        return Ok(format!("{text}\n"));
+    }
     let scope = if args.scope == "write" {
         Scope::Write
     } else {
         Scope::Read
     };
-    let server = Server::new(scope, &args.location)?;
+    let server = match explicit(args.cwd.as_deref()) {
+        Some(cwd) => Server::new(
+            scope,
+            &Location {
+                cwd: cwd.to_owned(),
+                store: args.store.clone(),
+            },
+        )?,
+        None => Server::following_roots(scope, Path::new("."), args.store.clone())?,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -335,4 +347,19 @@ pub fn run(args: &McpArgs) -> Result<String, Error> {
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     served.map_err(|message| Error::new(ErrorKind::Internal, message))?;
     Ok(String::new())
+}
+
+/// The `--cwd` given, unless it still holds a client variable the client did not expand
+/// (`${workspaceFolder}` in a configuration the client reads without a workspace): then the
+/// server follows the client's roots as if no `--cwd` had been given.
+fn explicit(cwd: Option<&Path>) -> Option<&Path> {
+    let cwd = cwd?;
+    if cwd.to_string_lossy().contains("${") {
+        crate::output::note(&format!(
+            "ctxpack mcp: --cwd {} is an unexpanded client variable; serving the client's root, or the directory the server was started in\n",
+            cwd.display()
+        ));
+        return None;
+    }
+    Some(cwd)
 }

@@ -1,5 +1,6 @@
 //! One library, three surfaces: the same request packed through the Rust API, the command
-//! line (`--format json`) and the MCP server (a real `ctxpack mcp` process over stdio) gives
+//! line (`--format json`) and the MCP server (a real `ctxpack mcp` process over stdio: its
+//! `structuredContent`, whatever the text's format, and its text with `format` json) gives
 //! the same pack JSON, byte for byte.
 
 use ctxpack_api::{
@@ -41,21 +42,21 @@ fn cases(goal: &str) -> Vec<Case> {
             name: "o200k meter",
             request: SnapshotPackRequest {
                 meter: ctxpack_api::Meter::O200k,
-                budget: ctxpack_api::Budget::new(120).expect("valid"),
+                budget: ctxpack_api::Budget::new(400).expect("valid"),
                 ..base()
             },
-            flags: &["--meter", "o200k", "--budget", "120"],
-            arguments: json!({"goal": goal, "meter": "o200k", "budget": 120}),
+            flags: &["--meter", "o200k", "--budget", "400"],
+            arguments: json!({"goal": goal, "meter": "o200k", "budget": 400}),
         },
         Case {
             name: "diverse selector",
             request: SnapshotPackRequest {
                 selector: ctxpack_api::Selector::Diverse,
-                budget: ctxpack_api::Budget::new(60).expect("valid"),
+                budget: ctxpack_api::Budget::new(300).expect("valid"),
                 ..base()
             },
-            flags: &["--selector", "diverse", "--budget", "60"],
-            arguments: json!({"goal": goal, "selector": "diverse", "budget": 60}),
+            flags: &["--selector", "diverse", "--budget", "300"],
+            arguments: json!({"goal": goal, "selector": "diverse", "budget": 300}),
         },
         Case {
             name: "scope all with an artifact",
@@ -114,7 +115,23 @@ fn library_cli_and_mcp_give_the_same_pack_bytes() {
         );
         let result = &reply["result"];
         assert_eq!(result["isError"], false, "{}: {reply}", case.name);
-        let from_mcp = result["content"][0]["text"].as_str().expect("a text block");
+        // The structured content keeps the pack's key order: it is the canonical JSON.
+        let from_mcp = result["structuredContent"].to_string();
+        let mut arguments = case.arguments.clone();
+        arguments["format"] = json!("json");
+        let reply = mcp.request(
+            200 + n as u64,
+            "tools/call",
+            json!({"name": "repo_context_pack", "arguments": arguments}),
+        );
+        let as_json = reply["result"]["content"][0]["text"]
+            .as_str()
+            .expect("a text block");
+        assert_eq!(
+            as_json, from_library,
+            "{}: MCP's JSON text and library differ",
+            case.name
+        );
 
         assert_eq!(
             from_cli, from_library,

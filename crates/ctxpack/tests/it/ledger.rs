@@ -131,7 +131,7 @@ fn show_prints_the_exact_bytes_a_pack_was_printed_with() {
         &["--format", "both", "--view", "full"],
     ];
     for output in outputs {
-        let mut args = vec!["pack", "budget enforcement", "--budget", "12"];
+        let mut args = vec!["pack", "budget enforcement", "--budget", "260"];
         args.extend_from_slice(output);
         let run = f.run(&args);
         assert_eq!(run.code, 0, "{}", run.stderr);
@@ -140,12 +140,15 @@ fn show_prints_the_exact_bytes_a_pack_was_printed_with() {
         assert_eq!(shown.code, 0, "{}", shown.stderr);
         assert_eq!(shown.stdout, run.stdout, "{output:?}");
     }
+    // A budget of content alone small enough to leave hits out: `--dropped` lists them.
+    let run = f.run(&["context", "pack", "budget enforcement", "--budget", "12"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     let id = newest_id(&f);
     let dropped = f.run(&["show", &id, "--dropped"]);
     assert_eq!(dropped.code, 0);
     assert!(dropped.stdout.contains("over_budget"), "{}", dropped.stdout);
     let log = json(&f.run(&["log", "--format", "json"]));
-    assert_eq!(log.as_array().expect("log").len(), outputs.len());
+    assert_eq!(log.as_array().expect("log").len(), outputs.len() + 1);
     assert_eq!(log[0]["surface"], "pack");
     assert_eq!(f.run(&["show", "deadbeef"]).code, 3);
     assert_eq!(f.run(&["show", "xyz"]).code, 2);

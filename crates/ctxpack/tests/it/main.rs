@@ -1,5 +1,7 @@
 //! Integration tests of the `ctxpack` command line, run as a real process.
 
+mod config;
+mod conveniences;
 mod crash;
 mod docs;
 mod eval;
@@ -8,6 +10,7 @@ mod hostile;
 mod identity;
 mod ledger;
 mod mcp;
+mod output;
 mod pack;
 mod plan;
 mod select;

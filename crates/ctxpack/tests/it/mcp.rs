@@ -1,14 +1,16 @@
-//! `ctxpack mcp`: every tool handler called directly, confinement, panics, raw JSON-RPC over
-//! the binary's stdio, and the official MCP Python SDK driving the binary
-//! (`tests/mcp/client_test.py`, run when `CTXPACK_MCP_PYTHON` names a Python with `mcp`
-//! installed; `.ci/run` sets it up, and under `CI=true` its absence fails the test).
+//! `ctxpack mcp`: every tool handler called directly, confinement, panics, the pack's formats
+//! and output schema, raw JSON-RPC over the binary's stdio (roots included), `ctxpack mcp
+//! config`, and the official MCP Python and TypeScript SDKs driving the binary
+//! (`tests/mcp/client_test.py` and `tests/mcp/ts/client_test.mjs`, run when
+//! `CTXPACK_MCP_PYTHON` and `CTXPACK_MCP_NODE_DIR` are set; `.ci/run` sets them up, and under
+//! `CI=true` their absence fails the tests).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use ctxpack::args::Location;
-use ctxpack::mcp::{Scope, Server, guarded};
+use ctxpack::mcp::{Reply, Scope, Server, file_uri_path, guarded};
 use ctxpack_api::{Control, Error};
 use serde_json::{Value, json};
 
@@ -16,6 +18,37 @@ use crate::ctxpack;
 
 const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n";
 const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff.\npub fn retry_with_backoff(attempts: u32) -> u32 {\n    attempts * 2\n}\n";
+
+/// Makes a git repository at `repo` with one commit of `files` (path, text); returns its SHA.
+fn repository(repo: &Path, files: &[(&str, &str)]) -> String {
+    let git = |args: &[&str]| -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    };
+    std::fs::create_dir_all(repo).expect("mkdir");
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "Test"]);
+    git(&["config", "user.email", "test@example.invalid"]);
+    git(&["config", "commit.gpgsign", "false"]);
+    for (path, text) in files {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "init"]);
+    git(&["rev-parse", "HEAD"])
+}
 
 /// A git repository with one commit and a document store holding seed 001's example, plus a
 /// directory outside the repository.
@@ -32,32 +65,15 @@ impl Fixture {
         let base = dir.path().canonicalize().expect("canonical temp dir");
         let repo = base.join("repo");
         let outside = base.join("outside");
-        std::fs::create_dir_all(repo.join("src")).expect("mkdir");
         std::fs::create_dir_all(&outside).expect("mkdir");
-        let git = |args: &[&str]| -> String {
-            let out = Command::new("git")
-                .args(args)
-                .current_dir(&repo)
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .output()
-                .expect("git runs");
-            assert!(out.status.success(), "git {args:?}: {out:?}");
-            String::from_utf8(out.stdout)
-                .expect("UTF-8")
-                .trim()
-                .to_owned()
-        };
-        git(&["init", "-q", "-b", "main"]);
-        git(&["config", "user.name", "Test"]);
-        git(&["config", "user.email", "test@example.invalid"]);
-        git(&["config", "commit.gpgsign", "false"]);
-        std::fs::write(repo.join("src/budget.rs"), BUDGET_RS).expect("write");
-        std::fs::write(repo.join("src/retry.rs"), RETRY_RS).expect("write");
-        std::fs::write(repo.join(".gitignore"), "/app.ctxpack\n/link\n").expect("write");
-        git(&["add", "-A"]);
-        git(&["commit", "-q", "-m", "init"]);
-        let head = git(&["rev-parse", "HEAD"]);
+        let head = repository(
+            &repo,
+            &[
+                ("src/budget.rs", BUDGET_RS),
+                ("src/retry.rs", RETRY_RS),
+                (".gitignore", "/app.ctxpack\n/link\n"),
+            ],
+        );
         let fixture = Fixture {
             _dir: dir,
             repo,
@@ -119,43 +135,64 @@ impl Fixture {
     }
 }
 
-/// What a call gave: the text of a successful result, or the envelope of a tool error.
+/// What a call gave: the text and structured content of a successful result, or the
+/// envelope of a tool error.
 #[derive(Debug)]
 enum Outcome {
-    Ok(String),
+    Ok { text: String, structured: Value },
     Failed(Value),
 }
 
 impl Outcome {
     fn text(self) -> String {
         match self {
-            Outcome::Ok(text) => text,
+            Outcome::Ok { text, .. } => text,
             Outcome::Failed(e) => panic!("expected success, got {e}"),
         }
     }
 
+    /// The structured content: the canonical JSON of every tool.
     fn json(self) -> Value {
-        serde_json::from_str(&self.text()).expect("a tool returns JSON")
+        match self {
+            Outcome::Ok { structured, .. } => structured,
+            Outcome::Failed(e) => panic!("expected success, got {e}"),
+        }
     }
 
     /// The `exitCode` of a failure.
     fn exit_code(&self) -> u64 {
         match self {
             Outcome::Failed(e) => e["error"]["exitCode"].as_u64().expect("an exit code"),
-            Outcome::Ok(text) => panic!("expected a failure, got {text}"),
+            Outcome::Ok { text, .. } => panic!("expected a failure, got {text}"),
         }
     }
 
     fn envelope(&self) -> &Value {
         match self {
             Outcome::Failed(e) => &e["error"],
-            Outcome::Ok(text) => panic!("expected a failure, got {text}"),
+            Outcome::Ok { text, .. } => panic!("expected a failure, got {text}"),
         }
     }
 }
 
-/// Calls a listed tool and checks the result's shape: one text block, the same JSON as
-/// structured content, and `isError` set exactly on failures.
+/// Checks a failure envelope: `code`, `exitCode`, `message`, then `hint` only when there is
+/// one, as a string (never `null`).
+fn check_envelope(value: &Value) {
+    let error = value["error"].as_object().expect("an error object");
+    let keys: Vec<&str> = error.keys().map(String::as_str).collect();
+    assert!(
+        keys == ["code", "exitCode", "message"] || keys == ["code", "exitCode", "message", "hint"],
+        "{value}"
+    );
+    assert!(
+        error.get("hint").is_none_or(Value::is_string),
+        "a hint is text or absent: {value}"
+    );
+}
+
+/// Calls a listed tool and checks the result's shape: one text block, structured content,
+/// and `isError` set exactly on failures. The text is the structured content's JSON, except
+/// for a pack rendered in another `format`.
 fn call(server: &Server, name: &str, arguments: Value) -> Outcome {
     let arguments = arguments.as_object().cloned();
     let result = server
@@ -167,25 +204,22 @@ fn call(server: &Server, name: &str, arguments: Value) -> Outcome {
         .expect("a text block")
         .text
         .clone();
-    let value: Value = serde_json::from_str(&text).expect("the text is JSON");
-    assert_eq!(result.structured_content.as_ref(), Some(&value));
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structured content");
     if result.is_error == Some(true) {
-        assert_eq!(
-            value["error"]
-                .as_object()
-                .map(|o| o.keys().cloned().collect::<Vec<_>>()),
-            Some(vec![
-                "code".to_owned(),
-                "exitCode".to_owned(),
-                "message".to_owned(),
-                "hint".to_owned()
-            ]),
-            "{value}"
-        );
+        let value: Value = serde_json::from_str(&text).expect("the text is JSON");
+        assert_eq!(structured, value);
+        check_envelope(&value);
         Outcome::Failed(value)
     } else {
         assert_eq!(result.is_error, Some(false));
-        Outcome::Ok(text)
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value) => assert_eq!(structured, value, "{name}"),
+            Err(_) => assert_eq!(name, "repo_context_pack", "only a pack is rendered: {text}"),
+        }
+        Outcome::Ok { text, structured }
     }
 }
 
@@ -353,24 +387,32 @@ fn snapshot_tools_match_the_cli() {
     );
     assert_eq!(conflict.exit_code(), 5);
 
-    // Exactly what the CLI prints with --format json, for defaults and for every option.
-    let text = call(&read, "repo_context_pack", json!({"goal": goal})).text();
+    // Exactly what the CLI prints: Markdown by default, the structured content is what
+    // --format json prints, for defaults and for every option.
+    let outcome = call(&read, "repo_context_pack", json!({"goal": goal}));
+    let Outcome::Ok { text, structured } = outcome else {
+        panic!("{outcome:?}")
+    };
     assert_eq!(
         format!("{text}\n"),
+        f.cli(&["pack", goal, "--format", "markdown"])
+    );
+    assert_eq!(
+        format!("{structured}\n"),
         f.cli(&["pack", goal, "--format", "json"])
     );
     let text = call(
         &read,
         "repo_context_pack",
-        json!({"goal": goal, "budget": 20, "at": &f.head[..10], "scope": "durable", "view": "full",
-               "meter": "chars", "selector": "skip", "top_k": 1}),
+        json!({"goal": goal, "budget": 700, "at": &f.head[..10], "scope": "durable", "view": "full",
+               "meter": "chars", "selector": "skip", "top_k": 1, "format": "json"}),
     )
     .text();
     let cli = f.cli(&[
         "pack",
         goal,
         "--budget",
-        "20",
+        "700",
         "--at",
         &f.head[..10],
         "--view",
@@ -693,11 +735,9 @@ fn paths_outside_the_repository_and_store_are_refused() {
         },
     )
     .expect("starts");
-    assert_eq!(server.workspace().repo_root(), Some(f.repo.as_path()));
-    assert_eq!(
-        server.workspace().store_dir().ok(),
-        Some(elsewhere.as_path())
-    );
+    let workspace = server.workspace().expect("serves the repository");
+    assert_eq!(workspace.repo_root(), Some(f.repo.as_path()));
+    assert_eq!(workspace.store_dir().ok(), Some(elsewhere.as_path()));
     let report = call(&server, "index", json!({})).json();
     assert_eq!(report["sha"], f.head.as_str());
     assert!(elsewhere.join("ctxpack.sqlite").is_file());
@@ -715,7 +755,7 @@ fn paths_outside_the_repository_and_store_are_refused() {
         "docs_insert",
         json!({"path": elsewhere.join("docs.ctxpack"), "collection": "c", "document": {"a": 1}}),
     );
-    assert!(matches!(outcome, Outcome::Ok(_)), "{outcome:?}");
+    assert!(matches!(outcome, Outcome::Ok { .. }), "{outcome:?}");
 }
 
 #[test]
@@ -733,7 +773,13 @@ fn a_directory_that_is_no_repository_still_serves_documents() {
         },
     )
     .expect("starts");
-    assert_eq!(server.workspace().repo_root(), None);
+    assert_eq!(
+        server
+            .workspace()
+            .expect("serves the directory")
+            .repo_root(),
+        None
+    );
     assert_eq!(call(&server, "status", json!({})).exit_code(), 2);
     let outcome = call(
         &server,
@@ -765,7 +811,7 @@ fn a_panic_is_an_internal_tool_error() {
         message.contains("`boom`") && message.contains("deliberate test panic"),
         "{message}"
     );
-    let result = guarded("fine", || Ok("{\"a\":1}".to_owned()));
+    let result = guarded("fine", || Ok(Reply::json(json!({"a": 1}))));
     assert_eq!(result.is_error, Some(false));
     assert_eq!(result.structured_content, Some(json!({"a": 1})));
 }
@@ -778,9 +824,16 @@ pub(crate) struct Raw {
 
 impl Raw {
     pub(crate) fn start(args: &[&str]) -> Raw {
+        Raw::start_in(Path::new("."), args)
+    }
+
+    /// A server started in `dir` (what it serves when neither `--cwd` nor roots name a
+    /// repository).
+    pub(crate) fn start_in(dir: &Path, args: &[&str]) -> Raw {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
             .arg("mcp")
             .args(args)
+            .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -813,10 +866,15 @@ impl Raw {
     }
 
     pub(crate) fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// `initialize` declaring these client capabilities, then `notifications/initialized`.
+    pub(crate) fn initialize_with(&mut self, capabilities: Value) -> Value {
         let reply = self.request(
             0,
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
                    "clientInfo": {"name": "raw", "version": "0"}}),
         );
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
@@ -1503,12 +1561,16 @@ fn tool_schemas_keep_to_openai_strict_and_gemini() {
 /// An outcome without what differs between two runs of the same call (index's `seconds`).
 fn comparable(outcome: &Outcome) -> Value {
     match outcome {
-        Outcome::Ok(text) => {
-            let mut value: Value = serde_json::from_str(text).expect("JSON");
+        Outcome::Ok { text, structured } => {
+            let mut value = structured.clone();
             if let Some(object) = value.as_object_mut() {
                 object.remove("seconds");
             }
-            value
+            // A rendered pack's text is compared too; JSON text is the structured content.
+            match serde_json::from_str::<Value>(text) {
+                Ok(_) => value,
+                Err(_) => json!([value, text]),
+            }
         }
         Outcome::Failed(envelope) => envelope.clone(),
     }
@@ -1595,7 +1657,7 @@ fn null_for_every_optional_argument_is_the_default() {
         match name {
             "docs_insert" => assert_eq!(null_outcome.exit_code(), 5, "{null_outcome:?}"),
             _ => assert!(
-                matches!(null_outcome, Outcome::Ok(_)),
+                matches!(null_outcome, Outcome::Ok { .. }),
                 "{name}: {null_outcome:?}"
             ),
         }
@@ -1605,4 +1667,508 @@ fn null_for_every_optional_argument_is_the_default() {
         nulls >= 28,
         "only {nulls} optional arguments were sent as null"
     );
+}
+
+#[test]
+fn repo_context_pack_renders_every_format_and_structures_the_json() {
+    let f = Fixture::new();
+    f.cli(&["index"]);
+    let read = f.server(Scope::Read);
+    let goal = "how are budgets enforced";
+    let json_cli = f.cli(&["pack", goal, "--view", "minimal", "--format", "json"]);
+    let mut texts = Vec::new();
+    for format in ["markdown", "text", "xml", "json"] {
+        let outcome = call(
+            &read,
+            "repo_context_pack",
+            json!({"goal": goal, "view": "minimal", "format": format}),
+        );
+        let Outcome::Ok { text, structured } = outcome else {
+            panic!("{format}: {outcome:?}")
+        };
+        let cli = f.cli(&["pack", goal, "--view", "minimal", "--format", format]);
+        assert_eq!(format!("{text}\n"), cli, "{format}");
+        // The structured pack is the one the text shows: fitted to that text (JSON text is
+        // fitted as markdown, as `--format json` is).
+        let fitted = if format == "json" { "markdown" } else { format };
+        assert_eq!(structured["renderedFormat"], fitted, "{format}");
+        if fitted == "markdown" {
+            assert_eq!(format!("{structured}\n"), json_cli, "{format}");
+        } else {
+            // Here the same hits fit either way; only the measure of the output differs.
+            let strip = |mut pack: Value| {
+                let object = pack.as_object_mut().expect("an object");
+                object.remove("renderedFormat");
+                object.remove("renderedTokens");
+                pack
+            };
+            let cli: Value = serde_json::from_str(&json_cli).expect("JSON");
+            assert_eq!(strip(structured.clone()), strip(cli), "{format}");
+        }
+        texts.push(text);
+    }
+    // Markdown is the default, and the leanest for a model to read.
+    let default = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": goal, "view": "minimal", "format": null}),
+    )
+    .text();
+    assert_eq!(default, texts[0]);
+    assert!(default.starts_with("# "), "{default}");
+    let o200k = |text: &str| ctxpack_api::Meter::O200k.count(text);
+    assert!(o200k(&texts[0]) < o200k(&texts[3]), "{texts:?}");
+    for format in ["both", "yaml", "Markdown"] {
+        let outcome = call(
+            &read,
+            "repo_context_pack",
+            json!({"goal": goal, "format": format}),
+        );
+        assert_eq!(outcome.exit_code(), 2, "{format}");
+        let message = outcome.envelope()["message"].as_str().expect("a message");
+        assert!(message.contains("`format`"), "{message}");
+    }
+}
+
+/// Whether `value` conforms to `schema`, for the keywords ctxpack's output schema uses; with
+/// `closed`, an object may also carry no property its schema does not declare (so the schema
+/// cannot fall behind what a pack carries, although it is published open).
+fn conform(schema: &Value, value: &Value, at: &str, closed: bool, problems: &mut Vec<String>) {
+    let mut problem = |what: String| problems.push(format!("{at}: {what}"));
+    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+        let fits = branches.iter().any(|branch| {
+            let mut inner = Vec::new();
+            conform(branch, value, at, closed, &mut inner);
+            inner.is_empty()
+        });
+        if !fits {
+            problem(format!("{value} fits no branch of anyOf"));
+        }
+    }
+    if let Some(kind) = schema.get("type").and_then(Value::as_str) {
+        let fits = match kind {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "integer" => value.is_u64() || value.is_i64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            other => panic!("the checker knows no type {other}"),
+        };
+        if !fits {
+            return problem(format!("{value} is not of type {kind}"));
+        }
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array)
+        && !values.contains(value)
+    {
+        problem(format!("{value} is not one of {values:?}"));
+    }
+    if let Some(minimum) = schema.get("minimum").and_then(Value::as_f64)
+        && value.as_f64().is_some_and(|v| v < minimum)
+    {
+        problem(format!("{value} is below {minimum}"));
+    }
+    if let (Some(items), Some(values)) = (schema.get("items"), value.as_array()) {
+        for (i, item) in values.iter().enumerate() {
+            conform(items, item, &format!("{at}[{i}]"), closed, problems);
+        }
+    }
+    let Some(object) = value.as_object() else {
+        return;
+    };
+    for name in schema["required"].as_array().into_iter().flatten() {
+        let name = name.as_str().expect("a name");
+        if !object.contains_key(name) {
+            problems.push(format!("{at}: `{name}` is missing"));
+        }
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (key, item) in object {
+        match (
+            properties.and_then(|p| p.get(key)),
+            schema.get("additionalProperties"),
+        ) {
+            (Some(property), _) => {
+                conform(property, item, &format!("{at}.{key}"), closed, problems)
+            }
+            (None, Some(Value::Bool(false))) => {
+                problems.push(format!("{at}: `{key}` is not allowed"));
+            }
+            (None, Some(extra @ Value::Object(_))) => {
+                conform(extra, item, &format!("{at}.{key}"), closed, problems);
+            }
+            (None, _) if closed && properties.is_some() => {
+                problems.push(format!("{at}: `{key}` is not declared"));
+            }
+            (None, _) => {}
+        }
+    }
+}
+
+fn conforms(schema: &Value, value: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    conform(schema, value, "$", true, &mut problems);
+    problems
+}
+
+#[test]
+fn structured_content_validates_against_the_output_schema() {
+    let f = Fixture::new();
+    let read = f.server(Scope::Read);
+    let tools = read.tools();
+    for tool in &tools {
+        assert_eq!(
+            tool.output_schema.is_some(),
+            tool.name == "repo_context_pack",
+            "{}",
+            tool.name
+        );
+    }
+    let pack_tool = tools
+        .iter()
+        .find(|t| t.name == "repo_context_pack")
+        .expect("listed");
+    let schema = Value::Object((**pack_tool.output_schema.as_ref().expect("declared")).clone());
+    // Kept by clients of the older revisions, which drop an output schema that is no object.
+    assert_eq!(schema["type"], "object");
+
+    // A failure's envelope, with its hint and without one.
+    let not_indexed = call(&read, "repo_context_pack", json!({"goal": "budget"}));
+    let bad_budget = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": "budget", "budget": 0}),
+    );
+    for failure in [&not_indexed, &bad_budget] {
+        let Outcome::Failed(envelope) = failure else {
+            panic!("{failure:?}")
+        };
+        assert_eq!(
+            conforms(&schema, envelope),
+            Vec::<String>::new(),
+            "{envelope}"
+        );
+    }
+
+    // Packs in every view, with artifacts, dropped candidates and a warning.
+    f.cli(&["index"]);
+    let write = f.server(Scope::Write);
+    call(
+        &write,
+        "artifact_add",
+        json!({"scope": "evidence", "id": "ci-1", "content": "budget test failed: the budget was exceeded\n"}),
+    );
+    std::fs::write(f.repo.join("src/budget.rs"), "// changed, not committed\n").expect("write");
+    let mut seen = std::collections::BTreeSet::new();
+    for view in ["minimal", "default", "full"] {
+        for budget in [250, 8000] {
+            let pack = call(
+                &read,
+                "repo_context_pack",
+                json!({"goal": "budget retry", "scope": "all", "view": view, "budget": budget}),
+            )
+            .json();
+            assert_eq!(conforms(&schema, &pack), Vec::<String>::new(), "{pack}");
+            for hit in pack["hits"].as_array().expect("hits") {
+                seen.extend(hit.as_object().expect("a hit").keys().cloned());
+            }
+            seen.extend(pack.as_object().expect("a pack").keys().cloned());
+        }
+    }
+    for key in [
+        "artifacts",
+        "snapshot",
+        "dropped",
+        "rank",
+        "tier",
+        "path",
+        "symbol",
+    ] {
+        assert!(seen.contains(key), "no pack carried `{key}`: {seen:?}");
+    }
+
+    // The checker itself refuses what does not conform.
+    let pack = call(&read, "repo_context_pack", json!({"goal": "budget"})).json();
+    let mut broken = pack.clone();
+    broken["budget"] = json!("8000");
+    assert!(!conforms(&schema, &broken).is_empty());
+    let mut broken = pack.clone();
+    broken.as_object_mut().expect("an object").remove("hits");
+    assert!(!conforms(&schema, &broken).is_empty());
+    let mut broken = pack;
+    broken["surprise"] = json!(1);
+    assert!(!conforms(&schema, &broken).is_empty());
+    assert!(
+        !conforms(
+            &schema,
+            &json!({"error": {"code": "x", "exitCode": 2, "message": "m"}})
+        )
+        .is_empty()
+    );
+    assert!(
+        !conforms(
+            &schema,
+            &json!({"error": {"code": "internal", "exitCode": 1, "message": "m", "hint": null}})
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn a_hint_is_left_out_when_there_is_none_never_null() {
+    let f = Fixture::new();
+    let read = f.server(Scope::Read);
+    // `call` checks every envelope's keys; these two have a hint and none.
+    let not_indexed = call(&read, "repo_context_pack", json!({"goal": "budget"}));
+    assert!(
+        not_indexed.envelope()["hint"].is_string(),
+        "{not_indexed:?}"
+    );
+    let unknown = call(&read, "status", json!({"colour": "red"}));
+    assert_eq!(unknown.envelope().get("hint"), None, "{unknown:?}");
+
+    // Over the wire: neither the text nor the structured content says `"hint": null`.
+    let repo = f.repo.to_str().expect("UTF-8");
+    let mut server = Raw::start(&["--cwd", repo]);
+    server.initialize();
+    for (id, arguments) in [
+        (1, json!({"name": "status", "arguments": {"colour": "red"}})),
+        (
+            2,
+            json!({"name": "repo_context_pack", "arguments": {"goal": "x", "budget": 0}}),
+        ),
+        (
+            3,
+            json!({"name": "repo_context_pack", "arguments": {"goal": "x"}}),
+        ),
+    ] {
+        let reply = server.request(id, "tools/call", arguments);
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+        let text: Value = serde_json::from_str(
+            reply["result"]["content"][0]["text"]
+                .as_str()
+                .expect("text"),
+        )
+        .expect("JSON");
+        for envelope in [&text, &reply["result"]["structuredContent"]] {
+            check_envelope(envelope);
+        }
+        assert!(!reply.to_string().contains(r#""hint":null"#), "{reply}");
+        assert!(!reply.to_string().contains(r#"\"hint\":null"#), "{reply}");
+    }
+    let (ok, rest) = server.finish();
+    assert!(ok && rest.is_empty(), "{rest}");
+}
+
+/// Every string in a JSON value.
+fn strings(value: &Value) -> Vec<&str> {
+    match value {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().flat_map(strings).collect(),
+        Value::Object(map) => map.values().flat_map(strings).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn mcp_config_prints_a_configuration_that_works_as_pasted() {
+    let f = Fixture::new();
+    let machine: Vec<String> = [
+        std::env::var("HOME").unwrap_or_default(),
+        env!("CARGO_MANIFEST_DIR").to_owned(),
+        env!("CARGO_BIN_EXE_ctxpack").to_owned(),
+        std::env::current_dir().expect("cwd").display().to_string(),
+        f.repo.display().to_string(),
+    ]
+    .into_iter()
+    .filter(|p| p.len() > 1)
+    .collect();
+    for (client, servers, workspace_variable) in [
+        ("claude-code", "mcpServers", false),
+        ("cursor", "mcpServers", true),
+        ("vscode", "servers", true),
+    ] {
+        for scope in ["read", "write"] {
+            let run = ctxpack(
+                &["mcp", "config", "--client", client, "--scope", scope],
+                b"",
+            );
+            assert_eq!(run.code, 0, "{}", run.transcript());
+            let config: Value = serde_json::from_str(&run.stdout)
+                .unwrap_or_else(|e| panic!("{client}: not JSON ({e}): {}", run.stdout));
+            assert!(!run.stderr.is_empty(), "{client}: a note on where it goes");
+            for text in strings(&config) {
+                assert!(!text.starts_with('/'), "{client}: an absolute path {text}");
+                for path in &machine {
+                    assert!(
+                        !text.contains(path.as_str()),
+                        "{client}: {text} names {path}"
+                    );
+                }
+            }
+            let entry = &config[servers]["ctxpack"];
+            assert_eq!(entry["command"], "ctxpack", "{config}");
+            let args: Vec<&str> = strings(&entry["args"]);
+            assert_eq!(args[..3], ["mcp", "--scope", scope], "{config}");
+            let cwd = args.iter().position(|a| *a == "--cwd");
+            assert_eq!(
+                cwd.map(|i| args[i + 1]),
+                workspace_variable.then_some("${workspaceFolder}"),
+                "{config}"
+            );
+            if client == "vscode" {
+                assert_eq!(entry["type"], "stdio");
+            }
+
+            // Started the way the client starts it, the server serves the project: the
+            // client expands its variable, or starts the server in the project.
+            let args: Vec<String> = args[1..]
+                .iter()
+                .map(|a| a.replace("${workspaceFolder}", f.repo.to_str().expect("UTF-8")))
+                .collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let mut server = Raw::start_in(&f.repo, &args);
+            server.initialize();
+            let reply = server.request(1, "tools/call", json!({"name": "status", "arguments": {}}));
+            assert_eq!(
+                reply["result"]["structuredContent"]["head"],
+                f.head.as_str(),
+                "{reply}"
+            );
+            let (ok, _) = server.finish();
+            assert!(ok);
+        }
+    }
+    let unknown = ctxpack(&["mcp", "config", "--client", "notepad"], b"");
+    assert_eq!(unknown.code, 2, "{}", unknown.transcript());
+    let both = ctxpack(&["mcp", "--cwd", ".", "config", "--client", "cursor"], b"");
+    assert_eq!(both.code, 2, "{}", both.transcript());
+
+    // The example at the repository root is the Claude Code configuration, as printed.
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.mcp.json");
+    let example: Value =
+        serde_json::from_str(&std::fs::read_to_string(example).expect("the example .mcp.json"))
+            .expect("JSON");
+    let printed = ctxpack(&["mcp", "config", "--client", "claude-code"], b"");
+    assert_eq!(
+        example,
+        serde_json::from_str::<Value>(&printed.stdout).expect("JSON")
+    );
+}
+
+/// A `file://` URI for a local path, percent-encoding every byte outside RFC 3986's
+/// unreserved set and `/`.
+fn file_uri(path: &Path) -> String {
+    let mut uri = String::from("file://");
+    for &byte in path.as_os_str().as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+#[test]
+fn file_uris_name_local_paths() {
+    for (uri, path) in [
+        ("file:///home/u/repo", Some("/home/u/repo")),
+        ("file://localhost/home/u/repo", Some("/home/u/repo")),
+        ("FILE:///srv/my%20repo/", Some("/srv/my repo/")),
+        ("file:///srv/caf%C3%A9", Some("/srv/café")),
+        ("file:///srv/repo?x=1#top", Some("/srv/repo")),
+        ("file://example.com/srv/repo", None),
+        ("file://relative", None),
+        ("file:///srv/a%00b", None),
+        ("file:///srv/%zz", None),
+        ("https://example.com/repo", None),
+        ("file:", None),
+    ] {
+        assert_eq!(file_uri_path(uri), path.map(PathBuf::from), "{uri}");
+    }
+    let odd = Path::new("/tmp/a b/ü#?%");
+    assert_eq!(file_uri_path(&file_uri(odd)), Some(odd.to_owned()));
+}
+
+/// Reads the server's `roots/list` request and answers it with `answer` (a `result` or an
+/// `error` member).
+fn answer_roots(server: &mut Raw, answer: Value) {
+    let request = server.receive();
+    assert_eq!(request["method"], "roots/list", "{request}");
+    let mut reply = json!({"jsonrpc": "2.0", "id": request["id"]});
+    for (key, value) in answer.as_object().expect("an answer") {
+        reply[key] = value.clone();
+    }
+    server.send(&reply.to_string());
+}
+
+/// The `status` a server gives: its structured content, or the failure envelope.
+fn status_of(server: &mut Raw, id: u64) -> Value {
+    let reply = server.request(id, "tools/call", json!({"name": "status", "arguments": {}}));
+    reply["result"]["structuredContent"].clone()
+}
+
+#[test]
+fn without_cwd_the_server_serves_the_clients_first_file_root() {
+    let f = Fixture::new();
+    let second = f.outside.join("second repo");
+    let second_head = repository(&second, &[("notes.md", "# Notes\n\nBudgets.\n")]);
+    // Started outside every repository, as a global configuration is.
+    let mut server = Raw::start_in(&f.outside, &[]);
+    server.initialize_with(json!({"roots": {"listChanged": true}}));
+    answer_roots(
+        &mut server,
+        json!({"result": {"roots": [
+            {"uri": "https://example.invalid/not-a-file"},
+            {"uri": file_uri(&second), "name": "second"},
+            {"uri": file_uri(&f.repo), "name": "first"},
+        ]}}),
+    );
+    assert_eq!(status_of(&mut server, 1)["head"], second_head.as_str());
+
+    // The client's roots change: the server asks again and follows.
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#);
+    answer_roots(
+        &mut server,
+        json!({"result": {"roots": [{"uri": file_uri(&f.repo)}]}}),
+    );
+    assert_eq!(status_of(&mut server, 2)["head"], f.head.as_str());
+
+    // A client that cannot answer leaves the server on the directory it was started in.
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#);
+    answer_roots(
+        &mut server,
+        json!({"error": {"code": -32601, "message": "no roots here"}}),
+    );
+    let status = status_of(&mut server, 3);
+    assert_eq!(status["error"]["exitCode"], 2, "{status}");
+    let (ok, rest) = server.finish();
+    assert!(ok && rest.is_empty(), "{rest}");
+
+    // A client without roots: the directory the server was started in, and no request.
+    let mut server = Raw::start_in(&f.repo.join("src"), &[]);
+    server.initialize();
+    assert!(server.request(1, "ping", json!({}))["result"].is_object());
+    assert_eq!(status_of(&mut server, 2)["head"], f.head.as_str());
+    server.finish();
+
+    // `--cwd` wins over roots: none is asked for.
+    let mut server = Raw::start_in(&f.outside, &["--cwd", f.repo.to_str().expect("UTF-8")]);
+    server.initialize_with(json!({"roots": {"listChanged": true}}));
+    assert!(server.request(1, "ping", json!({}))["result"].is_object());
+    assert_eq!(status_of(&mut server, 2)["head"], f.head.as_str());
+    server.finish();
+
+    // A `--cwd` whose client variable was not expanded counts as none.
+    let mut server = Raw::start_in(&f.outside, &["--cwd", "${workspaceFolder}"]);
+    server.initialize_with(json!({"roots": {}}));
+    answer_roots(
+        &mut server,
+        json!({"result": {"roots": [{"uri": file_uri(&second)}]}}),
+    );
+    assert_eq!(status_of(&mut server, 1)["head"], second_head.as_str());
+    server.finish();
 }

@@ -123,7 +123,7 @@ pub fn json(run: &Run) -> Value {
 #[test]
 fn missing_snapshot_exits_3_with_guidance_until_indexed() {
     let (f, first) = project();
-    let run = f.run(&["pack", "budget"]);
+    let run = f.run(&["pack", "budget", "--no-index"]);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(
         run.stderr
@@ -155,7 +155,7 @@ fn missing_snapshot_exits_3_with_guidance_until_indexed() {
         &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
     );
     let second = f.commit("second");
-    let run = f.run(&["pack", "budget"]);
+    let run = f.run(&["pack", "budget", "--no-index"]);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(
         run.stderr.contains(&format!(
@@ -166,7 +166,7 @@ fn missing_snapshot_exits_3_with_guidance_until_indexed() {
     );
     // The ancestor is guidance, never packed automatically: still exit 3 with --format json,
     // and the envelope on stdout.
-    let run = f.run(&["pack", "budget", "--format", "json"]);
+    let run = f.run(&["pack", "budget", "--no-index", "--format", "json"]);
     assert_eq!(run.code, 3, "{}", run.stderr);
     let envelope: Value = serde_json::from_str(&run.stdout).expect("envelope");
     assert_eq!(envelope["error"]["code"], "not_found");
@@ -181,20 +181,23 @@ fn missing_snapshot_exits_3_with_guidance_until_indexed() {
 }
 
 #[test]
-fn context_pack_alias_and_text_headers() {
-    let (f, _) = project();
+fn context_pack_keeps_seed_000s_contract_and_header_lines() {
+    let (f, sha) = project();
+    // No indexing: an unindexed commit exits 3, as seed 000 says.
+    let run = f.run(&["context", "pack", "budget"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("error: snapshot {sha} is not indexed")),
+        "{}",
+        run.stderr
+    );
+    assert!(!f.path().join(".ctxpack").exists(), "nothing was written");
     assert_eq!(f.run(&["index"]).code, 0);
-    let run = f.run(&[
-        "context",
-        "pack",
-        "budget",
-        "--budget",
-        "50",
-        "--selector",
-        "diverse",
-    ]);
+    let run = f.run(&["context", "pack", "budget"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for header in [
+        "budget: 1200 words\n",
         "selection_strategy: citation-diverse-v2\n",
         "candidate_hits: ",
         "unique_citations: ",
@@ -208,6 +211,246 @@ fn context_pack_alias_and_text_headers() {
             run.stdout
         );
     }
+    let pack = json(&f.run(&["context", "pack", "budget", "--format", "json"]));
+    assert_eq!(
+        (
+            &pack["budget"],
+            &pack["meter"],
+            &pack["selection"]["strategy"]
+        ),
+        (&1200.into(), &"words".into(), &"citation-diverse-v2".into()),
+        "{pack}"
+    );
+    // Its options are `pack`'s; only the defaults differ.
+    let pack = json(&f.run(&[
+        "context",
+        "pack",
+        "budget",
+        "--budget",
+        "2k",
+        "--meter",
+        "o200k",
+        "--selector",
+        "coverage",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        (
+            &pack["budget"],
+            &pack["meter"],
+            &pack["selection"]["strategy"]
+        ),
+        (&2000.into(), &"o200k".into(), &"coverage-v1".into()),
+        "{pack}"
+    );
+    let help = f.run(&["context", "pack", "--help"]);
+    for default in [
+        "[default: 1200]",
+        "[default: words]",
+        "[default: diverse]",
+        "[default: 30]",
+    ] {
+        assert!(help.stdout.contains(default), "{default}: {}", help.stdout);
+    }
+    let help = f.run(&["pack", "--help"]);
+    for default in [
+        "[default: 8000]",
+        "[default: o200k]",
+        "[default: coverage]",
+        "[default: sized to the budget",
+    ] {
+        assert!(help.stdout.contains(default), "{default}: {}", help.stdout);
+    }
+}
+
+#[test]
+fn a_new_commit_packs_without_a_manual_index() {
+    let (f, first) = project();
+    let run = f.run(&["pack", "budget", "--format", "json"]);
+    let pack = json(&run);
+    assert_eq!(pack["snapshotSha"], Value::String(first.clone()));
+    assert_eq!(
+        (
+            &pack["budget"],
+            &pack["meter"],
+            &pack["selection"]["strategy"]
+        ),
+        (&8000.into(), &"o200k".into(), &"coverage-v1".into()),
+        "{pack}"
+    );
+    assert!(
+        run.stderr.contains(&format!("indexed {}", &first[..12])),
+        "{}",
+        run.stderr
+    );
+    // Already indexed: nothing more to do, and nothing printed about indexing. `--index`
+    // is still accepted and means the default.
+    let run = f.run(&["pack", "--index", "budget"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("indexed"), "{}", run.stderr);
+
+    f.write(
+        "src/budget.rs",
+        &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
+    );
+    let second = f.commit("second");
+    // --no-index refuses, naming the indexed ancestor; the last of --index and --no-index
+    // wins.
+    for flags in [&["--no-index"][..], &["--index", "--no-index"]] {
+        let mut args = vec!["pack", "budget"];
+        args.extend_from_slice(flags);
+        let run = f.run(&args);
+        assert_eq!(run.code, 3, "{flags:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("nearest indexed ancestor: {first}")),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = f.run(&[
+        "pack",
+        "budget",
+        "--no-index",
+        "--index",
+        "--format",
+        "json",
+    ]);
+    let pack = json(&run);
+    assert_eq!(pack["snapshotSha"], Value::String(second.clone()));
+    assert!(
+        run.stderr.contains(&format!(
+            "indexed {}: 4 files (1 new, 3 reused)",
+            &second[..12]
+        )),
+        "incremental: {}",
+        run.stderr
+    );
+    assert!(
+        pack["hits"][0]["text"]
+            .as_str()
+            .expect("a hit")
+            .contains("cost > 0"),
+        "{pack}"
+    );
+}
+
+#[test]
+fn budgets_take_k_and_m_suffixes_on_the_command_line() {
+    // (flag value, the budget or the error)
+    let cases: &[(&str, Result<u64, &str>)] = &[
+        ("8k", Ok(8_000)),
+        ("32k", Ok(32_000)),
+        ("1.5k", Ok(1_500)),
+        ("0.5k", Ok(500)),
+        ("1.000k", Ok(1_000)),
+        ("8K", Ok(8_000)),
+        ("1m", Ok(1_000_000)),
+        ("2.25M", Ok(2_250_000)),
+        ("9007199254.740991m", Ok(9_007_199_254_740_991)),
+        ("1200", Ok(1_200)),
+        (" 8k ", Ok(8_000)),
+        ("1.2345k", Err("budget must be a whole number, got 1.2345k")),
+        ("0.0001m", Ok(100)),
+        (
+            "0.0000001m",
+            Err("budget must be a whole number, got 0.0000001m"),
+        ),
+        ("0k", Err("budget must be a positive integer, got 0k")),
+        ("0.0k", Err("budget must be a positive integer, got 0.0k")),
+        ("-1k", Err("budget must be a positive integer, got -1k")),
+        ("-1.5k", Err("budget must be a positive integer, got -1.5k")),
+        (
+            "9007199254741k",
+            Err(
+                "budget 9007199254741k is above the largest safe integer (2^53 - 1 = 9007199254740991)",
+            ),
+        ),
+        (
+            "99999999999999999999999999m",
+            Err(
+                "budget 99999999999999999999999999m is above the largest safe integer (2^53 - 1 = 9007199254740991)",
+            ),
+        ),
+        ("k", Err("budget must be a positive integer, got `k`")),
+        ("1.k", Err("budget must be a positive integer, got `1.k`")),
+        (".5k", Err("budget must be a positive integer, got `.5k`")),
+        ("1e3k", Err("budget must be a positive integer, got `1e3k`")),
+        ("8 k", Err("budget must be a positive integer, got `8 k`")),
+        ("8kk", Err("budget must be a positive integer, got `8kk`")),
+        ("1g", Err("budget must be a positive integer, got `1g`")),
+        ("0", Err("budget must be a positive integer, got 0")),
+    ];
+    for (given, expected) in cases {
+        let parsed = ctxpack::args::parse_budget(given).map(ctxpack_api::Budget::get);
+        assert_eq!(
+            parsed.as_ref().copied().map_err(String::as_str),
+            *expected,
+            "{given:?}"
+        );
+    }
+
+    // On the command line: `pack` and `context pack` (and `eval --budgets`, in eval.rs).
+    let (f, _) = project();
+    let pack = json(&f.run(&["pack", "budget", "--budget", "1.5k", "--format", "json"]));
+    assert_eq!(pack["budget"], 1500);
+    let pack = json(&f.run(&[
+        "context", "pack", "budget", "--budget", "2k", "--index", "--format", "json",
+    ]));
+    assert_eq!(pack["budget"], 2000);
+    let run = f.run(&["pack", "budget", "--budget", "1.2345k", "--format", "json"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let envelope: Value = serde_json::from_str(&run.stdout).expect("an envelope");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("budget must be a whole number, got 1.2345k"),
+        "{envelope}"
+    );
+    // A JSON payload's budget stays an integer.
+    let payload = f.path().join("in.json");
+    std::fs::write(&payload, r#"{"goal": "budget", "budget": "8k"}"#).expect("write");
+    let run = f.run(&["pack", "--input", payload.to_str().expect("UTF-8")]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn untracked_files_are_counted_in_the_dirty_warning() {
+    let (f, _) = project();
+    f.write(".gitignore", "*.log\n");
+    f.commit("ignore logs");
+    f.write("src/budget.rs", "// changed\n");
+    f.write("notes/todo.md", "budget todo\n");
+    f.write("scratch.rs", "fn scratch_budget() {}\n");
+    f.write("debug.log", "ignored\n");
+    let warning = "warning: worktree has uncommitted changes (1 modified, 2 untracked); the pack reads the committed snapshot and excludes them\n";
+    let run = f.run(&["pack", "budget"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("worktree_dirty: true\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(warning), "{}", run.stdout);
+    let run = f.run(&["status"]);
+    assert!(
+        run.stdout
+            .contains("worktree: dirty (1 modified, 2 untracked)\n"),
+        "{}",
+        run.stdout
+    );
+    // Untracked files alone make the worktree dirty too.
+    f.git(&["checkout", "--", "src/budget.rs"]);
+    let pack = json(&f.run(&["context", "pack", "budget", "--format", "json"]));
+    assert_eq!(pack["snapshot"]["worktreeDirty"], true);
+    assert_eq!(
+        pack["warnings"],
+        serde_json::json!([
+            "worktree has uncommitted changes (0 modified, 2 untracked); the pack reads the committed snapshot and excludes them"
+        ])
+    );
 }
 
 #[test]
@@ -217,12 +460,12 @@ fn input_payload_rules() {
     let payload = f.path().join("in.json");
     std::fs::write(
         &payload,
-        r#"{"goal": "budget", "budget": 40, "at": "HEAD"}"#,
+        r#"{"goal": "budget", "budget": 400, "at": "HEAD"}"#,
     )
     .expect("write");
     let p = payload.to_str().expect("UTF-8");
     let pack = json(&f.run(&["pack", "--input", p, "--format", "json"]));
-    assert_eq!(pack["budget"], 40);
+    assert_eq!(pack["budget"], 400);
     assert_eq!(pack["goal"], "budget");
     for extra in [&["goal"][..], &["--budget", "5"], &["--at", "HEAD"]] {
         let mut args = vec!["pack", "--input", p];
@@ -298,23 +541,6 @@ fn damaged_stores_and_repositories_exit_4_with_a_way_out() {
         "{}",
         run.stdout
     );
-}
-
-#[test]
-fn pack_index_flag_reports_indexing_on_stderr() {
-    let (f, sha) = project();
-    let run = f.run(&["pack", "--index", "budget", "--format", "json"]);
-    let pack = json(&run);
-    assert_eq!(pack["snapshotSha"], Value::String(sha.clone()));
-    assert!(
-        run.stderr.contains(&format!("indexed {}", &sha[..12])),
-        "{}",
-        run.stderr
-    );
-    // Already indexed: nothing more to do, and nothing printed about indexing.
-    let run = f.run(&["pack", "--index", "budget"]);
-    assert_eq!(run.code, 0);
-    assert!(!run.stderr.contains("indexed"), "{}", run.stderr);
 }
 
 /// Starts indexing HEAD in this process and returns once it holds the writer lock: the run
@@ -442,7 +668,15 @@ fn kill_during_index_leaves_earlier_snapshots_intact() {
                 .starts_with("src/budget.rs")
         );
         // The second is either complete or absent, never half there.
-        let run = f.run(&["pack", "budget", "--at", &second, "--format", "json"]);
+        let run = f.run(&[
+            "pack",
+            "budget",
+            "--at",
+            &second,
+            "--no-index",
+            "--format",
+            "json",
+        ]);
         if run.code == 0 {
             let stats = status["snapshots"]
                 .as_array()
@@ -479,4 +713,49 @@ fn usage_errors_carry_the_envelope_when_json_was_asked_for() {
             .expect("message")
             .contains("budget must be a positive integer")
     );
+}
+
+#[test]
+fn include_exclude_and_worktree_reach_the_pack() {
+    let (f, _) = project();
+    f.write(
+        "src/drafts.rs",
+        "pub fn budget_draft_in_the_worktree() {}\n",
+    );
+    f.write("docs/budget.md", "# Budget drafts\n");
+    let pack = json(&f.run(&[
+        "pack",
+        "budget draft worktree",
+        "--worktree",
+        "--include",
+        "src/**",
+        "--include",
+        "docs/**",
+        "--exclude",
+        "*.md",
+        "--format",
+        "json",
+    ]));
+    let citations: Vec<&str> = pack["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["citation"].as_str().expect("a citation"))
+        .collect();
+    assert!(
+        citations.iter().all(|c| c.starts_with("src/")),
+        "{citations:?}"
+    );
+    assert!(
+        citations
+            .iter()
+            .any(|c| c.starts_with("src/drafts.rs#") && c.ends_with("@worktree")),
+        "{citations:?}"
+    );
+    // The working tree is packed over HEAD only; a malformed glob names its flag.
+    let run = f.run(&["pack", "budget", "--worktree", "--at", "HEAD"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    let run = f.run(&["pack", "budget", "--exclude", "!src/**"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(run.stderr.contains("exclude"), "{}", run.stderr);
 }

@@ -342,17 +342,34 @@ async def write_scope(fx: Fixture) -> None:
             check("index again is a no-op", not result.is_error and json.loads(text(result))["alreadyIndexed"] is True, result)
 
             goal = "how are budgets enforced"
-            result = await session.call_tool("repo_context_pack", {"goal": goal, "budget": 60, "view": "minimal"})
-            cli = fx.ctxpack("pack", goal, "--budget", "60", "--view", "minimal", "--format", "json")
+            result = await session.call_tool("repo_context_pack", {"goal": goal, "budget": 300, "view": "minimal"})
+            cli = fx.ctxpack("pack", goal, "--budget", "300", "--view", "minimal", "--format", "json")
+            cli_markdown = fx.ctxpack("pack", goal, "--budget", "300", "--view", "minimal", "--format", "markdown")
             check("repo_context_pack succeeds once indexed", not result.is_error, result)
-            check("repo_context_pack returns the same bytes as `ctxpack pack --format json`", text(result) + "\n" == cli, (text(result), cli))
-            pack = json.loads(text(result))
+            check(
+                "its text is the markdown of `ctxpack pack --format markdown`",
+                text(result).rstrip("\n") == cli_markdown.rstrip("\n"),
+                (text(result), cli_markdown),
+            )
+            pack = json.loads(cli)
+            check(
+                "its structured content is the pack of `ctxpack pack --format json`",
+                result.structured_content == pack,
+                (result.structured_content, cli),
+            )
             check(
                 "the pack cites the budget code first and stays in budget",
-                pack["hits"][0]["citation"].startswith("src/budget.rs#") and pack["usedTokens"] <= 60,
+                pack["hits"][0]["citation"].startswith("src/budget.rs#") and pack["usedTokens"] <= 300,
                 pack,
             )
-            check("the pack is also structured content", result.structured_content == pack, result.structured_content)
+            result = await session.call_tool(
+                "repo_context_pack", {"goal": goal, "budget": 300, "view": "minimal", "format": "json"}
+            )
+            check(
+                "with format json its text is the same bytes as `ctxpack pack --format json`",
+                text(result) + "\n" == cli,
+                (text(result), cli),
+            )
 
             result = await session.call_tool("query", {"goal": "retry backoff", "top_k": 3})
             hits = json.loads(text(result))["hits"] if not result.is_error else []
@@ -461,7 +478,7 @@ def rss_kb(pid: int) -> int:
 
 async def soak(fx: Fixture) -> None:
     calls = [
-        ("repo_context_pack", {"goal": "how are budgets enforced", "budget": 80}),
+        ("repo_context_pack", {"goal": "how are budgets enforced", "budget": 400}),
         ("context_pack", {"path": "app.ctxpack", "collection": "docs", "field": "text", "query": "database search", "budget": 500}),
         ("query", {"goal": "retry backoff"}),
         ("status", {}),

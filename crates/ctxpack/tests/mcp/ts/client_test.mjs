@@ -349,23 +349,32 @@ async function writeScope(fx) {
     check("index again is a no-op", parsed(result).alreadyIndexed === true, result);
 
     const goal = "how are budgets enforced";
-    result = await client.callTool({ name: "repo_context_pack", arguments: { goal, budget: 60, view: "minimal" } });
-    const cli = fx.ctxpack("pack", goal, "--budget", "60", "--view", "minimal", "--format", "json");
-    check("repo_context_pack returns the same bytes as `ctxpack pack --format json`", `${text(result)}\n` === cli, [
+    result = await client.callTool({ name: "repo_context_pack", arguments: { goal, budget: 300, view: "minimal" } });
+    const cli = fx.ctxpack("pack", goal, "--budget", "300", "--view", "minimal", "--format", "json");
+    const cliMarkdown = fx.ctxpack("pack", goal, "--budget", "300", "--view", "minimal", "--format", "markdown");
+    check("its text is the markdown of `ctxpack pack --format markdown`", text(result).trimEnd() === cliMarkdown.trimEnd(), [
+      text(result),
+      cliMarkdown,
+    ]);
+    const pack = JSON.parse(cli);
+    check(
+      "its structured content is the pack of `ctxpack pack --format json`",
+      JSON.stringify(result.structuredContent) === JSON.stringify(pack),
+      [result.structuredContent, cli],
+    );
+    check(
+      "the pack cites the budget code first and stays in budget",
+      pack.hits?.[0]?.citation.startsWith("src/budget.rs#") && pack.usedTokens <= 300,
+      pack,
+    );
+    result = await client.callTool({
+      name: "repo_context_pack",
+      arguments: { goal, budget: 300, view: "minimal", format: "json" },
+    });
+    check("with format json its text is the same bytes as `ctxpack pack --format json`", `${text(result)}\n` === cli, [
       text(result),
       cli,
     ]);
-    const pack = parsed(result);
-    check(
-      "the pack cites the budget code first and stays in budget",
-      pack.hits?.[0]?.citation.startsWith("src/budget.rs#") && pack.usedTokens <= 60,
-      pack,
-    );
-    check(
-      "the pack is also structured content",
-      JSON.stringify(result.structuredContent) === JSON.stringify(pack),
-      result.structuredContent,
-    );
 
     result = await client.callTool({ name: "query", arguments: { goal: "retry backoff", top_k: 3, at: null, meter: null } });
     const hits = parsed(result).hits ?? [];

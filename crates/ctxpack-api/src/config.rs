@@ -1,0 +1,1131 @@
+//! Configuration: defaults for ctxpack's options from a repository's `ctxpack.toml`, the
+//! user's own `config.toml` and `CTXPACK_*` environment variables, each value kept with where
+//! it came from.
+//!
+//! Precedence, highest first: flags (a front end records what its caller gave explicitly as
+//! [`Source::Flag`] settings), the environment, the repository file, the user file, and
+//! last the request types' `Default` impls — never restated here: a key that no level sets
+//! leaves the request as the caller built it.
+//!
+//! A repository file arrives with a cloned repository, so it is untrusted. It may set only
+//! how packs are ranked and presented ([`Key::repository_may_set`]: budget, meter, selector,
+//! pool size, include and exclude globs, format, view); a repository file that sets where the
+//! store is or whether plans may run commands is refused with an error naming the key and the
+//! file, never silently ignored. It is read only from a regular file at the repository root,
+//! never through a symbolic link, and no configuration file is read past
+//! [`MAX_CONFIG_BYTES`].
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//!
+//! use ctxpack_api::SnapshotPackRequest;
+//! use ctxpack_api::config::{Config, ConfigOptions, Setting, Source};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let user = dir.path().join("config.toml");
+//! std::fs::write(&user, "budget = \"8k\"\nmeter = \"o200k\"\n")?;
+//! let mut config = Config::load(&ConfigOptions {
+//!     cwd: dir.path().to_owned(),
+//!     user_file: Some(user.clone()),
+//!     environment: BTreeMap::from([("CTXPACK_METER".into(), "chars".into())]),
+//!     ..ConfigOptions::default()
+//! })?;
+//! // A flag the caller gave beats every file and variable.
+//! config.selector = Some(Setting::flag("prefix".parse()?));
+//!
+//! let request = config.apply_pack(SnapshotPackRequest::default());
+//! assert_eq!(request.budget.get(), 8000);
+//! assert_eq!(request.meter.name(), "chars");
+//! assert_eq!(request.selector.name(), "prefix");
+//! assert_eq!(config.budget.map(|s| s.source), Some(Source::User(user)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use ctxpack_core::{
+    Budget, BudgetError, Format, Meter, RedactionSummary, RenderOptions, Selector, View,
+};
+use ctxpack_index::git::Repo;
+use ctxpack_store::ledger::LedgerSetting;
+use serde_json::{Map, Value as Json, json};
+
+use crate::error::{Error, ErrorKind, Hint, Result};
+use crate::plan::PlanRunRequest;
+use crate::snapshot::SnapshotPackRequest;
+
+/// The repository file's name, at the root of the repository's working tree.
+pub const REPOSITORY_FILE: &str = "ctxpack.toml";
+
+/// The most a configuration file may hold: 64 KiB (a configuration is a few lines).
+pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
+
+/// A configuration key: one name in a file, one `CTXPACK_*` variable, one flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    /// The budget of `pack` (an integer, or a string such as `"8k"`).
+    Budget,
+    /// The meter of `pack`.
+    Meter,
+    /// The selector of `pack`.
+    Selector,
+    /// How many retrieval candidates `pack` offers to selection.
+    TopK,
+    /// The globs a packed file's path must match one of.
+    Include,
+    /// The globs that leave a file out of a pack.
+    Exclude,
+    /// The output format of a pack.
+    Format,
+    /// The view of a pack.
+    View,
+    /// Whether JSON is pretty-printed.
+    Pretty,
+    /// The store directory.
+    Store,
+    /// Whether a plan's `run(…)` may start commands.
+    AllowRun,
+    /// Seconds a plan's `run` command may take.
+    RunTimeout,
+    /// Bytes of output a plan's `run` command may produce.
+    RunMaxOutput,
+}
+
+impl Key {
+    /// Every key, in the order `ctxpack config` lists them.
+    pub const ALL: [Key; 13] = [
+        Key::Budget,
+        Key::Meter,
+        Key::Selector,
+        Key::TopK,
+        Key::Include,
+        Key::Exclude,
+        Key::Format,
+        Key::View,
+        Key::Pretty,
+        Key::Store,
+        Key::AllowRun,
+        Key::RunTimeout,
+        Key::RunMaxOutput,
+    ];
+
+    /// The name in a configuration file: the flag's name with `_` for `-` (files accept either).
+    pub fn name(self) -> &'static str {
+        match self {
+            Key::Budget => "budget",
+            Key::Meter => "meter",
+            Key::Selector => "selector",
+            Key::TopK => "top_k",
+            Key::Include => "include",
+            Key::Exclude => "exclude",
+            Key::Format => "format",
+            Key::View => "view",
+            Key::Pretty => "pretty",
+            Key::Store => "store",
+            Key::AllowRun => "allow_run",
+            Key::RunTimeout => "run_timeout",
+            Key::RunMaxOutput => "run_max_output",
+        }
+    }
+
+    /// The environment variable that sets it: `CTXPACK_` and the name in capitals.
+    pub fn variable(self) -> &'static str {
+        match self {
+            Key::Budget => "CTXPACK_BUDGET",
+            Key::Meter => "CTXPACK_METER",
+            Key::Selector => "CTXPACK_SELECTOR",
+            Key::TopK => "CTXPACK_TOP_K",
+            Key::Include => "CTXPACK_INCLUDE",
+            Key::Exclude => "CTXPACK_EXCLUDE",
+            Key::Format => "CTXPACK_FORMAT",
+            Key::View => "CTXPACK_VIEW",
+            Key::Pretty => "CTXPACK_PRETTY",
+            Key::Store => "CTXPACK_STORE",
+            Key::AllowRun => "CTXPACK_ALLOW_RUN",
+            Key::RunTimeout => "CTXPACK_RUN_TIMEOUT",
+            Key::RunMaxOutput => "CTXPACK_RUN_MAX_OUTPUT",
+        }
+    }
+
+    /// Whether a repository's `ctxpack.toml` may set it: only ranking and presentation keys.
+    /// Where ctxpack writes and what it runs are the user's to say.
+    pub fn repository_may_set(self) -> bool {
+        !matches!(
+            self,
+            Key::Store | Key::AllowRun | Key::RunTimeout | Key::RunMaxOutput
+        )
+    }
+
+    /// Whether it concerns plan runs only (not the packs of `pack`).
+    pub fn is_plan_key(self) -> bool {
+        matches!(self, Key::AllowRun | Key::RunTimeout | Key::RunMaxOutput)
+    }
+
+    /// The key a file names: `top-k` and `top_k` are the same key.
+    pub fn parse(name: &str) -> Option<Key> {
+        let name = name.replace('-', "_");
+        Key::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a setting's value came from, highest precedence first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Given explicitly by the caller: a flag, a payload field, a tool argument.
+    Flag,
+    /// The named `CTXPACK_*` environment variable.
+    Environment(String),
+    /// The repository's `ctxpack.toml` at this path.
+    Repository(PathBuf),
+    /// The user's configuration file at this path.
+    User(PathBuf),
+    /// Nothing set it: the request type's default.
+    Default,
+}
+
+impl Source {
+    /// `flag`, `environment`, `repository`, `user` or `default`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Source::Flag => "flag",
+            Source::Environment(_) => "environment",
+            Source::Repository(_) => "repository",
+            Source::User(_) => "user",
+            Source::Default => "default",
+        }
+    }
+
+    /// The variable or the file, for the sources that have one.
+    pub fn origin(&self) -> Option<String> {
+        match self {
+            Source::Environment(variable) => Some(variable.clone()),
+            Source::Repository(path) | Source::User(path) => {
+                Some(path.to_string_lossy().into_owned())
+            }
+            Source::Flag | Source::Default => None,
+        }
+    }
+
+    /// The source a [`name`](Source::name) and [`origin`](Source::origin) describe.
+    pub fn from_parts(name: &str, origin: Option<&str>) -> Option<Source> {
+        match (name, origin) {
+            ("flag", None) => Some(Source::Flag),
+            ("default", None) => Some(Source::Default),
+            ("environment", Some(variable)) => Some(Source::Environment(variable.to_owned())),
+            ("repository", Some(path)) => Some(Source::Repository(path.into())),
+            ("user", Some(path)) => Some(Source::User(path.into())),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.origin() {
+            Some(origin) => write!(f, "{} {origin}", self.name()),
+            None => f.write_str(self.name()),
+        }
+    }
+}
+
+/// A value and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting<T> {
+    /// The value.
+    pub value: T,
+    /// Where it came from.
+    pub source: Source,
+}
+
+impl<T> Setting<T> {
+    /// A value the caller gave explicitly (a flag), which beats every other level.
+    pub fn flag(value: T) -> Setting<T> {
+        Setting {
+            value,
+            source: Source::Flag,
+        }
+    }
+}
+
+/// A configuration file that was looked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// Where.
+    pub path: PathBuf,
+    /// Whether it was there (and was read).
+    pub found: bool,
+}
+
+/// The configuration files that were looked for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigFiles {
+    /// The user file; `None` when there is no place for one (no configuration or home
+    /// directory is known).
+    pub user: Option<ConfigFile>,
+    /// The repository file; `None` outside a repository's working tree.
+    pub repository: Option<ConfigFile>,
+}
+
+/// Where to look for configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigOptions {
+    /// A path inside the repository whose `ctxpack.toml` is read (default `.`); outside a
+    /// repository no repository file is read.
+    pub cwd: PathBuf,
+    /// The user file (see [`user_file`]); `None` reads none.
+    pub user_file: Option<PathBuf>,
+    /// The home directory, which a `store` of `~/…` in the user file is relative to.
+    pub home: Option<PathBuf>,
+    /// Environment variables. Only the `CTXPACK_*` variables of [`Key::variable`] are read;
+    /// an empty one counts as unset.
+    pub environment: BTreeMap<String, OsString>,
+}
+
+impl Default for ConfigOptions {
+    fn default() -> Self {
+        ConfigOptions {
+            cwd: PathBuf::from("."),
+            user_file: None,
+            home: None,
+            environment: BTreeMap::new(),
+        }
+    }
+}
+
+impl ConfigOptions {
+    /// This process's configuration for `cwd`: the user file under `$XDG_CONFIG_HOME` or
+    /// `$HOME`, and the process's `CTXPACK_*` variables.
+    pub fn from_process(cwd: impl Into<PathBuf>) -> ConfigOptions {
+        let home = std::env::var_os("HOME");
+        ConfigOptions {
+            cwd: cwd.into(),
+            user_file: user_file(
+                std::env::var_os("XDG_CONFIG_HOME").as_deref(),
+                home.as_deref(),
+            ),
+            home: home.filter(|h| !h.is_empty()).map(PathBuf::from),
+            environment: Key::ALL
+                .into_iter()
+                .filter_map(|k| Some((k.variable().to_owned(), std::env::var_os(k.variable())?)))
+                .collect(),
+        }
+    }
+}
+
+/// The user file: `$XDG_CONFIG_HOME/ctxpack/config.toml` when that variable is an absolute
+/// path, otherwise `$HOME/.config/ctxpack/config.toml`; `None` when neither is known.
+pub fn user_file(xdg_config_home: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
+    fn absolute(dir: Option<&OsStr>) -> Option<&Path> {
+        dir.map(Path::new).filter(|d| d.is_absolute())
+    }
+    absolute(xdg_config_home)
+        .map(Path::to_owned)
+        .or_else(|| absolute(home).map(|h| h.join(".config")))
+        .map(|dir| dir.join("ctxpack").join("config.toml"))
+}
+
+/// The configuration: every key some level set, with its source.
+///
+/// Load it with [`Config::load`], set what the caller gave explicitly with
+/// [`Setting::flag`], then apply it to the request a command starts from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    /// The budget of `pack`.
+    pub budget: Option<Setting<Budget>>,
+    /// The meter of `pack`.
+    pub meter: Option<Setting<Meter>>,
+    /// The selector of `pack`.
+    pub selector: Option<Setting<Selector>>,
+    /// How many retrieval candidates `pack` offers to selection.
+    pub top_k: Option<Setting<usize>>,
+    /// Globs a packed file's path must match one of (they replace the request's).
+    pub include: Option<Setting<Vec<String>>>,
+    /// Globs that leave files out (they replace the request's).
+    pub exclude: Option<Setting<Vec<String>>>,
+    /// The output format.
+    pub format: Option<Setting<Format>>,
+    /// The view.
+    pub view: Option<Setting<View>>,
+    /// Whether JSON is pretty-printed.
+    pub pretty: Option<Setting<bool>>,
+    /// The store directory (never from a repository file).
+    pub store: Option<Setting<PathBuf>>,
+    /// Whether a plan's `run(…)` may start commands (never from a repository file).
+    pub allow_run: Option<Setting<bool>>,
+    /// Seconds a plan's `run` command may take (never from a repository file).
+    pub run_timeout_secs: Option<Setting<u64>>,
+    /// Bytes of output a plan's `run` command may produce (never from a repository file).
+    pub run_max_output: Option<Setting<usize>>,
+    /// The files that were looked for.
+    pub files: ConfigFiles,
+}
+
+/// A raw value: from a file or from a variable.
+#[derive(Clone, Copy)]
+enum Raw<'a> {
+    Toml(&'a toml::Value),
+    Text(&'a str),
+}
+
+impl Config {
+    /// Reads the user file, the repository file (when `options.cwd` is in a repository's
+    /// working tree) and the environment. Missing files are fine; anything wrong in one that
+    /// exists is invalid input naming the file and the key.
+    pub fn load(options: &ConfigOptions) -> Result<Config> {
+        let mut config = Config::default();
+        if let Some(path) = &options.user_file {
+            let text = read_config(path, false)?;
+            if let Some(text) = &text {
+                config.layer_file(text, &Source::User(path.clone()), options)?;
+            }
+            config.files.user = Some(ConfigFile {
+                path: path.clone(),
+                found: text.is_some(),
+            });
+        }
+        if let Some(root) = repository_root(&options.cwd)? {
+            let path = root.join(REPOSITORY_FILE);
+            let text = read_config(&path, true)?;
+            if let Some(text) = &text {
+                config.layer_file(text, &Source::Repository(path.clone()), options)?;
+            }
+            config.files.repository = Some(ConfigFile {
+                path,
+                found: text.is_some(),
+            });
+        }
+        config.layer_environment(options)?;
+        Ok(config)
+    }
+
+    /// Sets every key a file names; a repository file may name only the keys
+    /// [`Key::repository_may_set`].
+    fn layer_file(&mut self, text: &str, source: &Source, options: &ConfigOptions) -> Result<()> {
+        let path = source.origin().unwrap_or_default();
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| file_error(&path, syntax(&e, text), None))?;
+        for (name, value) in &table {
+            let Some(key) = Key::parse(name) else {
+                return Err(unknown_key(&path, name, value));
+            };
+            if matches!(source, Source::Repository(_)) && !key.repository_may_set() {
+                return Err(untrusted(&path, name, key, options));
+            }
+            self.set(key, Raw::Toml(value), source.clone(), options)
+                .map_err(|why| file_error(&path, format!("`{name}` {why}"), None))?;
+        }
+        Ok(())
+    }
+
+    /// Sets every key whose variable is set and not empty.
+    fn layer_environment(&mut self, options: &ConfigOptions) -> Result<()> {
+        for key in Key::ALL {
+            let variable = key.variable();
+            let Some(raw) = options.environment.get(variable) else {
+                continue;
+            };
+            let invalid = |why: String| {
+                Error::invalid(format!("the environment variable {variable} {why}"))
+                    .with_hint(Hint::Advice(format!("correct or unset {variable}")))
+            };
+            let Some(text) = raw.to_str() else {
+                return Err(invalid("is not UTF-8".into()));
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            self.set(
+                key,
+                Raw::Text(text),
+                Source::Environment(variable.to_owned()),
+                options,
+            )
+            .map_err(invalid)?;
+        }
+        Ok(())
+    }
+
+    /// Sets `key` from a raw value; the error says what is wrong with the value.
+    fn set(
+        &mut self,
+        key: Key,
+        raw: Raw<'_>,
+        source: Source,
+        options: &ConfigOptions,
+    ) -> std::result::Result<(), String> {
+        fn put<T>(slot: &mut Option<Setting<T>>, value: T, source: Source) {
+            *slot = Some(Setting { value, source });
+        }
+        match key {
+            Key::Budget => put(&mut self.budget, budget(raw)?, source),
+            Key::Meter => put(&mut self.meter, named(raw)?, source),
+            Key::Selector => put(&mut self.selector, named(raw)?, source),
+            Key::TopK => put(&mut self.top_k, count(raw, 1, usize::MAX)?, source),
+            Key::Include => put(&mut self.include, globs(raw)?, source),
+            Key::Exclude => put(&mut self.exclude, globs(raw)?, source),
+            Key::Format => put(&mut self.format, named(raw)?, source),
+            Key::View => put(&mut self.view, named(raw)?, source),
+            Key::Pretty => put(&mut self.pretty, boolean(raw)?, source),
+            Key::Store => {
+                let path = store(raw, &source, options)?;
+                put(&mut self.store, path, source);
+            }
+            Key::AllowRun => put(&mut self.allow_run, boolean(raw)?, source),
+            Key::RunTimeout => {
+                let max = usize::try_from(PlanRunRequest::MAX_TIMEOUT_SECS).unwrap_or(usize::MAX);
+                put(
+                    &mut self.run_timeout_secs,
+                    count(raw, 1, max)? as u64,
+                    source,
+                );
+            }
+            Key::RunMaxOutput => put(&mut self.run_max_output, count(raw, 0, usize::MAX)?, source),
+        }
+        Ok(())
+    }
+
+    /// Where `key`'s value came from, when some level set it.
+    pub fn source(&self, key: Key) -> Option<&Source> {
+        fn of<T>(slot: &Option<Setting<T>>) -> Option<&Source> {
+            slot.as_ref().map(|s| &s.source)
+        }
+        match key {
+            Key::Budget => of(&self.budget),
+            Key::Meter => of(&self.meter),
+            Key::Selector => of(&self.selector),
+            Key::TopK => of(&self.top_k),
+            Key::Include => of(&self.include),
+            Key::Exclude => of(&self.exclude),
+            Key::Format => of(&self.format),
+            Key::View => of(&self.view),
+            Key::Pretty => of(&self.pretty),
+            Key::Store => of(&self.store),
+            Key::AllowRun => of(&self.allow_run),
+            Key::RunTimeout => of(&self.run_timeout_secs),
+            Key::RunMaxOutput => of(&self.run_max_output),
+        }
+    }
+
+    /// `request` with every pack key that some level set; the rest is left as it is.
+    pub fn apply_pack(&self, request: SnapshotPackRequest) -> SnapshotPackRequest {
+        let mut request = request;
+        if let Some(s) = &self.budget {
+            request.budget = s.value;
+        }
+        if let Some(s) = &self.meter {
+            request.meter = s.value;
+        }
+        if let Some(s) = &self.selector {
+            request.selector = s.value;
+        }
+        if let Some(s) = &self.top_k {
+            request.top_k = s.value.into();
+        }
+        if let Some(s) = &self.include {
+            request.include.clone_from(&s.value);
+        }
+        if let Some(s) = &self.exclude {
+            request.exclude.clone_from(&s.value);
+        }
+        request
+    }
+
+    /// `options` with the format, view and pretty-printing that some level set.
+    pub fn apply_render(&self, options: RenderOptions) -> RenderOptions {
+        RenderOptions {
+            format: self.format.as_ref().map_or(options.format, |s| s.value),
+            view: self.view.as_ref().map_or(options.view, |s| s.value),
+            pretty: self.pretty.as_ref().map_or(options.pretty, |s| s.value),
+        }
+    }
+
+    /// `request` with the plan-run keys that some level set.
+    pub fn apply_plan(&self, request: PlanRunRequest) -> PlanRunRequest {
+        PlanRunRequest {
+            allow_run: self
+                .allow_run
+                .as_ref()
+                .map_or(request.allow_run, |s| s.value),
+            run_timeout_secs: self
+                .run_timeout_secs
+                .as_ref()
+                .map_or(request.run_timeout_secs, |s| s.value),
+            run_max_output: self
+                .run_max_output
+                .as_ref()
+                .map_or(request.run_max_output, |s| s.value),
+        }
+    }
+
+    /// The store directory some level set; `None` leaves the workspace's default.
+    pub fn store_dir(&self) -> Option<&Path> {
+        self.store.as_ref().map(|s| s.value.as_path())
+    }
+
+    /// Every key's effective value and source, once applied to the requests a command starts
+    /// from (`pack`, `rendering`, `plan`: usually their defaults, or a preset).
+    pub fn effective(
+        &self,
+        pack: &SnapshotPackRequest,
+        rendering: &RenderOptions,
+        plan: &PlanRunRequest,
+    ) -> EffectiveConfig {
+        let pack = self.apply_pack(pack.clone());
+        let rendering = self.apply_render(*rendering);
+        let plan = self.apply_plan(plan.clone());
+        let settings = Key::ALL
+            .into_iter()
+            .map(|key| {
+                let value = match key {
+                    Key::Budget => json!(pack.budget.get()),
+                    Key::Meter => json!(pack.meter.name()),
+                    Key::Selector => json!(pack.selector.name()),
+                    Key::TopK => json!(pack.top_k),
+                    Key::Include => json!(pack.include),
+                    Key::Exclude => json!(pack.exclude),
+                    Key::Format => json!(rendering.format.name()),
+                    Key::View => json!(rendering.view.name()),
+                    Key::Pretty => json!(rendering.pretty),
+                    Key::Store => self
+                        .store_dir()
+                        .map_or(Json::Null, |p| json!(p.to_string_lossy())),
+                    Key::AllowRun => json!(plan.allow_run),
+                    Key::RunTimeout => json!(plan.run_timeout_secs),
+                    Key::RunMaxOutput => json!(plan.run_max_output),
+                };
+                EffectiveSetting {
+                    key: key.name().to_owned(),
+                    value,
+                    source: self.source(key).cloned().unwrap_or(Source::Default),
+                }
+            })
+            .collect();
+        EffectiveConfig { settings }
+    }
+
+    /// What `ctxpack config` shows: the files looked for, and [`Config::effective`].
+    pub fn report(
+        &self,
+        pack: &SnapshotPackRequest,
+        rendering: &RenderOptions,
+        plan: &PlanRunRequest,
+    ) -> ConfigReport {
+        ConfigReport {
+            files: self.files.clone(),
+            settings: self.effective(pack, rendering, plan),
+        }
+    }
+}
+
+/// One key's effective value and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectiveSetting {
+    /// The key's name ([`Key::name`]).
+    pub key: String,
+    /// The value as JSON (`null`: not set, the workspace decides).
+    pub value: Json,
+    /// Where it came from.
+    pub source: Source,
+}
+
+/// The effective configuration a pack was built with: what a ledger record keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EffectiveConfig {
+    /// The settings, in [`Key::ALL`] order.
+    pub settings: Vec<EffectiveSetting>,
+}
+
+impl EffectiveConfig {
+    /// The setting of the key named `key`.
+    pub fn get(&self, key: &str) -> Option<&EffectiveSetting> {
+        self.settings.iter().find(|s| s.key == key)
+    }
+
+    /// Only the settings that concern packs (without the plan-run keys).
+    pub fn for_packs(mut self) -> EffectiveConfig {
+        self.settings
+            .retain(|s| Key::parse(&s.key).is_none_or(|k| !k.is_plan_key()));
+        self
+    }
+
+    /// Only the settings that concern plan runs (a plan states its packs' own budgets, meters
+    /// and selectors).
+    pub fn for_plans(mut self) -> EffectiveConfig {
+        self.settings
+            .retain(|s| Key::parse(&s.key).is_some_and(|k| k.is_plan_key() || k == Key::Store));
+        self
+    }
+
+    /// `{"budget": {"value": 8000, "source": "user", "origin": "/…/config.toml"}, …}` in key
+    /// order.
+    pub fn to_json(&self) -> Json {
+        let mut map = Map::new();
+        for s in &self.settings {
+            let mut entry = Map::new();
+            entry.insert("value".into(), s.value.clone());
+            entry.insert("source".into(), json!(s.source.name()));
+            if let Some(origin) = s.source.origin() {
+                entry.insert("origin".into(), json!(origin));
+            }
+            map.insert(s.key.clone(), Json::Object(entry));
+        }
+        Json::Object(map)
+    }
+
+    /// The settings as a ledger record keeps them, with any secret in a value masked.
+    pub(crate) fn to_ledger(&self) -> Vec<LedgerSetting> {
+        self.settings
+            .iter()
+            .map(|s| {
+                let mut value = s.value.clone();
+                mask_strings(&mut value);
+                LedgerSetting {
+                    key: s.key.clone(),
+                    value,
+                    source: s.source.name().to_owned(),
+                    origin: s.source.origin(),
+                }
+            })
+            .collect()
+    }
+
+    /// The settings a ledger record kept; a source this build does not know is damage.
+    pub(crate) fn from_ledger(settings: &[LedgerSetting]) -> Result<EffectiveConfig> {
+        let settings = settings
+            .iter()
+            .map(|s| {
+                let source =
+                    Source::from_parts(&s.source, s.origin.as_deref()).ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::Damaged,
+                            format!(
+                                "a ledger record gives `{}` the unknown configuration source `{}`",
+                                s.key, s.source
+                            ),
+                        )
+                    })?;
+                Ok(EffectiveSetting {
+                    key: s.key.clone(),
+                    value: s.value.clone(),
+                    source,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(EffectiveConfig { settings })
+    }
+}
+
+fn mask_strings(value: &mut Json) {
+    match value {
+        Json::String(s) => *s = crate::mask::text(s, &mut RedactionSummary::default()),
+        Json::Array(items) => items.iter_mut().for_each(mask_strings),
+        Json::Object(map) => map.values_mut().for_each(mask_strings),
+        _ => {}
+    }
+}
+
+/// What `ctxpack config` shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigReport {
+    /// The files looked for.
+    pub files: ConfigFiles,
+    /// Every key's effective value and source.
+    pub settings: EffectiveConfig,
+}
+
+impl ConfigReport {
+    /// `{"files": {"user": {"path", "found"} | null, "repository": …}, "settings": {…}}`.
+    pub fn to_json(&self) -> Json {
+        let file = |f: &Option<ConfigFile>| {
+            f.as_ref().map_or(
+                Json::Null,
+                |f| json!({"path": f.path.to_string_lossy(), "found": f.found}),
+            )
+        };
+        json!({
+            "files": {
+                "user": file(&self.files.user),
+                "repository": file(&self.files.repository),
+            },
+            "settings": self.settings.to_json(),
+        })
+    }
+}
+
+/// The files as comments, then one `key = value` line per key (valid TOML, so a line can be
+/// copied into a file) with its source as a comment.
+impl fmt::Display for ConfigReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = |name: &str, file: &Option<ConfigFile>, none: &str| match file {
+            Some(ConfigFile { path, found: true }) => format!("# {name}: {}", path.display()),
+            Some(ConfigFile { path, found: false }) => {
+                format!("# {name}: {} (not found)", path.display())
+            }
+            None => format!("# {name}: none ({none})"),
+        };
+        writeln!(
+            f,
+            "{}",
+            file(
+                "user file",
+                &self.files.user,
+                "no configuration or home directory is known"
+            )
+        )?;
+        writeln!(
+            f,
+            "{}",
+            file(
+                "repository file",
+                &self.files.repository,
+                "not in a git working tree"
+            )
+        )?;
+        let lines: Vec<(String, &Source)> = self
+            .settings
+            .settings
+            .iter()
+            .map(|s| {
+                let line = if s.value.is_null() {
+                    format!("# {} is not set", s.key)
+                } else {
+                    format!("{} = {}", s.key, s.value)
+                };
+                (line, &s.source)
+            })
+            .collect();
+        let width = lines
+            .iter()
+            .map(|(l, _)| l.chars().count())
+            .filter(|&w| w <= 40)
+            .max()
+            .unwrap_or(0);
+        for (line, source) in lines {
+            writeln!(f, "{line:<width$}  # {source}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The text of a string value, or `expected`.
+fn text<'a>(raw: Raw<'a>, expected: &str) -> std::result::Result<&'a str, String> {
+    match raw {
+        Raw::Text(s) => Ok(s.trim()),
+        Raw::Toml(toml::Value::String(s)) => Ok(s),
+        Raw::Toml(other) => Err(format!("must be {expected}, not {}", other.type_str())),
+    }
+}
+
+fn budget(raw: Raw<'_>) -> std::result::Result<Budget, String> {
+    let parsed = match raw {
+        Raw::Toml(toml::Value::Integer(i)) => match u64::try_from(*i) {
+            Ok(v) => Budget::new(v),
+            Err(_) => Err(BudgetError::Negative(i.to_string())),
+        },
+        Raw::Toml(toml::Value::Float(x)) => serde_json::Number::from_f64(*x).map_or_else(
+            || Err(BudgetError::NotWhole(x.to_string())),
+            |n| Budget::from_json(&Json::Number(n)),
+        ),
+        raw => Budget::parse_suffixed(text(raw, "an integer or a string such as \"8k\"")?),
+    };
+    parsed.map_err(|e| format!("is not a budget: {e}"))
+}
+
+fn named<T>(raw: Raw<'_>) -> std::result::Result<T, String>
+where
+    T: std::str::FromStr,
+    T::Err: fmt::Display,
+{
+    text(raw, "a string")?
+        .parse()
+        .map_err(|e: T::Err| format!("is not valid: {e}"))
+}
+
+fn count(raw: Raw<'_>, min: usize, max: usize) -> std::result::Result<usize, String> {
+    let range = || {
+        if max == usize::MAX {
+            format!("must be an integer of at least {min}")
+        } else {
+            format!("must be an integer from {min} to {max}")
+        }
+    };
+    let value = match raw {
+        Raw::Toml(toml::Value::Integer(i)) => usize::try_from(*i).ok(),
+        Raw::Text(s) => s.trim().parse::<usize>().ok(),
+        Raw::Toml(other) => return Err(format!("{}, not {}", range(), other.type_str())),
+    };
+    match value {
+        Some(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(range()),
+    }
+}
+
+/// Globs: an array of strings (or one string) in a file; comma-separated in a variable.
+fn globs(raw: Raw<'_>) -> std::result::Result<Vec<String>, String> {
+    let globs: Vec<String> = match raw {
+        Raw::Text(s) => s.split(',').map(|g| g.trim().to_owned()).collect(),
+        Raw::Toml(toml::Value::String(s)) => vec![s.clone()],
+        Raw::Toml(toml::Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => Err(format!(
+                    "must be an array of glob strings, not of {}",
+                    other.type_str()
+                )),
+            })
+            .collect::<std::result::Result<_, _>>()?,
+        Raw::Toml(other) => {
+            return Err(format!(
+                "must be an array of glob strings, not {}",
+                other.type_str()
+            ));
+        }
+    };
+    if globs.iter().any(|g| g.trim().is_empty()) {
+        return Err("has an empty glob".into());
+    }
+    Ok(globs)
+}
+
+fn boolean(raw: Raw<'_>) -> std::result::Result<bool, String> {
+    match raw {
+        Raw::Toml(toml::Value::Boolean(b)) => Ok(*b),
+        Raw::Text(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" => Ok(false),
+            _ => Err(format!("must be true or false, not `{}`", s.trim())),
+        },
+        Raw::Toml(other) => Err(format!("must be true or false, not {}", other.type_str())),
+    }
+}
+
+/// A store directory. In the user file it must be absolute or start with `~/`; a variable
+/// is taken like a flag, relative to the current directory.
+fn store(
+    raw: Raw<'_>,
+    source: &Source,
+    options: &ConfigOptions,
+) -> std::result::Result<PathBuf, String> {
+    let given = text(raw, "a path")?;
+    if given.is_empty() {
+        return Err("is empty".into());
+    }
+    if let Source::User(_) = source {
+        if let Some(rest) = given.strip_prefix("~/") {
+            return match &options.home {
+                Some(home) => Ok(home.join(rest)),
+                None => Err("starts with `~/`, and no home directory is known".into()),
+            };
+        }
+        if !Path::new(given).is_absolute() {
+            return Err(format!(
+                "must be an absolute path (or start with `~/`), not `{given}`"
+            ));
+        }
+    }
+    std::path::absolute(given).map_err(|e| format!("is not a usable path: {e}"))
+}
+
+/// The repository's working-tree root, when `cwd` is inside one.
+fn repository_root(cwd: &Path) -> Result<Option<PathBuf>> {
+    let cwd = cwd.canonicalize().map_err(|e| {
+        Error::invalid_field("cwd", format!("{}: {e}", cwd.display())).with_hint(Hint::Advice(
+            "give an existing directory inside the repository".into(),
+        ))
+    })?;
+    Ok(Repo::discover(&cwd)
+        .ok()
+        .and_then(|repo| repo.workdir())
+        .map(|root| crate::workspace::resolve(&root)))
+}
+
+/// Reads a configuration file, at most [`MAX_CONFIG_BYTES`]; `Ok(None)` when there is none.
+/// An `untrusted` file (the repository's) is never read through a symbolic link.
+fn read_config(path: &Path, untrusted: bool) -> Result<Option<String>> {
+    let shown = path.to_string_lossy();
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, &e)),
+        Ok(meta) => meta,
+    };
+    let meta = if meta.file_type().is_symlink() {
+        if untrusted {
+            return Err(file_error(
+                &shown,
+                "is a symbolic link, and a repository's configuration is never read through one"
+                    .into(),
+                Some("replace the link with the file itself"),
+            ));
+        }
+        match std::fs::metadata(path) {
+            // A link to nothing is no file.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, &e)),
+            Ok(meta) => meta,
+        }
+    } else {
+        meta
+    };
+    // Checked before opening: opening a FIFO would block.
+    if !meta.is_file() {
+        return Err(file_error(&shown, "is not a regular file".into(), None));
+    }
+    let too_large = || {
+        file_error(
+            &shown,
+            format!("is over the limit of {MAX_CONFIG_BYTES} bytes for a configuration file"),
+            Some("a configuration holds a few settings: shorten it"),
+        )
+    };
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    #[cfg(unix)]
+    if untrusted {
+        // The file opened must be the file checked: a link swapped in since is refused.
+        use std::os::unix::fs::MetadataExt as _;
+        let opened = file.metadata().map_err(|e| Error::io(path, &e))?;
+        if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
+            return Err(file_error(&shown, "changed while it was read".into(), None));
+        }
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, &e))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| file_error(&shown, "is not UTF-8".into(), None))
+}
+
+/// Invalid input in a configuration file.
+fn file_error(path: &str, what: String, advice: Option<&str>) -> Error {
+    let error = Error::invalid(format!("configuration file {path} {what}"));
+    match advice {
+        Some(advice) => error.with_hint(Hint::Advice(advice.into())),
+        None => error.with_hint(Hint::Advice(format!("correct {path}"))),
+    }
+}
+
+/// A TOML syntax error as one line with its position.
+fn syntax(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim_end_matches('\n').replace('\n', "; ");
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("is not valid TOML: line {line}, column {column}: {message}")
+        }
+        None => format!("is not valid TOML: {message}"),
+    }
+}
+
+/// An unknown key, with the closest known one.
+fn unknown_key(path: &str, name: &str, value: &toml::Value) -> Error {
+    // A table (`[pack]`) holds keys that belong at the top level: suggest for its first one.
+    let (shown, probe) = match value.as_table().and_then(|t| t.keys().next()) {
+        Some(inner) => (format!("{name}.{inner}"), inner.as_str()),
+        None => (name.to_owned(), name),
+    };
+    let names: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
+    let advice = match closest(probe, &names) {
+        Some(close) if Key::parse(probe).is_some() => {
+            format!("did you mean `{close}`? Keys go at the top level, not in a table")
+        }
+        Some(close) => format!("did you mean `{close}`?"),
+        None => format!("the keys are {}", names.join(", ")),
+    };
+    Error::invalid(format!(
+        "configuration file {path} has the unknown key `{shown}`"
+    ))
+    .with_hint(Hint::Advice(advice))
+}
+
+/// A repository file that sets a key only the user may set.
+fn untrusted(path: &str, name: &str, key: Key, options: &ConfigOptions) -> Error {
+    let allowed: Vec<&str> = Key::ALL
+        .iter()
+        .filter(|k| k.repository_may_set())
+        .map(|k| k.name())
+        .collect();
+    let user = options.user_file.as_ref().map_or_else(
+        || "your own configuration file".to_owned(),
+        |p| p.display().to_string(),
+    );
+    Error::invalid(format!(
+        "configuration file {path} sets `{name}`, which a repository's {REPOSITORY_FILE} may not set: it comes with the repository and is not trusted to choose where ctxpack writes or what it runs (it may set {})",
+        allowed.join(", ")
+    ))
+    .with_hint(Hint::Advice(format!(
+        "remove `{name}` from {path}; set it in {user}, with {}, or with a flag",
+        key.variable()
+    )))
+}
+
+/// The candidate closest to `name` by edit distance, when it is close enough to be a typo.
+fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let name = name.replace('-', "_").to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (strsim::levenshtein(&name, c), *c))
+        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
+        .min()
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_take_thousands_and_millions() {
+        let cases = [
+            ("8000", Some(8000)),
+            ("8k", Some(8000)),
+            ("8K", Some(8000)),
+            (" 1.5k ", Some(1500)),
+            ("2m", Some(2_000_000)),
+            ("0.001k", Some(1)),
+            ("0k", None),
+            ("1.0001k", None),
+            ("-8k", None),
+            ("k", None),
+            ("8kb", None),
+            ("eightk", None),
+            ("99999999999999999k", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(
+                Budget::parse_suffixed(text).ok().map(Budget::get),
+                expected,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn typos_find_their_key() {
+        let names: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(closest("budjet", &names), Some("budget"));
+        assert_eq!(closest("top-k", &names), Some("top_k"));
+        assert_eq!(closest("selecter", &names), Some("selector"));
+        assert_eq!(closest("colour", &names), None);
+    }
+}

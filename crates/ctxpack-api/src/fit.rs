@@ -1,0 +1,335 @@
+//! Output that fits the budget: markup costs counted with the content they wrap.
+//!
+//! A budget that covers the output ([`BudgetCovers::Output`]) holds for the whole printed
+//! pack in the format it is shown in ([`Format::fitted`]): header, headings, citations,
+//! fences, notes and the drop summary, measured in the pack's meter. Fitting has two steps:
+//!
+//! 1. **Selection with markup.** Each candidate costs its content plus the markup it adds
+//!    when shown on its own ([`ctxpack_core::markup`]), and the fixed part of the output (the
+//!    header, a drop summary, a warning) is reserved from the budget first. Selection is the
+//!    request's selector, unchanged, over those costs; the hits then carry their content costs
+//!    again, so `used` is still the sum of the hits' content costs.
+//! 2. **Measure and trim.** The pack, assembled (snapshot, warnings, context lines), is
+//!    rendered and measured. While it exceeds the budget, the lowest-value hits (visible before
+//!    pinned, the worst-ranked first) whose estimated size covers the excess are moved to the
+//!    dropped list (`over_budget`, nothing remaining) and the pack is measured again. Each
+//!    round removes at least one hit, so it ends; it is a function of the pack alone, so it is
+//!    deterministic.
+//!
+//! When the output without any hit still exceeds the budget, the budget is refused: an
+//! invalid-input error on `budget` naming the smallest budget that fits.
+
+use std::collections::BTreeMap;
+
+use ctxpack_core::{
+    Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Pack,
+    PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, markup, render,
+};
+use ctxpack_index::chunk::enclosing_lines;
+use ctxpack_index::git::{EntryKind, Repo};
+
+use crate::error::{Error, Result};
+use crate::mask;
+use crate::snapshot::BudgetCovers;
+
+/// The rendering a pack is fitted to when the caller does not say how it shows the pack:
+/// Markdown in the default view, what the MCP tool shows and what JSON's `renderedTokens`
+/// counts.
+pub const DEFAULT_RENDERING: RenderOptions = RenderOptions {
+    format: Format::Markdown,
+    view: ctxpack_core::View::Default,
+    pretty: false,
+};
+
+/// What a pack's budget is fitted to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// The hits' content alone: selection as the engine does it.
+    Content,
+    /// The printed output in this rendering (its format already a text format).
+    Output(RenderOptions),
+}
+
+impl Fit {
+    /// The fit for a budget covering `covers`, for a pack shown as `shown` (the
+    /// [default rendering](DEFAULT_RENDERING) when `None`).
+    pub(crate) fn new(covers: BudgetCovers, shown: Option<&RenderOptions>) -> Fit {
+        match covers {
+            BudgetCovers::Content => Fit::Content,
+            BudgetCovers::Output => {
+                let shown = shown.copied().unwrap_or(DEFAULT_RENDERING);
+                Fit::Output(RenderOptions {
+                    format: shown.format.fitted(),
+                    ..shown
+                })
+            }
+        }
+    }
+
+    /// Selects from `candidates` under the request's budget, and returns the pack (hits and
+    /// `used` in content costs) with what it spends of the budget as selection counted it
+    /// (content plus markup plus the reserved fixed part, for an output budget).
+    pub(crate) fn select(&self, request: PackRequest, candidates: Vec<Candidate>) -> (Pack, u64) {
+        let Fit::Output(rendering) = self else {
+            let pack = Pack::build(request, candidates);
+            let used = pack.used;
+            return (pack, used);
+        };
+        let meter = request.meter;
+        let budget = request.budget;
+        let reserve = meter.count(&render(&skeleton(&request, &candidates), rendering));
+        let content: Vec<u64> = candidates.iter().map(|c| c.cost).collect();
+        let inflated: Vec<Candidate> = candidates
+            .into_iter()
+            .map(|mut c| {
+                let extra = meter.count(&markup(&c, rendering, meter));
+                c.cost = c.cost.saturating_add(extra);
+                c
+            })
+            .collect();
+        // With no room left after the fixed part, selection still runs (on a budget of one)
+        // so every candidate is accounted for; measuring then refuses the budget.
+        let room = Budget::new(budget.get().saturating_sub(reserve).max(1))
+            .expect("a value in 1 ..= budget is a valid budget");
+        let mut pack = Pack::build(
+            PackRequest {
+                budget: room,
+                ..request
+            },
+            inflated,
+        );
+        let spent = reserve.saturating_add(pack.used);
+        let content_of = |rank: usize| content.get(rank.wrapping_sub(1)).copied();
+        for hit in &mut pack.hits {
+            hit.candidate.cost = content_of(hit.rank).unwrap_or(hit.candidate.cost);
+        }
+        for d in &mut pack.dropped {
+            if let Some(cost) = d.rank.and_then(content_of) {
+                d.cost = cost;
+            }
+        }
+        pack.budget = budget;
+        pack.used = pack.hits.iter().map(|h| h.candidate.cost).sum();
+        (pack, spent.min(budget.get()))
+    }
+
+    /// Measures the assembled pack's printed output and trims it until it fits; records what
+    /// it measured in the pack. Nothing to do for a content budget.
+    pub(crate) fn finish(&self, pack: &mut Pack) -> Result<()> {
+        let Fit::Output(rendering) = self else {
+            return Ok(());
+        };
+        let budget = pack.budget.get();
+        // Each round removes at least one hit; one more round measures the pack without any.
+        for _ in 0..=pack.hits.len() {
+            let tokens = pack.meter.count(&render(pack, rendering));
+            if tokens <= budget {
+                pack.presentation.fitted = Some(Fitted {
+                    format: rendering.format,
+                    view: rendering.view,
+                    tokens,
+                });
+                return Ok(());
+            }
+            if pack.hits.is_empty() {
+                return Err(too_small(pack, rendering, tokens));
+            }
+            trim(pack, rendering, tokens - budget);
+        }
+        unreachable!("every round removes a hit, and a pack without hits returns")
+    }
+}
+
+/// The error for a budget smaller than the output without any hit, which measured `tokens`.
+///
+/// The output states the budget, so the minimum is found as the budget at which the output
+/// without any hit fits when it states that budget: a few rounds, as each only adds digits.
+fn too_small(pack: &Pack, rendering: &RenderOptions, tokens: u64) -> Error {
+    let mut probe = pack.clone();
+    let mut minimum = tokens;
+    for _ in 0..8 {
+        let Ok(budget) = Budget::new(minimum) else {
+            break;
+        };
+        probe.budget = budget;
+        let measured = pack.meter.count(&render(&probe, rendering));
+        if measured <= minimum {
+            break;
+        }
+        minimum = measured;
+    }
+    Error::invalid_field(
+        "budget",
+        format!(
+            "a budget of {} {meter} cannot hold the {format} output's fixed part (header, notes and drop summary), which measures {tokens} {meter} without any hit; the minimum budget is {minimum}",
+            pack.budget,
+            meter = pack.meter,
+            format = rendering.format,
+        ),
+    )
+}
+
+/// Moves the lowest-value hits whose estimated size covers `excess` to the dropped list.
+fn trim(pack: &mut Pack, rendering: &RenderOptions, excess: u64) {
+    let meter = pack.meter;
+    // Lowest value first: visible before pinned, then the worst rank.
+    let mut order: Vec<usize> = (0..pack.hits.len()).collect();
+    order.sort_by_key(|&i| {
+        let h = &pack.hits[i];
+        (h.candidate.tier, std::cmp::Reverse(h.rank))
+    });
+    order.reverse();
+    let mut victims = Vec::new();
+    let mut saved = 0u64;
+    for i in order {
+        victims.push(i);
+        let c = &pack.hits[i].candidate;
+        saved = saved
+            .saturating_add(c.cost)
+            .saturating_add(meter.count(&markup(c, rendering, meter)));
+        if saved >= excess {
+            break;
+        }
+    }
+    victims.sort_unstable();
+    for i in victims.into_iter().rev() {
+        let Hit { rank, candidate } = pack.hits.remove(i);
+        pack.used = pack.used.saturating_sub(candidate.cost);
+        pack.counters.budget_rejected_hits += 1;
+        pack.dropped.push(Dropped {
+            rank: Some(rank),
+            citation: candidate.citation,
+            family: candidate.family,
+            cost: candidate.cost,
+            reason: DropReason::OverBudget,
+            remaining: Some(0),
+        });
+    }
+    let mut families: Vec<&str> = pack
+        .hits
+        .iter()
+        .map(|h| h.candidate.family.as_str())
+        .collect();
+    families.sort_unstable();
+    families.dedup();
+    pack.counters.selected_sources = families.len();
+    if pack.hits.is_empty()
+        && pack.counters.candidate_hits > 0
+        && !pack.warnings.contains(&Warning::NoCompleteHitFits)
+    {
+        pack.warnings.push(Warning::NoCompleteHitFits);
+    }
+}
+
+/// A pack with no hit standing for the fixed part of the output: the request's goal, a
+/// snapshot (with a full SHA), the uncommitted-changes warning, and the first few candidates
+/// as a drop summary. What selection reserves before any hit.
+fn skeleton(request: &PackRequest, candidates: &[Candidate]) -> Pack {
+    let mut pack = Pack::build(
+        PackRequest {
+            goal: request.goal.clone(),
+            ..request.clone()
+        },
+        Vec::new(),
+    );
+    pack.snapshot = Some(SnapshotInfo {
+        requested_ref: "HEAD".into(),
+        resolved_sha: "0".repeat(40),
+        selection: "exact".into(),
+        status: "indexed".into(),
+        branch: None,
+        detached: false,
+        worktree_dirty: true,
+    });
+    pack.warnings.push(Warning::DirtyWorktree);
+    // One empty hit, so the reserve is not an empty result's (which explains itself).
+    pack.hits.push(Hit {
+        rank: 1,
+        candidate: Candidate::new(String::new(), String::new(), request.meter),
+    });
+    pack.dropped = candidates
+        .iter()
+        .take(ctxpack_core::FIRST_DROPPED + 1)
+        .enumerate()
+        .map(|(i, c)| Dropped {
+            rank: Some(i + 1),
+            citation: c.citation.clone(),
+            family: c.family.clone(),
+            cost: c.cost,
+            reason: DropReason::OverBudget,
+            remaining: None,
+        })
+        .collect();
+    // Counters that say candidates existed, so the reserve is not an empty result's.
+    pack.counters.candidate_hits = candidates.len() + 1;
+    pack.counters.unique_citations = candidates.len() + 1;
+    pack.counters.budget_rejected_hits = pack.dropped.len();
+    pack
+}
+
+/// The longest enclosing line shown, in characters; a longer one is cut with `…`.
+const MAX_ENCLOSING_CHARS: usize = 160;
+
+/// The largest file read for enclosing lines, in bytes.
+const MAX_ENCLOSING_FILE_BYTES: u64 = 4 << 20;
+
+/// Adds the opening line of the definition each hit starts inside, for the hits that are
+/// spans of snapshot `sha`'s files, read from that snapshot (only the packed files). A line
+/// that masking would change is not shown; a file that cannot be read shows none: these lines
+/// are context, never evidence.
+pub(crate) fn add_enclosing(repo: &Repo, sha: &str, pack: &mut Pack) {
+    let suffix = format!("@{}", sha.get(..7).unwrap_or(sha));
+    let mut wanted: BTreeMap<String, Vec<(Citation, u32)>> = BTreeMap::new();
+    for hit in &pack.hits {
+        let c = &hit.candidate;
+        if let Some(loc) = &c.location
+            && loc.start_line > 1
+            && c.citation.as_str().ends_with(&suffix)
+        {
+            wanted
+                .entry(loc.path.clone())
+                .or_default()
+                .push((c.citation.clone(), loc.start_line));
+        }
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let Ok(entries) = repo.tree_entries(sha) else {
+        return;
+    };
+    for entry in entries {
+        let Some(hits) = wanted.get(&entry.path) else {
+            continue;
+        };
+        if entry.kind != EntryKind::File
+            || !repo
+                .blob_size(&entry.id)
+                .is_ok_and(|n| n <= MAX_ENCLOSING_FILE_BYTES)
+        {
+            continue;
+        }
+        let Some(text) = repo
+            .read_blob(&entry.id)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+        else {
+            continue;
+        };
+        let starts: Vec<u32> = hits.iter().map(|(_, line)| *line).collect();
+        let found = enclosing_lines(&entry.path, &text, &starts);
+        for ((citation, _), found) in hits.iter().zip(found) {
+            let Some((line, text)) = found else { continue };
+            if mask::text(&text, &mut RedactionSummary::default()) != text {
+                continue;
+            }
+            let text = match text.char_indices().nth(MAX_ENCLOSING_CHARS) {
+                Some((cut, _)) => format!("{}…", &text[..cut]),
+                None => text,
+            };
+            pack.presentation
+                .enclosing
+                .insert(citation.clone(), Enclosing { line, text });
+        }
+    }
+}

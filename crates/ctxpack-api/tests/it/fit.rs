@@ -1,0 +1,205 @@
+//! Budgets that cover the printed output, in process: the rendering a pack is fitted to,
+//! the measured size JSON reports, the refused budget below the fixed part, the content
+//! preset left as it was, and the enclosing lines shown with hits.
+
+use ctxpack_api::{
+    Budget, BudgetCovers, ErrorKind, Format, Meter, Pack, PackOptions, RenderOptions,
+    SnapshotPackRequest, View, Workspace, pack_json, render,
+};
+
+use crate::fixture::Fixture;
+
+/// A repository of several files of budget code, each an impl with long methods.
+fn repository() -> Fixture {
+    let f = Fixture::new();
+    for file in 0..8 {
+        let mut text =
+            format!("//! Budgets {file}.\n\npub struct Budget{file};\n\nimpl Budget{file} {{\n");
+        for function in 0..4 {
+            text.push_str(&format!(
+                "    /// Enforces the budget, step {function}.\n    pub fn enforce_{function}(&self, cost: u64) -> bool {{\n"
+            ));
+            for line in 0..40 {
+                text.push_str(&format!(
+                    "        let budget_{line} = cost + {line}; // enforce the budget\n"
+                ));
+            }
+            text.push_str("        cost < 10\n    }\n\n");
+        }
+        text.push_str("}\n");
+        f.write(&format!("src/budget_{file}.rs"), &text);
+    }
+    f.commit("budgets");
+    f
+}
+
+fn request(budget: u64, meter: Meter) -> SnapshotPackRequest {
+    SnapshotPackRequest {
+        goal: "enforce the budget".into(),
+        budget: Budget::new(budget).expect("a budget"),
+        meter,
+        ..SnapshotPackRequest::default()
+    }
+}
+
+fn shown(format: Format) -> RenderOptions {
+    RenderOptions {
+        format,
+        view: View::Default,
+        pretty: false,
+    }
+}
+
+fn pack_shown(workspace: &Workspace, request: &SnapshotPackRequest, format: Format) -> Pack {
+    let rendering = shown(format);
+    workspace
+        .snapshot_pack(
+            request,
+            &PackOptions {
+                rendering: Some(&rendering),
+                ..PackOptions::default()
+            },
+        )
+        .expect("a pack")
+        .pack
+}
+
+#[test]
+fn the_printed_output_fits_and_json_reports_it() {
+    let f = repository();
+    let workspace = f.workspace();
+    for format in [Format::Text, Format::Markdown, Format::Xml] {
+        for meter in [Meter::O200k, Meter::Words, Meter::Chars] {
+            for budget in [1500, 3000, 12000] {
+                let pack = pack_shown(&workspace, &request(budget, meter), format);
+                let printed = meter.count(&render(&pack, &shown(format)));
+                assert!(printed <= budget, "{format} {meter} {budget}: {printed}");
+                let fitted = pack.presentation.fitted.expect("fitted");
+                assert_eq!((fitted.format, fitted.tokens), (format, printed));
+                assert!(pack.used < printed);
+                let json = pack_json(&pack, View::Default);
+                assert_eq!(json["renderedTokens"], printed);
+                assert_eq!(json["renderedFormat"], format.name());
+                assert_eq!(json["contentTokens"], pack.used);
+                // The counters' identities still hold after trimming.
+                let c = &pack.counters;
+                assert_eq!(c.unique_citations, pack.hits.len() + c.budget_rejected_hits);
+            }
+        }
+    }
+}
+
+#[test]
+fn json_and_the_library_default_fit_the_markdown_pack() {
+    let f = repository();
+    let workspace = f.workspace();
+    let request = request(3000, Meter::O200k);
+    let markdown = pack_shown(&workspace, &request, Format::Markdown);
+    let json = pack_shown(&workspace, &request, Format::Json);
+    let default = workspace
+        .snapshot_pack(&request, &PackOptions::default())
+        .expect("a pack")
+        .pack;
+    assert_eq!(json, markdown);
+    assert_eq!(default, markdown);
+    // `both` fits its text part.
+    let both = pack_shown(&workspace, &request, Format::Both);
+    assert_eq!(both, pack_shown(&workspace, &request, Format::Text));
+    // The rendering recorded is the rendering fitted when no other is named.
+    let xml = shown(Format::Xml);
+    let recorded = workspace
+        .snapshot_pack(
+            &request,
+            &PackOptions {
+                record: Some(&xml),
+                ..PackOptions::default()
+            },
+        )
+        .expect("a pack")
+        .pack;
+    assert_eq!(
+        recorded.presentation.fitted.map(|f| f.format),
+        Some(Format::Xml)
+    );
+}
+
+#[test]
+fn a_budget_below_the_fixed_part_is_refused_naming_the_minimum() {
+    let f = repository();
+    let workspace = f.workspace();
+    let error = workspace
+        .snapshot_pack(&request(20, Meter::O200k), &PackOptions::default())
+        .expect_err("20 tokens hold no header");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert_eq!(error.field(), Some("budget"));
+    let minimum: u64 = error
+        .message()
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no minimum in {}", error.message()));
+    assert!(minimum > 20);
+    let pack = workspace
+        .snapshot_pack(&request(minimum, Meter::O200k), &PackOptions::default())
+        .expect("the minimum is enough")
+        .pack;
+    let printed = Meter::O200k.count(&render(&pack, &shown(Format::Markdown)));
+    assert!(printed <= minimum);
+}
+
+#[test]
+fn the_content_preset_counts_the_content_alone() {
+    let f = repository();
+    let workspace = f.workspace();
+    let request = SnapshotPackRequest {
+        goal: "enforce the budget".into(),
+        index: true,
+        ..SnapshotPackRequest::context_pack()
+    };
+    assert_eq!(request.budget_covers, BudgetCovers::Content);
+    let pack = pack_shown(&workspace, &request, Format::Text);
+    assert!(pack.presentation.fitted.is_none());
+    assert!(
+        pack_json(&pack, View::Default)
+            .get("renderedTokens")
+            .is_none()
+    );
+    assert!(pack.used <= 1200);
+    assert!(Meter::Words.count(&render(&pack, &shown(Format::Text))) > pack.used);
+}
+
+#[test]
+fn fitting_is_deterministic() {
+    let f = repository();
+    let workspace = f.workspace();
+    let request = request(2000, Meter::O200k);
+    let first = pack_shown(&workspace, &request, Format::Text);
+    for _ in 0..3 {
+        assert_eq!(pack_shown(&workspace, &request, Format::Text), first);
+    }
+}
+
+#[test]
+fn a_hit_inside_a_definition_shows_its_opening_line() {
+    let f = repository();
+    let workspace = f.workspace();
+    let pack = pack_shown(&workspace, &request(4000, Meter::O200k), Format::Text);
+    let inside: Vec<_> = pack
+        .hits
+        .iter()
+        .filter_map(|h| {
+            let enclosing = pack.presentation.enclosing.get(&h.candidate.citation)?;
+            Some((h.candidate.location.clone()?, enclosing.clone()))
+        })
+        .collect();
+    assert!(!inside.is_empty(), "no hit starts inside a definition");
+    for (location, enclosing) in &inside {
+        assert!(enclosing.line < location.start_line);
+        assert!(
+            enclosing.text.starts_with("impl Budget") || enclosing.text.contains("pub fn enforce_"),
+            "{enclosing:?}"
+        );
+    }
+    let text = render(&pack, &shown(Format::Text));
+    assert!(text.contains("inside (line 5): impl Budget"), "{text}");
+}

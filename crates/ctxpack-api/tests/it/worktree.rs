@@ -1,0 +1,226 @@
+//! `worktree`: packing the working tree as it is now over HEAD's snapshot, without writing a
+//! snapshot; and `include`/`exclude` globs that restrict candidates (git's wildmatch).
+
+use ctxpack_api::{ErrorKind, Pack, PackOptions, SnapshotPackRequest, Warning, Workspace};
+
+use crate::fixture::{Fixture, project};
+
+fn request(goal: &str) -> SnapshotPackRequest {
+    SnapshotPackRequest {
+        goal: goal.into(),
+        ..SnapshotPackRequest::default()
+    }
+}
+
+fn pack(workspace: &Workspace, request: &SnapshotPackRequest) -> Pack {
+    workspace
+        .snapshot_pack(request, &PackOptions::default())
+        .unwrap_or_else(|e| panic!("packing {:?}: {e}", request.goal))
+        .pack
+}
+
+fn citations(pack: &Pack) -> Vec<String> {
+    pack.hits
+        .iter()
+        .map(|h| h.candidate.citation.as_str().to_owned())
+        .collect()
+}
+
+/// Every citation of `pack` naming `path`.
+fn cited<'a>(citations: &'a [String], path: &str) -> Vec<&'a str> {
+    citations
+        .iter()
+        .filter(|c| c.starts_with(&format!("{path}#")))
+        .map(String::as_str)
+        .collect()
+}
+
+fn worktree(goal: &str) -> SnapshotPackRequest {
+    SnapshotPackRequest {
+        worktree: true,
+        ..request(goal)
+    }
+}
+
+#[test]
+fn the_working_tree_is_packed_over_head_and_cited_at_worktree() {
+    let (f, _) = project();
+    f.write(".gitignore", "*.log\nnode_modules/\n");
+    f.write("src/other.rs", "pub fn unrelated_helper() {}\n");
+    f.commit("ignore logs");
+    let workspace = f.workspace();
+    let committed = pack(&workspace, &request("enforce budget overdraft"));
+    let snapshots = workspace.status().expect("status").snapshots.len();
+
+    // A modified file, a new one, a deleted one, and files that must never be read.
+    f.write(
+        "src/budget.rs",
+        "/// Refuses an overdraft of the budget.\npub fn enforce_budget_overdraft() -> bool { true }\n",
+    );
+    f.write("src/new_budget.rs", "pub fn budget_overdraft_policy() {}\n");
+    std::fs::remove_file(f.path().join("src/other.rs")).expect("rm");
+    f.write("trace.log", "budget overdraft in a log\n");
+    f.write(
+        "node_modules/dep/index.js",
+        "function budgetOverdraft() {}\n",
+    );
+    f.write(".ctxpackignore", "secret_notes.md\n");
+    f.write("secret_notes.md", "budget overdraft notes\n");
+    f.write(
+        ".env.rs",
+        "const KEY: &str = \"AKIAIOSFODNN7EXAMPLE\"; // budget overdraft\n",
+    );
+
+    let packed = pack(&workspace, &worktree("enforce budget overdraft"));
+    let all = citations(&packed);
+    let modified = cited(&all, "src/budget.rs");
+    assert!(!modified.is_empty(), "{all:?}");
+    assert!(modified.iter().all(|c| c.ends_with("@worktree")), "{all:?}");
+    assert!(
+        cited(&all, "src/new_budget.rs")
+            .iter()
+            .all(|c| c.ends_with("@worktree"))
+            && !cited(&all, "src/new_budget.rs").is_empty(),
+        "{all:?}"
+    );
+    let text: String = packed.hits.iter().map(|h| &*h.candidate.text).collect();
+    assert!(text.contains("enforce_budget_overdraft"), "{text}");
+    assert!(
+        !text.contains("cost <= remaining"),
+        "the old text is replaced: {text}"
+    );
+    for never in [
+        "src/other.rs",
+        "trace.log",
+        "node_modules/",
+        "secret_notes.md",
+    ] {
+        assert!(
+            all.iter().all(|c| !c.starts_with(never)),
+            "{never} is deleted or ignored: {all:?}"
+        );
+    }
+    // Working-tree text is masked as indexed text is.
+    assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{text}");
+    let notice = packed
+        .warnings
+        .iter()
+        .map(Warning::to_string)
+        .find(|w| w.starts_with("packed the working tree"))
+        .expect("a notice");
+    assert!(notice.contains("1 modified"), "{notice}");
+    assert!(notice.contains("1 deleted"), "{notice}");
+    // No snapshot was written, and packing the commit still reads the commit.
+    assert_eq!(
+        workspace.status().expect("status").snapshots.len(),
+        snapshots
+    );
+    assert_eq!(
+        citations(&pack(&workspace, &request("enforce budget overdraft"))),
+        citations(&committed)
+    );
+    // Deterministic: the same tree packs the same.
+    assert_eq!(
+        citations(&pack(&workspace, &worktree("enforce budget overdraft"))),
+        all
+    );
+}
+
+#[test]
+fn a_symlink_in_the_working_tree_is_never_followed() {
+    let (f, _) = project();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        outside.path().join("target.rs"),
+        "pub fn outside_budget_secret() {}\n",
+    )
+    .expect("write");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path().join("target.rs"), f.path().join("link.rs"))
+        .expect("symlink");
+    let workspace = f.workspace();
+    let packed = pack(&workspace, &worktree("outside budget secret"));
+    let text: String = packed.hits.iter().map(|h| &*h.candidate.text).collect();
+    assert!(!text.contains("outside_budget_secret"), "{text}");
+}
+
+#[test]
+fn the_working_tree_is_packed_over_head_only() {
+    let (f, sha) = project();
+    let error = f
+        .workspace()
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                at: sha,
+                ..worktree("budget")
+            },
+            &PackOptions::default(),
+        )
+        .expect_err("worktree at another commit");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert_eq!(error.field(), Some("at"));
+}
+
+fn globbed(include: &[&str], exclude: &[&str]) -> SnapshotPackRequest {
+    SnapshotPackRequest {
+        include: include.iter().map(|s| (*s).to_owned()).collect(),
+        exclude: exclude.iter().map(|s| (*s).to_owned()).collect(),
+        ..request("budget")
+    }
+}
+
+fn globs_fixture() -> Fixture {
+    let (f, _) = project();
+    f.write("src/budget.test.ts", "test('budget', () => {});\n");
+    f.write("web/budget.ts", "export function budget() {}\n");
+    f.write("docs/budget.md", "# Budget\n\nHow the budget works.\n");
+    f.commit("more budget files");
+    f
+}
+
+#[test]
+fn include_and_exclude_globs_restrict_the_candidates() {
+    let f = globs_fixture();
+    let workspace = f.workspace();
+    let paths = |request: &SnapshotPackRequest| -> Vec<String> {
+        let mut paths: Vec<String> = citations(&pack(&workspace, request))
+            .iter()
+            .filter_map(|c| c.split('#').next().map(str::to_owned))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    };
+    let everything = paths(&request("budget"));
+    assert!(everything.len() >= 4, "{everything:?}");
+    assert_eq!(
+        paths(&globbed(&["src/**"], &[])),
+        ["src/budget.rs", "src/budget.test.ts"]
+    );
+    assert_eq!(
+        paths(&globbed(&["src/**"], &["**/*.test.ts"])),
+        ["src/budget.rs"]
+    );
+    assert_eq!(paths(&globbed(&["*.md"], &[])), ["docs/budget.md"]);
+    let without_docs = paths(&globbed(&[], &["docs/"]));
+    assert!(!without_docs.iter().any(|p| p.starts_with("docs/")));
+    assert_eq!(without_docs.len(), everything.len() - 1);
+}
+
+#[test]
+fn a_bad_glob_is_invalid_input_on_its_field() {
+    let f = globs_fixture();
+    let workspace = f.workspace();
+    for (request, field) in [
+        (globbed(&[""], &[]), "include"),
+        (globbed(&[], &["!src/**"]), "exclude"),
+        (globbed(&["x".repeat(5000).as_str()], &[]), "include"),
+    ] {
+        let error = workspace
+            .snapshot_pack(&request, &PackOptions::default())
+            .expect_err("a bad glob");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+        assert_eq!(error.field(), Some(field), "{error}");
+        assert!(error.hint().is_some(), "{error}");
+    }
+}

@@ -1,0 +1,202 @@
+//! The working tree as it is now, against HEAD: which files changed, were added or deleted.
+//!
+//! `git status` decides (through gix): tracked files that differ from HEAD, staged or not,
+//! and untracked files that `.gitignore`, `.git/info/exclude` and `core.excludesFile` do not
+//! ignore. Nothing is read through a symbolic link: a changed path that is a link, or lies
+//! below one, is reported as such and never opened.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::Path;
+
+use gix::bstr::ByteSlice;
+use gix::status::UntrackedFiles;
+
+use crate::error::IndexError;
+use crate::git::{EntryKind, Repo, path_text};
+
+/// Most working-tree files a pack reads, and most bytes in all: past either, the rest are
+/// counted as `worktree_limit` and left to the committed snapshot.
+pub const MAX_WORKTREE_FILES: usize = 5_000;
+/// See [`MAX_WORKTREE_FILES`].
+pub const MAX_WORKTREE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How the working tree differs from HEAD.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorktreeChanges {
+    /// Files that differ from HEAD or are new, with their current bytes, by path.
+    pub files: BTreeMap<String, WorktreeFile>,
+    /// Paths of HEAD's tree that are gone from the working tree.
+    pub deleted: BTreeSet<String>,
+    /// Changed paths not read, by reason (`symlink`, `too_large`, `worktree_limit`, …).
+    pub skipped: BTreeMap<String, u64>,
+    /// How many of `files` HEAD has (modified) and does not have (new).
+    pub modified: usize,
+    /// See `modified`.
+    pub added: usize,
+}
+
+/// A changed file of the working tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorktreeFile {
+    /// Its path as git stores it (what ignore rules match).
+    pub raw_path: Vec<u8>,
+    /// Its content, or `None` when it is over the size limit (counted as `too_large`).
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl Repo {
+    /// The working tree's changes against HEAD's tree (`head_entries`), reading each changed
+    /// regular file of at most `max_file_bytes`. A bare repository has none.
+    pub fn worktree_changes(
+        &self,
+        head_entries: &[crate::git::TreeEntry],
+        max_file_bytes: u64,
+    ) -> Result<WorktreeChanges, IndexError> {
+        let mut changes = WorktreeChanges::default();
+        let Some(root) = self.workdir() else {
+            return Ok(changes);
+        };
+        let head: BTreeMap<&[u8], EntryKind> = head_entries
+            .iter()
+            .map(|e| (e.raw_path.as_slice(), e.kind))
+            .collect();
+        let status = self
+            .gix()
+            .status(gix::progress::Discard)
+            .map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?
+            .untracked_files(UntrackedFiles::Files)
+            .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
+            .index_worktree_submodules(gix::status::Submodule::Given {
+                ignore: gix::submodule::config::Ignore::All,
+                check_dirty: false,
+            });
+        let mut paths: BTreeSet<Vec<u8>> = BTreeSet::new();
+        for item in status
+            .into_iter(None)
+            .map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?
+        {
+            let item =
+                item.map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?;
+            if let gix::status::Item::IndexWorktree(change) = &item
+                && change.summary().is_none()
+            {
+                // Only an index entry's stat to refresh, or a directory entry that is not new.
+                continue;
+            }
+            paths.insert(item.location().to_vec());
+        }
+        let mut read_bytes = 0u64;
+        for raw in paths {
+            let path = path_text(&raw);
+            let in_head = head.get(raw.as_slice());
+            if in_head.is_some_and(|kind| *kind == EntryKind::Submodule) {
+                continue;
+            }
+            let Some(rel) = raw.to_str().ok().map(Path::new) else {
+                *changes.skipped.entry("unreadable_name".into()).or_default() += 1;
+                continue;
+            };
+            match file_kind(&root, rel) {
+                FileKind::Missing => {
+                    if in_head.is_some() {
+                        changes.deleted.insert(path);
+                    }
+                    continue;
+                }
+                FileKind::Link => {
+                    // A link is never read; a tracked file replaced by one leaves the snapshot.
+                    if in_head.is_some() {
+                        changes.deleted.insert(path);
+                    }
+                    *changes.skipped.entry("symlink".into()).or_default() += 1;
+                    continue;
+                }
+                FileKind::Other => continue,
+                FileKind::File(len) => {
+                    if changes.files.len() >= MAX_WORKTREE_FILES
+                        || read_bytes.saturating_add(len.min(max_file_bytes)) > MAX_WORKTREE_BYTES
+                    {
+                        *changes.skipped.entry("worktree_limit".into()).or_default() += 1;
+                        continue;
+                    }
+                    let bytes = if len > max_file_bytes {
+                        *changes.skipped.entry("too_large".into()).or_default() += 1;
+                        None
+                    } else {
+                        match read_bounded(&root.join(rel), max_file_bytes) {
+                            Some(bytes) => {
+                                read_bytes += bytes.len() as u64;
+                                Some(bytes)
+                            }
+                            None => {
+                                *changes.skipped.entry("unreadable".into()).or_default() += 1;
+                                continue;
+                            }
+                        }
+                    };
+                    if in_head.is_some() {
+                        changes.modified += 1;
+                    } else {
+                        changes.added += 1;
+                    }
+                    changes.files.insert(
+                        path,
+                        WorktreeFile {
+                            raw_path: raw,
+                            bytes,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(changes)
+    }
+}
+
+/// What is at a path of the working tree, never following a link on the way.
+enum FileKind {
+    Missing,
+    Link,
+    Other,
+    File(u64),
+}
+
+fn file_kind(root: &Path, rel: &Path) -> FileKind {
+    let mut at = root.to_owned();
+    let mut components = rel.components().peekable();
+    while let Some(component) = components.next() {
+        let std::path::Component::Normal(name) = component else {
+            return FileKind::Other;
+        };
+        at.push(name);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return FileKind::Missing;
+        };
+        if meta.file_type().is_symlink() {
+            return FileKind::Link;
+        }
+        if components.peek().is_none() {
+            return if meta.is_file() {
+                FileKind::File(meta.len())
+            } else {
+                FileKind::Other
+            };
+        }
+        if !meta.is_dir() {
+            return FileKind::Missing;
+        }
+    }
+    FileKind::Other
+}
+
+/// A regular file's bytes, at most `limit` of them (`None` if it cannot be read or grew past
+/// the limit since it was measured).
+fn read_bounded(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= limit).then_some(bytes)
+}

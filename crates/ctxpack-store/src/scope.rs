@@ -1,0 +1,79 @@
+//! Searching a chosen set of file versions: a snapshot narrowed to some paths, or overlaid
+//! with chunks that are not stored (the working tree).
+
+use std::collections::HashSet;
+
+use crate::db::{Store, sql_error};
+use crate::error::StoreError;
+use crate::lexical::{ExtraDoc, LexicalHit, QueryTerms};
+
+impl Store {
+    /// The manifest of snapshot `sha`: every listed path with its file version, by path.
+    pub fn manifest(&self, sha: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, file_id FROM manifest WHERE snapshot = ?1 ORDER BY path")
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let rows = stmt
+            .query_map([sha], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| sql_error(&self.dir, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    /// The file versions of the stored artifacts of `scopes`.
+    pub fn artifact_files(&self, scopes: &[&str]) -> Result<Vec<i64>, StoreError> {
+        let mut ids = Vec::new();
+        for scope in scopes {
+            ids.extend(self.query_ids("SELECT file_id FROM artifacts WHERE scope = ?1", [scope])?);
+        }
+        Ok(ids)
+    }
+
+    /// BM25 over the chunks of the file versions `files` and the `extra` chunks beside them,
+    /// with statistics of exactly those: the top `k` hits. Equal scores across the cut are
+    /// ordered by path and position, which every store agrees on, so the same chunks make the
+    /// cut whatever ids the store gave them.
+    pub fn search_files(
+        &self,
+        files: &HashSet<u64>,
+        extra: &[ExtraDoc],
+        terms: &QueryTerms,
+        k: usize,
+    ) -> Result<Vec<LexicalHit>, StoreError> {
+        let Some(lexical) = self.lexical_index() else {
+            return Ok(Vec::new());
+        };
+        let mut hits = lexical.search(terms, files, extra)?;
+        if hits.len() > k && k > 0 {
+            let edge = hits[k - 1].score;
+            let first = hits.partition_point(|h| h.score > edge);
+            let last = hits.partition_point(|h| h.score >= edge);
+            if last > k {
+                let mut tied = Vec::with_capacity(last - first);
+                for hit in &hits[first..last] {
+                    let place = match extra.iter().find(|d| d.id == hit.chunk_id) {
+                        Some(d) => (d.path.clone(), d.start_line.into(), d.end_line.into()),
+                        None => self.chunk_place(hit.chunk_id)?,
+                    };
+                    tied.push((place, *hit));
+                }
+                tied.sort_by(|a, b| a.0.cmp(&b.0));
+                hits.splice(first..last, tied.into_iter().map(|(_, hit)| hit));
+            }
+        }
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    /// Where a stored chunk sits: its path and first and last line.
+    fn chunk_place(&self, id: i64) -> Result<(String, i64, i64), StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT f.path, c.start_line, c.end_line \
+                 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+            )
+            .and_then(|mut stmt| stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+}

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""File recall of `ctxpack pack` as a user runs it: the pack command with its defaults.
+
+`ctxpack eval history` measures the pipeline through the library; this script measures the
+command itself. For every task it runs, with the repository as the working directory, exactly
+
+    ctxpack pack GOAL --at PARENT --budget B --format json
+
+(no other flag, so the meter, selector, candidate pool and indexing are the binary's defaults),
+parses the JSON pack and scores the cited files against the task's gold files:
+
+    file recall = |cited paths ∩ gold| / |gold|      (mean over tasks)
+    hit rate    = share of tasks with at least one gold file cited
+
+A hit's path is its `path` field (else `location`, else the part of its citation
+`path#Lx-Ly@sha` before `#L`). A pack that fails (non-zero exit) scores 0 and is counted as an
+error.
+
+Tasks: 40 per repository (`--commits`), mined by the binary's own miner,
+`ctxpack eval history --cwd REPO --commits N --write-tasks FILE` (JSON Lines
+{"goal", "at", "gold"}; the miner's own small evaluation run is discarded, but it indexes the
+tasks' parents in the repository's store). With `--tasks-dir DIR` the task files are kept as
+DIR/NAME.jsonl and reused when present, so two binaries can be measured on the same tasks.
+
+Binaries that do not index on their own (before `pack` indexed an unindexed commit, it exited 3)
+need `--prepare`: it runs `ctxpack index --at PARENT` once per task before packing. Give each
+binary its own copy of the repositories so their default `.ctxpack` stores never mix.
+
+Usage:
+
+    scripts/pack_recall.py run --bin OLD --label old --tasks-dir T --prepare \\
+        --json old.json /tmp/old/fd /tmp/old/click
+    scripts/pack_recall.py run --bin NEW --label new --tasks-dir T \\
+        --json new.json /tmp/new/fd /tmp/new/click
+    scripts/pack_recall.py table old.json        # one label: repository x budget
+    scripts/pack_recall.py compare old.json new.json   # before/after, one table per budget
+
+`run` prints the Markdown table when done; `--budgets` defaults to 2000,8000,32000. Packs run
+one at a time. Python 3 standard library only.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def mine(binary, repo, commits, path):
+    """Writes `commits` tasks mined from `repo`'s history to `path` with the binary's miner."""
+    cmd = [binary, "eval", "history", "--cwd", repo, "--commits", str(commits),
+           "--write-tasks", path, "--budgets", "100", "--baseline", "none", "--format", "json"]
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if not os.path.exists(path):
+        sys.exit("mining failed in %s (exit %d): %s" % (repo, proc.returncode, proc.stderr[-2000:]))
+
+
+def load_tasks(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def hit_path(hit):
+    for key in ("path", "location"):
+        value = hit.get(key)
+        if isinstance(value, str) and value:
+            return value.split("#L")[0]
+        if isinstance(value, dict) and value.get("path"):
+            return value["path"]
+    citation = hit.get("citation", "")
+    return citation.rsplit("#L", 1)[0] if "#L" in citation else None
+
+
+def pack(binary, repo, task, budget):
+    """Runs one pack; returns (cited paths or None on failure, JSON pack, seconds, exit code)."""
+    cmd = [binary, "pack", task["goal"], "--at", task["at"], "--budget", str(budget),
+           "--format", "json"]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    if proc.returncode != 0:
+        return None, {}, seconds, proc.returncode
+    doc = json.loads(proc.stdout)
+    paths = {p for p in (hit_path(h) for h in doc.get("hits", [])) if p}
+    return paths, doc, seconds, 0
+
+
+def run_repo(args, repo):
+    name = os.path.basename(os.path.normpath(repo))
+    if args.tasks_dir:
+        os.makedirs(args.tasks_dir, exist_ok=True)
+        task_file = os.path.join(args.tasks_dir, name + ".jsonl")
+    else:
+        task_file = os.path.join(repo, ".ctxpack-recall-tasks.jsonl")
+    if not os.path.exists(task_file):
+        mine(args.bin, os.path.abspath(repo), args.commits, task_file)
+    tasks = load_tasks(task_file)
+    per = {b: {"recall": [], "hit": [], "used": [], "seconds": [], "errors": 0} for b in args.budgets}
+    for i, task in enumerate(tasks):
+        gold = set(task["gold"])
+        if args.prepare:
+            subprocess.run([args.bin, "index", "--at", task["at"]], cwd=repo,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for b in args.budgets:
+            paths, doc, seconds, code = pack(args.bin, repo, task, b)
+            r = per[b]
+            if paths is None:
+                r["errors"] += 1
+                paths = set()
+                print("  %s task %d budget %d: exit %d" % (name, i, b, code), file=sys.stderr)
+            found = len(gold & paths)
+            r["recall"].append(found / len(gold) if gold else 0.0)
+            r["hit"].append(1.0 if found else 0.0)
+            r["used"].append(doc.get("usedTokens", 0))
+            r["meter"] = doc.get("meter", r.get("meter"))
+            r["seconds"].append(seconds)
+        print("  %s: %d/%d tasks" % (name, i + 1, len(tasks)), file=sys.stderr)
+    results = {}
+    for b, r in per.items():
+        results[str(b)] = {
+            "recall": statistics.fmean(r["recall"]) if r["recall"] else 0.0,
+            "hitRate": statistics.fmean(r["hit"]) if r["hit"] else 0.0,
+            "meanUsedTokens": statistics.fmean(r["used"]) if r["used"] else 0.0,
+            "medianSeconds": statistics.median(r["seconds"]) if r["seconds"] else 0.0,
+            "errors": r["errors"],
+            "meter": r.get("meter"),
+        }
+    return name, {"tasks": len(tasks), "results": results}
+
+
+def table(doc):
+    budgets = doc["budgets"]
+    repos = list(doc["repos"])
+    head = ["repository"] + ["recall @ %d" % b for b in budgets] + ["hit rate @ %d" % b for b in budgets]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for name in repos + ["mean"]:
+        cells = [name if name != "mean" else "**mean**"]
+        for key in ("recall", "hitRate"):
+            for b in budgets:
+                xs = [doc["repos"][r]["results"][str(b)][key] for r in (repos if name == "mean" else [name])]
+                cell = "%.3f" % statistics.fmean(xs)
+                cells.append("**%s**" % cell if name == "mean" else cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "%s (%s)\n\n%s" % (doc["label"], doc["bin"], "\n".join(lines))
+
+
+def compare(old, new):
+    repos = [r for r in old["repos"] if r in new["repos"]]
+    out = []
+    for b in old["budgets"]:
+        if b not in new["budgets"]:
+            continue
+        out.append("#### Budget %d\n" % b)
+        out.append("| repository | %s recall | %s recall | change | %s hit rate | %s hit rate |"
+                   % (old["label"], new["label"], old["label"], new["label"]))
+        out.append("| --- | --- | --- | --- | --- | --- |")
+        rows = []
+        for r in repos:
+            o, n = old["repos"][r]["results"][str(b)], new["repos"][r]["results"][str(b)]
+            rows.append((o["recall"], n["recall"], o["hitRate"], n["hitRate"]))
+            out.append("| %s | %.3f | %.3f | %+.3f | %.3f | %.3f |"
+                       % (r, o["recall"], n["recall"], n["recall"] - o["recall"], o["hitRate"], n["hitRate"]))
+        m = [statistics.fmean(x[i] for x in rows) for i in range(4)]
+        out.append("| **mean** | **%.3f** | **%.3f** | **%+.3f** | **%.3f** | **%.3f** |"
+                   % (m[0], m[1], m[1] - m[0], m[2], m[3]))
+        out.append("")
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="measure one binary on some repositories")
+    r.add_argument("--bin", required=True, help="the ctxpack binary")
+    r.add_argument("--label", required=True, help="a name for this binary in tables")
+    r.add_argument("--budgets", default="2000,8000,32000")
+    r.add_argument("--commits", type=int, default=40, help="tasks per repository")
+    r.add_argument("--tasks-dir", help="keep and reuse task files here (NAME.jsonl)")
+    r.add_argument("--prepare", action="store_true", help="run `index --at PARENT` before packing")
+    r.add_argument("--json", help="write the results here (updated after every repository)")
+    r.add_argument("repos", nargs="+")
+    t = sub.add_parser("table", help="print the table of a results file")
+    t.add_argument("file")
+    c = sub.add_parser("compare", help="before/after tables of two results files")
+    c.add_argument("old")
+    c.add_argument("new")
+    args = parser.parse_args()
+
+    if args.cmd == "table":
+        print(table(json.load(open(args.file, encoding="utf-8"))))
+        return
+    if args.cmd == "compare":
+        old = json.load(open(args.old, encoding="utf-8"))
+        new = json.load(open(args.new, encoding="utf-8"))
+        print(compare(old, new))
+        return
+    args.bin = os.path.abspath(args.bin)
+    args.budgets = [int(b) for b in args.budgets.split(",")]
+    doc = {"label": args.label, "bin": args.bin, "budgets": args.budgets, "repos": {}}
+    if args.json and os.path.exists(args.json):
+        previous = json.load(open(args.json, encoding="utf-8"))
+        if previous.get("budgets") == args.budgets:
+            doc["repos"] = previous["repos"]
+    for repo in args.repos:
+        name, result = run_repo(args, repo)
+        doc["repos"][name] = result
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=1)
+    print(table(doc))
+
+
+if __name__ == "__main__":
+    main()
