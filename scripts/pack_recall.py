@@ -97,9 +97,11 @@ def run_repo(args, repo):
     if not os.path.exists(task_file):
         mine(args.bin, os.path.abspath(repo), args.commits, task_file)
     tasks = load_tasks(task_file)
-    per = {b: {"recall": [], "hit": [], "used": [], "seconds": [], "errors": 0} for b in args.budgets}
+    per = {b: {"recall": [], "hit": [], "used": [], "rendered": [], "seconds": [], "errors": 0} for b in args.budgets}
+    per_task = []
     for i, task in enumerate(tasks):
         gold = set(task["gold"])
+        per_task.append({"at": task["at"], "gold": sorted(gold), "recall": {}})
         if args.prepare:
             subprocess.run([args.bin, "index", "--at", task["at"]], cwd=repo,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -112,8 +114,10 @@ def run_repo(args, repo):
                 print("  %s task %d budget %d: exit %d" % (name, i, b, code), file=sys.stderr)
             found = len(gold & paths)
             r["recall"].append(found / len(gold) if gold else 0.0)
+            per_task[-1]["recall"][str(b)] = r["recall"][-1]
             r["hit"].append(1.0 if found else 0.0)
             r["used"].append(doc.get("usedTokens", 0))
+            r["rendered"].append(doc.get("renderedTokens", doc.get("usedTokens", 0)))
             r["meter"] = doc.get("meter", r.get("meter"))
             r["seconds"].append(seconds)
         print("  %s: %d/%d tasks" % (name, i + 1, len(tasks)), file=sys.stderr)
@@ -123,11 +127,13 @@ def run_repo(args, repo):
             "recall": statistics.fmean(r["recall"]) if r["recall"] else 0.0,
             "hitRate": statistics.fmean(r["hit"]) if r["hit"] else 0.0,
             "meanUsedTokens": statistics.fmean(r["used"]) if r["used"] else 0.0,
+            # the whole printed pack where the binary reports it, else the content
+            "meanRenderedTokens": statistics.fmean(r["rendered"]) if r["rendered"] else 0.0,
             "medianSeconds": statistics.median(r["seconds"]) if r["seconds"] else 0.0,
             "errors": r["errors"],
             "meter": r.get("meter"),
         }
-    return name, {"tasks": len(tasks), "results": results}
+    return name, {"tasks": len(tasks), "results": results, "perTask": per_task}
 
 
 def table(doc):

@@ -26,7 +26,8 @@ use ctxpack_core::{
     PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, markup, render,
 };
 use ctxpack_index::chunk::enclosing_lines;
-use ctxpack_index::git::{EntryKind, Repo};
+use ctxpack_index::git::Repo;
+use ctxpack_store::Store;
 
 use crate::error::{Error, Result};
 use crate::mask;
@@ -277,7 +278,7 @@ const MAX_ENCLOSING_FILE_BYTES: u64 = 4 << 20;
 /// spans of snapshot `sha`'s files, read from that snapshot (only the packed files). A line
 /// that masking would change is not shown; a file that cannot be read shows none: these lines
 /// are context, never evidence.
-pub(crate) fn add_enclosing(repo: &Repo, sha: &str, pack: &mut Pack) {
+pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pack) {
     let suffix = format!("@{}", sha.get(..7).unwrap_or(sha));
     let mut wanted: BTreeMap<String, Vec<(Citation, u32)>> = BTreeMap::new();
     for hit in &pack.hits {
@@ -295,29 +296,27 @@ pub(crate) fn add_enclosing(repo: &Repo, sha: &str, pack: &mut Pack) {
     if wanted.is_empty() {
         return;
     }
-    let Ok(entries) = repo.tree_entries(sha) else {
-        return;
-    };
-    for entry in entries {
-        let Some(hits) = wanted.get(&entry.path) else {
+    // Each packed file's blob, from the snapshot's manifest: a lookup per file, not a walk of
+    // the whole tree.
+    for (path, hits) in &wanted {
+        let Ok(Some(blob)) = store.blob_at(sha, path) else {
             continue;
         };
-        if entry.kind != EntryKind::File
-            || !repo
-                .blob_size(&entry.id)
-                .is_ok_and(|n| n <= MAX_ENCLOSING_FILE_BYTES)
+        if !repo
+            .blob_size(&blob)
+            .is_ok_and(|n| n <= MAX_ENCLOSING_FILE_BYTES)
         {
             continue;
         }
         let Some(text) = repo
-            .read_blob(&entry.id)
+            .read_blob(&blob)
             .ok()
             .and_then(|b| String::from_utf8(b).ok())
         else {
             continue;
         };
         let starts: Vec<u32> = hits.iter().map(|(_, line)| *line).collect();
-        let found = enclosing_lines(&entry.path, &text, &starts);
+        let found = enclosing_lines(path, &text, &starts);
         for ((citation, _), found) in hits.iter().zip(found) {
             let Some((line, text)) = found else { continue };
             if mask::text(&text, &mut RedactionSummary::default()) != text {

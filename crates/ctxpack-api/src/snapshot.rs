@@ -612,7 +612,7 @@ impl Workspace {
         used.sort();
         used.dedup();
         pack.artifacts = used;
-        crate::fit::add_enclosing(&repo, &sha, &mut pack);
+        crate::fit::add_enclosing(&repo, &store, &sha, &mut pack);
         fit.finish(&mut pack)?;
         let recorded = self.record(&pack, "pack", options.record, RecordExtra::default());
         Ok(SnapshotPack {

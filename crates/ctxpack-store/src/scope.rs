@@ -21,6 +21,21 @@ impl Store {
             .map_err(|e| sql_error(&self.dir, e))
     }
 
+    /// The git blob id of `path` in snapshot `sha`, when the snapshot lists that path.
+    pub fn blob_at(&self, sha: &str, path: &str) -> Result<Option<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT files.blob FROM manifest JOIN files ON files.id = manifest.file_id \
+                 WHERE manifest.snapshot = ?1 AND manifest.path = ?2",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let mut rows = stmt
+            .query_map([sha, path], |r| r.get(0))
+            .map_err(|e| sql_error(&self.dir, e))?;
+        rows.next().transpose().map_err(|e| sql_error(&self.dir, e))
+    }
+
     /// The file versions of the stored artifacts of `scopes`.
     pub fn artifact_files(&self, scopes: &[&str]) -> Result<Vec<i64>, StoreError> {
         let mut ids = Vec::new();
