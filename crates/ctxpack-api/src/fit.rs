@@ -173,13 +173,13 @@ fn too_small(pack: &Pack, rendering: &RenderOptions, tokens: u64) -> Error {
 /// Moves the lowest-value hits whose estimated size covers `excess` to the dropped list.
 fn trim(pack: &mut Pack, rendering: &RenderOptions, excess: u64) {
     let meter = pack.meter;
-    // Lowest value first: visible before pinned, then the worst rank.
+    // Lowest value first: visible before pinned (`Pinned < Visible`), and within a tier the
+    // worst rank (the largest number) first.
     let mut order: Vec<usize> = (0..pack.hits.len()).collect();
     order.sort_by_key(|&i| {
         let h = &pack.hits[i];
-        (h.candidate.tier, std::cmp::Reverse(h.rank))
+        std::cmp::Reverse((h.candidate.tier, h.rank))
     });
-    order.reverse();
     let mut victims = Vec::new();
     let mut saved = 0u64;
     for i in order {
@@ -330,5 +330,64 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
                 .enclosing
                 .insert(citation.clone(), Enclosing { line, text });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxpack_core::{Meter, Selector, Tier};
+
+    use super::*;
+
+    /// A pack of `hits` candidates of 10 words each, every one selected.
+    fn pack_of(tiers: &[Tier]) -> Pack {
+        let candidates = tiers
+            .iter()
+            .enumerate()
+            .map(|(i, tier)| {
+                let mut c = Candidate::new(
+                    format!("src/f{i}.rs#L1-L1@abcdef0"),
+                    "one two three four five six seven eight nine ten\n",
+                    Meter::Words,
+                );
+                c.tier = *tier;
+                c
+            })
+            .collect();
+        Pack::build(
+            PackRequest {
+                goal: "g".into(),
+                budget: Budget::new(1000).expect("valid"),
+                meter: Meter::Words,
+                selector: Selector::Skip,
+            },
+            candidates,
+        )
+    }
+
+    fn kept(pack: &Pack) -> Vec<usize> {
+        pack.hits.iter().map(|h| h.rank).collect()
+    }
+
+    #[test]
+    fn trimming_drops_the_worst_ranked_visible_hit_first() {
+        let rendering = DEFAULT_RENDERING;
+        let mut pack = pack_of(&[Tier::Visible; 4]);
+        assert_eq!(kept(&pack), [1, 2, 3, 4]);
+        trim(&mut pack, &rendering, 1);
+        assert_eq!(kept(&pack), [1, 2, 3]);
+        let dropped: Vec<Option<usize>> = pack.dropped.iter().map(|d| d.rank).collect();
+        assert_eq!(dropped, [Some(4)]);
+        assert_eq!(pack.counters.budget_rejected_hits, 1);
+        // Pinned hits go last, whatever their rank.
+        let mut pack = pack_of(&[Tier::Pinned, Tier::Visible, Tier::Pinned, Tier::Visible]);
+        trim(&mut pack, &rendering, 25);
+        let kept_tiers: Vec<Tier> = pack.hits.iter().map(|h| h.candidate.tier).collect();
+        assert_eq!(
+            kept_tiers,
+            [Tier::Pinned, Tier::Pinned],
+            "{:?}",
+            kept(&pack)
+        );
     }
 }
