@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use ctxpack_core::{
-    Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Pack,
+    Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
     PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, markup, render,
 };
 use ctxpack_index::chunk::enclosing_lines;
@@ -64,6 +64,15 @@ impl Fit {
                     ..shown
                 })
             }
+        }
+    }
+
+    /// Starts loading `meter`'s tables on another thread when this fit will count in an exact
+    /// tokenizer, so that the load (about a tenth of a second for `o200k`) overlaps retrieval
+    /// instead of following it. Counting waits for the load to finish.
+    pub(crate) fn prepare(&self, meter: Meter) {
+        if matches!(self, Fit::Output(_)) && meter.is_exact_tokenizer() && meter.is_built() {
+            std::thread::spawn(move || meter.try_count(" "));
         }
     }
 
@@ -298,6 +307,7 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
     }
     // Each packed file's blob, from the snapshot's manifest: a lookup per file, not a walk of
     // the whole tree.
+    let mut files: Vec<(&str, String, Vec<u32>)> = Vec::new();
     for (path, hits) in &wanted {
         let Ok(Some(blob)) = store.blob_at(sha, path) else {
             continue;
@@ -315,8 +325,29 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
         else {
             continue;
         };
-        let starts: Vec<u32> = hits.iter().map(|(_, line)| *line).collect();
-        let found = enclosing_lines(path, &text, &starts);
+        files.push((path, text, hits.iter().map(|(_, line)| *line).collect()));
+    }
+    // Parsing is the cost: the files are parsed on every core, each whole by one thread.
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_thread = files.len().div_ceil(threads).max(1);
+    let found: Vec<Vec<Option<(u32, String)>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(per_thread)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(path, text, starts)| enclosing_lines(path, text, starts))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for ((path, _, _), found) in files.iter().zip(found) {
+        let hits = &wanted[*path];
         for ((citation, _), found) in hits.iter().zip(found) {
             let Some((line, text)) = found else { continue };
             if mask::text(&text, &mut RedactionSummary::default()) != text {
