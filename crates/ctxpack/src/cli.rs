@@ -76,9 +76,10 @@ enum Command {
     Show(ledger::ShowArgs),
     /// Serve packs to coding agents over the Model Context Protocol (stdio).
     Mcp(crate::mcp::McpArgs),
-    /// Show the effective configuration: each value and where it came from (a flag, a
-    /// `CTXPACK_*` variable, the repository's ctxpack.toml, the user's config.toml or the
-    /// built-in default).
+    /// Show the effective configuration and where each value came from.
+    ///
+    /// A value comes from a flag, a `CTXPACK_*` variable, the repository's ctxpack.toml, the
+    /// user's config.toml or the built-in default, in that order of precedence.
     Config(config::ConfigArgs),
     /// Git hooks that index new commits in the background: install or uninstall.
     #[command(subcommand)]
