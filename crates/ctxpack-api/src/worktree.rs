@@ -99,9 +99,18 @@ pub(crate) fn overlay(repo: &Repo, sha: &str, options: &IndexOptions) -> Result<
         }
     }
     let mut now = now.matcher();
+    let committed: std::collections::HashSet<&str> =
+        entries.iter().map(|e| e.path.as_str()).collect();
     for (path, file) in &changes.files {
         if now.is_ignored(&file.raw_path) {
             count(&mut out.skipped, "ignored");
+            continue;
+        }
+        // An untracked file named like a credential store is never read, even when no ignore
+        // rule names it: masking finds secrets by their shape, and these files hold secrets of
+        // any shape. A committed one is evidence like any other file.
+        if !committed.contains(path.as_str()) && is_secret_file(path) {
+            count(&mut out.skipped, "secret_file");
             continue;
         }
         if let Some(bytes) = &file.bytes {
@@ -183,4 +192,57 @@ fn is_ignore_file(raw_path: &[u8]) -> bool {
 
 fn rules(files: &[(Vec<u8>, Vec<u8>)]) -> IgnoreRules {
     IgnoreRules::new(files.iter().map(|(d, c)| (d.as_slice(), c.as_slice())))
+}
+
+/// Whether `path` names a file that conventionally holds credentials: `.env` and `.env.*`
+/// (but not `.env.example`, `.env.sample` or `.env.template`), private keys (`*.pem`, `*.key`,
+/// `id_rsa`, `id_ecdsa`, `id_ed25519`), `.netrc` and `.pgpass`.
+fn is_secret_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if let Some(rest) = name.strip_prefix(".env") {
+        return rest.is_empty()
+            || (rest.starts_with('.')
+                && !matches!(rest, ".example" | ".sample" | ".template" | ".dist"));
+    }
+    matches!(
+        name,
+        "id_rsa" | "id_ecdsa" | "id_ed25519" | "id_dsa" | ".netrc" | ".pgpass"
+    ) || name.ends_with(".pem")
+        || name.ends_with(".key")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_secret_file;
+
+    #[test]
+    fn credential_files_are_recognised_by_name() {
+        for secret in [
+            ".env",
+            "app/.env",
+            ".env.local",
+            ".env.production",
+            "certs/server.pem",
+            "tls.key",
+            "home/id_rsa",
+            "id_ed25519",
+            ".netrc",
+            ".pgpass",
+        ] {
+            assert!(is_secret_file(secret), "{secret}");
+        }
+        for plain in [
+            ".env.example",
+            ".env.sample",
+            "env.rs",
+            ".envrc.md",
+            "keys.rs",
+            "src/key.rs",
+            "id_rsa.pub",
+            "docs/pem.md",
+            ".environment",
+        ] {
+            assert!(!is_secret_file(plain), "{plain}");
+        }
+    }
 }

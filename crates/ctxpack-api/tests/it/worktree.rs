@@ -67,8 +67,13 @@ fn the_working_tree_is_packed_over_head_and_cited_at_worktree() {
     f.write(".ctxpackignore", "secret_notes.md\n");
     f.write("secret_notes.md", "budget overdraft notes\n");
     f.write(
-        ".env.rs",
+        "src/overdraft_keys.rs",
         "const KEY: &str = \"AKIAIOSFODNN7EXAMPLE\"; // budget overdraft\n",
+    );
+    // Named like a credential store and ignored by no rule: still never read.
+    f.write(
+        ".env",
+        "BUDGET_OVERDRAFT_TOKEN=budget-overdraft-plain-value\n",
     );
 
     let packed = pack(&workspace, &worktree("enforce budget overdraft"));
@@ -101,7 +106,10 @@ fn the_working_tree_is_packed_over_head_and_cited_at_worktree() {
         );
     }
     // Working-tree text is masked as indexed text is.
+    assert!(!cited(&all, "src/overdraft_keys.rs").is_empty(), "{all:?}");
     assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{text}");
+    assert!(all.iter().all(|c| !c.starts_with(".env")), "{all:?}");
+    assert!(!text.contains("budget-overdraft-plain-value"), "{text}");
     let notice = packed
         .warnings
         .iter()
@@ -110,6 +118,7 @@ fn the_working_tree_is_packed_over_head_and_cited_at_worktree() {
         .expect("a notice");
     assert!(notice.contains("1 modified"), "{notice}");
     assert!(notice.contains("1 deleted"), "{notice}");
+    assert!(notice.contains("1 secret_file"), "{notice}");
     // No snapshot was written, and packing the commit still reads the commit.
     assert_eq!(
         workspace.status().expect("status").snapshots.len(),
