@@ -20,6 +20,7 @@
 //! invalid-input error on `budget` naming the smallest budget that fits.
 
 use std::collections::BTreeMap;
+use std::sync::Once;
 
 use ctxpack_core::{
     Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
@@ -69,10 +70,20 @@ impl Fit {
 
     /// Starts loading `meter`'s tables on another thread when this fit will count in an exact
     /// tokenizer, so that the load (about a tenth of a second for `o200k`) overlaps retrieval
-    /// instead of following it. Counting waits for the load to finish.
+    /// instead of following it. Counting waits for the load to finish. Once per process and
+    /// meter: a long-running server loads the tables with its first pack only.
     pub(crate) fn prepare(&self, meter: Meter) {
-        if matches!(self, Fit::Output(_)) && meter.is_exact_tokenizer() && meter.is_built() {
-            std::thread::spawn(move || meter.try_count(" "));
+        static O200K: Once = Once::new();
+        static CL100K: Once = Once::new();
+        let once = match meter {
+            Meter::O200k => &O200K,
+            Meter::Cl100k if meter.is_built() => &CL100K,
+            _ => return,
+        };
+        if matches!(self, Fit::Output(_)) {
+            once.call_once(|| {
+                std::thread::spawn(move || meter.try_count(" "));
+            });
         }
     }
 
@@ -334,16 +345,19 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
         let handles: Vec<_> = files
             .chunks(per_thread)
             .map(|part| {
-                scope.spawn(move || {
+                let handle = scope.spawn(move || {
                     part.iter()
                         .map(|(path, text, starts)| enclosing_lines(path, text, starts))
                         .collect::<Vec<_>>()
-                })
+                });
+                (part.len(), handle)
             })
             .collect();
+        // A part whose parsing failed shows no enclosing lines, and keeps its place so the
+        // other files' lines stay with their files.
         handles
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
+            .flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![Vec::new(); len]))
             .collect()
     });
     for ((path, _, _), found) in files.iter().zip(found) {

@@ -27,9 +27,13 @@ impl JsonSchema for Budget {
     }
 }
 
-/// Defines a string enum schema from a type's `ALL` names.
+/// Defines a string enum schema from the names of a list of a type's values (its `ALL`
+/// unless another list is named).
 macro_rules! names {
     ($name:ident, $ty:path) => {
+        names!($name, $ty, ALL);
+    };
+    ($name:ident, $ty:path, $list:ident) => {
         #[doc = concat!("The names of [`", stringify!($ty), "`].")]
         pub struct $name;
 
@@ -43,14 +47,15 @@ macro_rules! names {
             }
 
             fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                let names: Vec<&str> = <$ty>::ALL.iter().map(|v| v.name()).collect();
+                let names: Vec<&str> = <$ty>::$list.iter().map(|v| v.name()).collect();
                 json_schema!({ "type": "string", "enum": names })
             }
         }
     };
 }
 
-names!(Meter, ctxpack_core::Meter);
+// A request may only name a meter this build counts in.
+names!(Meter, ctxpack_core::Meter, BUILT);
 names!(Selector, ctxpack_core::Selector);
 names!(View, ctxpack_core::View);
 names!(Format, ctxpack_core::Format);

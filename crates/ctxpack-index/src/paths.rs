@@ -43,11 +43,6 @@ impl PathFilter {
         })
     }
 
-    /// Whether the filter keeps every path.
-    pub fn is_empty(&self) -> bool {
-        self.include.is_empty() && self.exclude.is_empty()
-    }
-
     /// Whether `path` (repository-relative, `/`-separated) is kept.
     pub fn accepts(&self, path: &str) -> bool {
         (self.include.is_empty() || self.include.iter().any(|p| covers(p, path)))
