@@ -20,10 +20,9 @@
 //! invalid-input error on `budget` naming the smallest budget that fits.
 
 use std::collections::BTreeMap;
-use std::sync::Once;
 
 use ctxpack_core::{
-    Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
+    Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Pack,
     PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, markup, render,
 };
 use ctxpack_index::chunk::enclosing_lines;
@@ -65,25 +64,6 @@ impl Fit {
                     ..shown
                 })
             }
-        }
-    }
-
-    /// Starts loading `meter`'s tables on another thread when this fit will count in an exact
-    /// tokenizer, so that the load (about a tenth of a second for `o200k`) overlaps retrieval
-    /// instead of following it. Counting waits for the load to finish. Once per process and
-    /// meter: a long-running server loads the tables with its first pack only.
-    pub(crate) fn prepare(&self, meter: Meter) {
-        static O200K: Once = Once::new();
-        static CL100K: Once = Once::new();
-        let once = match meter {
-            Meter::O200k => &O200K,
-            Meter::Cl100k if meter.is_built() => &CL100K,
-            _ => return,
-        };
-        if matches!(self, Fit::Output(_)) {
-            once.call_once(|| {
-                std::thread::spawn(move || meter.try_count(" "));
-            });
         }
     }
 

@@ -567,7 +567,6 @@ impl Workspace {
             None
         };
         let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
-        fit.prepare(request.meter);
         let Selected {
             mut pack,
             artifact_of,

@@ -1,16 +1,17 @@
 //! Meters: the units a ctxpack budget is measured in.
 //!
 //! A [`Meter`] turns text into a cost. Two meters are exact token counts of OpenAI's BPE
-//! encodings (`o200k`, `cl100k`), computed with vocabularies compiled into the binary, so no
-//! count ever needs the network. The other three are the units of the systems ctxpack replaces:
-//! `words` (whitespace-delimited content units), `chars` (Unicode scalar values) and `approx`
+//! encodings (`o200k`, `cl100k`), counted from compact vocabulary tables compiled into the
+//! binary: no count ever needs the network, and a process loads nothing before its first count
+//! (see `bpe.rs`). The other three are the units of the systems ctxpack replaces: `words`
+//! (whitespace-delimited content units), `chars` (Unicode scalar values) and `approx`
 //! (`ceil(chars / 4)`).
 //!
-//! The `cl100k_base` vocabulary takes about 15 MB of the binary, so it is compiled in only with
-//! the Cargo feature `cl100k` (off by default). A build without it still knows the name — its
-//! stored records and cost columns stay readable — but refuses to count in it: parsing the name
-//! gives [`MeterError::NotBuilt`], and [`Meter::ensure_built`] checks a meter that came from
-//! elsewhere (a deserialized request, a program).
+//! The `cl100k_base` tables (about 2 MB) come with the default Cargo feature `cl100k`. A build
+//! without it still knows the name — its stored records and cost columns stay readable — but
+//! refuses to count in it: parsing the name gives [`MeterError::NotBuilt`], and
+//! [`Meter::ensure_built`] checks a meter that came from elsewhere (a deserialized request, a
+//! program).
 //!
 //! ```
 //! use ctxpack_meter::Meter;
@@ -30,6 +31,9 @@
 use std::fmt;
 use std::str::FromStr;
 
+mod bpe;
+mod table;
+
 /// A unit that budgets are measured in.
 ///
 /// Counting is pure and deterministic: the same text always has the same cost. There is no
@@ -46,7 +50,7 @@ pub enum Meter {
     /// Exact token count of OpenAI's `o200k_base` encoding (GPT-4o and later).
     O200k,
     /// Exact token count of OpenAI's `cl100k_base` encoding (GPT-4, GPT-3.5). Counted only in
-    /// builds with the Cargo feature `cl100k`.
+    /// builds with the Cargo feature `cl100k` (a default feature).
     Cl100k,
     /// Whitespace-delimited content units.
     Words,
@@ -110,9 +114,9 @@ impl Meter {
     /// meter out.
     pub fn try_count(self, text: &str) -> Result<u64, MeterError> {
         let n = match self {
-            Meter::O200k => bpe_openai::o200k_base().count(text),
+            Meter::O200k => bpe::O200K.count(text),
             #[cfg(feature = "cl100k")]
-            Meter::Cl100k => bpe_openai::cl100k_base().count(text),
+            Meter::Cl100k => bpe::CL100K.count(text),
             #[cfg(not(feature = "cl100k"))]
             Meter::Cl100k => return Err(MeterError::NotBuilt(self)),
             Meter::Words => text.split_whitespace().count(),

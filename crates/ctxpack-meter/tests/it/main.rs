@@ -2,8 +2,7 @@
 //! (see `scripts/tiktoken_counts.py`), over a corpus of prose, code, CJK, emoji, combining
 //! characters, odd whitespace and a 200 KB mixed file.
 //!
-//! The `cl100k` counts are checked only in builds with the `cl100k` feature:
-//! `cargo test -p ctxpack-meter --features cl100k`.
+//! The `cl100k` counts are checked in builds with the `cl100k` feature (the default).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,4 +97,48 @@ fn the_o200k_meter_is_always_built_and_cl100k_only_with_its_feature() {
     let read: Meter = serde_json::from_str("\"cl100k\"").expect("every name deserializes");
     assert_eq!(read, Meter::Cl100k);
     assert_eq!(read.ensure_built().is_ok(), cfg!(feature = "cl100k"));
+}
+
+mod differential {
+    //! Counts against an independent implementation of the same encodings (the `bpe-openai`
+    //! encoder, itself tested against tiktoken), on generated text built to hit the edges of
+    //! the pre-tokenizing patterns: case-folded contraction letters (`ſ`, `K`), combining
+    //! marks, title case, digits of several scripts, every kind of line and space separator,
+    //! and runs long enough to take the long-piece path.
+
+    use ctxpack_meter::Meter;
+    use proptest::prelude::*;
+
+    const ALPHABET: &[&str] = &[
+        "a", "Z", "e", "s", "S", "t", "ſ", "K", "'", "’", "d", "ll", "re", "ve", "m", "é",
+        "e\u{301}", "\u{301}", "ǅ", "ʰ", "日", "本", "の", "한", "й", "Ж", "ß", "0", "7", "٣", "Ⅻ",
+        "½", " ", "  ", "\t", "\n", "\r\n", "\r", "\u{a0}", "\u{2028}", "\u{3000}", "\u{200b}",
+        "/", "//", "-", "=", "{", "}", "(", ")", ";", ".", ",", "\"", "#", "`", "😀", "👍🏽",
+        "\u{feff}", "\u{0}", "fn", " the", "ing", "http", "://", "<", ">",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => proptest::collection::vec(proptest::sample::select(ALPHABET), 0..120)
+                .prop_map(|parts| parts.concat()),
+            1 => (proptest::sample::select(ALPHABET), 1..200usize, proptest::sample::select(ALPHABET))
+                .prop_map(|(run, n, tail)| format!("{}{tail}", run.repeat(n))),
+            1 => any::<String>(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        #[test]
+        fn o200k_counts_like_the_reference(text in text()) {
+            prop_assert_eq!(Meter::O200k.count(&text), bpe_openai::o200k_base().count(text.as_str()) as u64);
+        }
+
+        #[cfg(feature = "cl100k")]
+        #[test]
+        fn cl100k_counts_like_the_reference(text in text()) {
+            prop_assert_eq!(Meter::Cl100k.count(&text), bpe_openai::cl100k_base().count(text.as_str()) as u64);
+        }
+    }
 }

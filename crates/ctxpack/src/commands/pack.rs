@@ -76,8 +76,12 @@ pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
     ))]
     pub at: Option<String>,
     #[arg(long, value_parser = parse::<Meter>, help = format!(
-        "The budget's unit: o200k (exact GPT-4o-family tokens), words (whitespace-separated words), chars (characters) or approx (characters / 4){} [default: {}]",
-        if Meter::Cl100k.is_built() { ", or cl100k (exact GPT-4 tokens)" } else { "" },
+        "The budget's unit: {}, words (whitespace-separated words), chars (characters) or approx (characters / 4) [default: {}]",
+        if Meter::Cl100k.is_built() {
+            "o200k or cl100k (exact GPT-4o-family or GPT-4 tokens)"
+        } else {
+            "o200k (exact GPT-4o-family tokens)"
+        },
         P::request().meter
     ))]
     pub meter: Option<Meter>,

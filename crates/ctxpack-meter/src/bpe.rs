@@ -1,0 +1,335 @@
+//! Exact token counts of OpenAI's byte-pair encodings, from compact tables compiled into the
+//! binary (see `table.rs`): nothing is loaded or built when a process starts except the
+//! pre-tokenizing regular expression (a few milliseconds, once per process).
+//!
+//! Counting follows the encodings' definition: the text is split into pieces by the encoding's
+//! pattern, and each piece is encoded on its own by repeatedly merging the adjacent pair of
+//! parts whose concatenation has the lowest rank (the leftmost such pair on a tie), starting
+//! from single bytes, until no adjacent pair is a token. The count is the number of parts left.
+//! Short pieces use a quadratic scan; long ones a heap, so no input makes counting quadratic.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::LazyLock;
+
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
+
+use crate::table;
+
+/// Pieces up to this many bytes are merged with a linear scan per merge (quadratic, but cheaper
+/// than a heap at this size); longer ones with a heap.
+const SCAN_LIMIT: usize = 64;
+
+/// A rank no token has: "this pair is not a token".
+const NONE: u32 = u32::MAX;
+
+/// One byte-pair encoding: its vocabulary and its pre-tokenizer.
+pub(crate) struct Encoding {
+    vocabulary: Vocabulary,
+    split: LazyLock<Pretokenizer>,
+}
+
+impl Encoding {
+    /// The number of tokens `text` encodes to.
+    pub(crate) fn count(&self, text: &str) -> usize {
+        self.split
+            .pieces(text)
+            .map(|piece| self.vocabulary.count_piece(piece.as_bytes()))
+            .sum()
+    }
+}
+
+/// `o200k_base` (GPT-4o and later).
+pub(crate) static O200K: Encoding = Encoding {
+    vocabulary: Vocabulary::new(
+        include_bytes!(concat!(env!("OUT_DIR"), "/o200k.bytes")),
+        include_bytes!(concat!(env!("OUT_DIR"), "/o200k.starts")),
+        include_bytes!(concat!(env!("OUT_DIR"), "/o200k.slots")),
+    ),
+    // The published pattern, with `\s+(?!\S)` written as `\s+$` or `\s+\s` less its last
+    // character (see `Pretokenizer`).
+    split: LazyLock::new(|| {
+        Pretokenizer::new(&[
+            concat!(
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"|\p{N}{1,3}",
+                r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+                r"|\s*[\r\n]+",
+                r"|\s+$",
+            ),
+            r"\s+\s",
+            r"\s+",
+        ])
+    }),
+};
+
+/// `cl100k_base` (GPT-4, GPT-3.5).
+#[cfg(feature = "cl100k")]
+pub(crate) static CL100K: Encoding = Encoding {
+    vocabulary: Vocabulary::new(
+        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k.bytes")),
+        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k.starts")),
+        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k.slots")),
+    ),
+    split: LazyLock::new(|| {
+        Pretokenizer::new(&[
+            concat!(
+                r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+                r"|[^\r\n\p{L}\p{N}]?\p{L}+",
+                r"|\p{N}{1,3}",
+                r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
+                r"|\s*[\r\n]+",
+                r"|\s+$",
+            ),
+            r"\s+\s",
+            r"\s+",
+        ])
+    }),
+};
+
+/// Splits text into the pieces an encoding encodes one by one.
+///
+/// The published patterns end in `\s+(?!\S)|\s+`; a look-ahead is not available in a finite
+/// automaton, so the patterns are searched as three, in priority order: the first ends in
+/// `\s+$`, the second is `\s+\s` and its last character is given back (exactly what
+/// `\s+(?!\S)` matches before a non-space), the third is `\s+`.
+struct Pretokenizer {
+    regex: Regex,
+}
+
+impl Pretokenizer {
+    fn new(patterns: &[&str; 3]) -> Pretokenizer {
+        Pretokenizer {
+            regex: Regex::new_many(patterns).expect("the encodings' patterns are valid"),
+        }
+    }
+
+    fn pieces<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'t str> + 't {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let rest = text.get(at..).filter(|rest| !rest.is_empty())?;
+            let input = Input::new(rest).anchored(Anchored::Yes);
+            let len = match self.regex.find(input) {
+                Some(m) if m.pattern().as_usize() == 1 => {
+                    let matched = &rest[..m.end()];
+                    let last = matched.chars().next_back().map_or(0, char::len_utf8);
+                    m.end() - last
+                }
+                Some(m) => m.end(),
+                None => 0,
+            };
+            // Every character starts some alternative of the patterns, so a match is never
+            // empty; should one be, the next character is a piece of its own, so counting
+            // always moves on.
+            let len = if len == 0 {
+                rest.chars().next().map_or(rest.len(), char::len_utf8)
+            } else {
+                len
+            };
+            at += len;
+            Some(&rest[..len])
+        })
+    }
+}
+
+/// A vocabulary table (see `table.rs`), read in place from the binary.
+struct Vocabulary {
+    bytes: &'static [u8],
+    starts: &'static [u8],
+    slots: &'static [u8],
+    bits: u32,
+}
+
+impl Vocabulary {
+    const fn new(bytes: &'static [u8], starts: &'static [u8], slots: &'static [u8]) -> Vocabulary {
+        Vocabulary {
+            bytes,
+            starts,
+            slots,
+            // `slots` holds 2^bits four-byte slots.
+            bits: (slots.len() / 4).trailing_zeros(),
+        }
+    }
+
+    fn word(blob: &[u8], i: usize) -> u32 {
+        let at = i * 4;
+        u32::from_le_bytes([blob[at], blob[at + 1], blob[at + 2], blob[at + 3]])
+    }
+
+    fn token(&self, rank: u32) -> &'static [u8] {
+        let r = rank as usize;
+        let start = Self::word(self.starts, r) as usize;
+        let end = Self::word(self.starts, r + 1) as usize;
+        &self.bytes[start..end]
+    }
+
+    /// The rank of the token whose bytes are `bytes`, or [`NONE`].
+    fn rank(&self, bytes: &[u8]) -> u32 {
+        let mask = (1usize << self.bits) - 1;
+        let mut slot = table::slot_of(bytes, self.bits);
+        loop {
+            match Self::word(self.slots, slot) {
+                0 => return NONE,
+                entry if self.token(entry - 1) == bytes => return entry - 1,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    /// The number of tokens `piece` encodes to.
+    fn count_piece(&self, piece: &[u8]) -> usize {
+        // Every single byte is a token (the build script checks it).
+        if piece.len() <= 1 || self.rank(piece) != NONE {
+            return piece.len().min(1);
+        }
+        if piece.len() <= SCAN_LIMIT {
+            self.merge_by_scan(piece)
+        } else {
+            self.merge_by_heap(piece)
+        }
+    }
+
+    /// Merges with a scan for the lowest-ranked pair per merge: `starts[i]` is where part `i`
+    /// begins (with `piece.len()` after the last part), `ranks[i]` the rank of parts `i` and
+    /// `i + 1` together.
+    fn merge_by_scan(&self, piece: &[u8]) -> usize {
+        let n = piece.len();
+        let mut starts = [0usize; SCAN_LIMIT + 1];
+        let mut ranks = [NONE; SCAN_LIMIT];
+        for (i, start) in starts.iter_mut().enumerate().take(n + 1) {
+            *start = i;
+        }
+        for (i, rank) in ranks.iter_mut().enumerate().take(n - 1) {
+            *rank = self.rank(&piece[i..i + 2]);
+        }
+        let mut parts = n;
+        loop {
+            let pairs = &ranks[..parts - 1];
+            let Some((i, _)) = pairs
+                .iter()
+                .enumerate()
+                .filter(|&(_, &r)| r != NONE)
+                .min_by_key(|&(i, &r)| (r, i))
+            else {
+                return parts;
+            };
+            // Part i absorbs part i + 1.
+            starts.copy_within(i + 2..=parts, i + 1);
+            ranks.copy_within(i + 1..parts - 1, i);
+            parts -= 1;
+            if i + 1 < parts {
+                ranks[i] = self.rank(&piece[starts[i]..starts[i + 2]]);
+            }
+            if i > 0 {
+                ranks[i - 1] = self.rank(&piece[starts[i - 1]..starts[i + 1]]);
+            }
+        }
+    }
+
+    /// Merges with a heap of candidate pairs keyed by (rank, start), so the lowest-ranked,
+    /// leftmost pair comes first. Parts are a linked list by start offset; a heap entry is
+    /// stale once its part is gone or its pair's rank changed, and is skipped.
+    fn merge_by_heap(&self, piece: &[u8]) -> usize {
+        let n = piece.len();
+        // `next[s]` is where the part starting at `s` ends (the next part's start);
+        // `prev[s]` where the previous part starts; `pair[s]` the rank of this part and the
+        // next together; `alive[s]` whether a part starts at `s`.
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|s| s.wrapping_sub(1)).collect();
+        let mut alive = vec![true; n];
+        let mut pair = vec![NONE; n];
+        let mut heap = BinaryHeap::with_capacity(n);
+        for s in 0..n - 1 {
+            let r = self.rank(&piece[s..s + 2]);
+            pair[s] = r;
+            if r != NONE {
+                heap.push(Reverse((r, s)));
+            }
+        }
+        let mut parts = n;
+        while let Some(Reverse((r, s))) = heap.pop() {
+            if !alive[s] || pair[s] != r {
+                continue;
+            }
+            // The part at `s` absorbs the next one.
+            let gone = next[s];
+            alive[gone] = false;
+            next[s] = next[gone];
+            if next[s] < n {
+                prev[next[s]] = s;
+            }
+            parts -= 1;
+            pair[s] = if next[s] < n {
+                self.rank(&piece[s..next[next[s]]])
+            } else {
+                NONE
+            };
+            if pair[s] != NONE {
+                heap.push(Reverse((pair[s], s)));
+            }
+            if s > 0 {
+                let p = prev[s];
+                pair[p] = self.rank(&piece[p..next[s]]);
+                if pair[p] != NONE {
+                    heap.push(Reverse((pair[p], p)));
+                }
+            }
+        }
+        parts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both merge strategies give the same count on every piece, including pieces far longer
+    /// than the scan limit and pieces where many equal-ranked pairs overlap.
+    #[test]
+    fn scan_and_heap_agree() {
+        let v = &O200K.vocabulary;
+        let pieces: &[&[u8]] = &[
+            b"abcdefghij",
+            b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            b"                                        ",
+            b"--------------------------------------------------------",
+            b"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88",
+            b"supercalifragilisticexpialidocious",
+            b"0123456789",
+            b"\xff\xfe\x00\x01zz",
+        ];
+        for piece in pieces {
+            for len in 2..=piece.len() {
+                let p = &piece[..len];
+                assert_eq!(
+                    v.merge_by_scan(p),
+                    v.merge_by_heap(p),
+                    "{:?}",
+                    String::from_utf8_lossy(p)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_piece_that_is_a_token_counts_one_and_every_byte_is_a_token() {
+        let v = &O200K.vocabulary;
+        assert_eq!(v.count_piece(b" hello"), 1);
+        assert_eq!(v.count_piece(b""), 0);
+        for b in 0..=255u8 {
+            assert_eq!(v.count_piece(&[b]), 1);
+            assert_ne!(v.rank(&[b]), NONE);
+        }
+    }
+
+    /// A piece of a megabyte of one punctuation run is one piece: the heap keeps it linear
+    /// (a quadratic merge would not finish in test time).
+    #[test]
+    fn a_megabyte_piece_counts() {
+        let piece = "-+".repeat(500_000);
+        let n = O200K.count(&piece);
+        assert!(n > 0 && n < piece.len(), "{n}");
+    }
+}
