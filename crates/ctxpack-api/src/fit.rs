@@ -275,9 +275,10 @@ const MAX_ENCLOSING_CHARS: usize = 160;
 const MAX_ENCLOSING_FILE_BYTES: u64 = 4 << 20;
 
 /// Adds the opening line of the definition each hit starts inside, for the hits that are
-/// spans of snapshot `sha`'s files, read from that snapshot (only the packed files). A line
-/// that masking would change is not shown; a file that cannot be read shows none: these lines
-/// are context, never evidence.
+/// spans of snapshot `sha`'s files. Indexing recorded that line with each chunk; a file whose
+/// chunks were stored before it did is read from the snapshot and parsed (only the packed files
+/// that need it). A line that masking would change is not shown; a file that cannot be read
+/// shows none: these lines are context, never evidence.
 pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pack) {
     let suffix = format!("@{}", sha.get(..7).unwrap_or(sha));
     let mut wanted: BTreeMap<String, Vec<(Citation, u32)>> = BTreeMap::new();
@@ -296,10 +297,24 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
     if wanted.is_empty() {
         return;
     }
-    // Each packed file's blob, from the snapshot's manifest: a lookup per file, not a walk of
+    // What indexing recorded, per file: every hit's line, or none when one is not recorded.
+    let mut recorded: BTreeMap<&str, Vec<Option<(u32, String)>>> = BTreeMap::new();
+    for (path, hits) in &wanted {
+        let lines: Option<Vec<_>> = hits
+            .iter()
+            .map(|(_, start)| store.enclosing_at(sha, path, *start).ok().flatten())
+            .collect();
+        if let Some(lines) = lines {
+            recorded.insert(path, lines);
+        }
+    }
+    // The other files' blobs, from the snapshot's manifest: a lookup per file, not a walk of
     // the whole tree.
     let mut files: Vec<(&str, String, Vec<u32>)> = Vec::new();
     for (path, hits) in &wanted {
+        if recorded.contains_key(path.as_str()) {
+            continue;
+        }
         let Ok(Some(blob)) = store.blob_at(sha, path) else {
             continue;
         };
@@ -340,8 +355,9 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
             .flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![Vec::new(); len]))
             .collect()
     });
-    for ((path, _, _), found) in files.iter().zip(found) {
-        let hits = &wanted[*path];
+    let parsed = files.iter().map(|(path, _, _)| *path).zip(found);
+    for (path, found) in recorded.into_iter().chain(parsed) {
+        let hits = &wanted[path];
         for ((citation, _), found) in hits.iter().zip(found) {
             let Some((line, text)) = found else { continue };
             if mask::text(&text, &mut RedactionSummary::default()) != text {

@@ -44,8 +44,10 @@
 
 use tree_sitter::{Node, Parser};
 
-/// Bumped whenever chunk boundaries or symbols could change for the same input.
-pub const CHUNKER_VERSION: u32 = 1;
+/// Bumped whenever chunk boundaries, symbols or what a chunk records could change for the same
+/// input. 2: chunks record their enclosing line, so file versions chunked before are chunked
+/// again when a new commit lists them (snapshots already written keep theirs).
+pub const CHUNKER_VERSION: u32 = 2;
 
 /// Nesting deeper than this is cut into line windows rather than followed, so that a
 /// pathological file (thousands of nested brackets) cannot exhaust the stack.
@@ -66,6 +68,9 @@ pub struct Chunk {
     pub symbol: Option<String>,
     /// Exactly the source lines `start_line..=end_line`, with their original line endings.
     pub text: String,
+    /// The line that opens the innermost definition the chunk starts inside of (see
+    /// [`enclosing_lines`]), found from the same parse as the chunk: `(1-based number, text)`.
+    pub enclosing: Option<(u32, String)>,
 }
 
 /// How large chunks are. `Default` gives the documented defaults.
@@ -156,8 +161,10 @@ pub fn chunk(path: &str, text: &str, options: &ChunkOptions) -> Vec<Chunk> {
     let lines = Lines::new(text);
     let limits = Limits::new(options);
     let last = lines.count() - 1;
-    let spans = language_of(path)
-        .and_then(|language| syntactic_spans(language, text, &lines, limits))
+    let parsed = language_of(path).and_then(|language| parse(language, text, &lines, limits));
+    let spans = parsed
+        .as_ref()
+        .map(|(cx, tree)| syntactic_spans(cx, tree))
         .filter(|spans| covers(spans, last))
         .unwrap_or_else(|| windows(0, last, None, limits));
     spans
@@ -167,6 +174,10 @@ pub fn chunk(path: &str, text: &str, options: &ChunkOptions) -> Vec<Chunk> {
             end_line: one_based(span.end),
             symbol: span.sym.map(|sym| sym.name),
             text: lines.slice(span.start, span.end).to_owned(),
+            enclosing: parsed
+                .as_ref()
+                .filter(|(cx, _)| cx.language != Language::Markdown)
+                .and_then(|(cx, tree)| cx.enclosing(tree, span.start)),
         })
         .collect()
 }
@@ -336,13 +347,13 @@ fn grammar(language: Language) -> tree_sitter::Language {
     }
 }
 
-/// Syntactic spans for a non-empty text, or None when the text cannot be parsed at all.
-fn syntactic_spans(
+/// A non-empty text parsed as `language`, or None when it cannot be parsed at all.
+fn parse<'a>(
     language: Language,
-    text: &str,
-    lines: &Lines<'_>,
+    text: &'a str,
+    lines: &'a Lines<'a>,
     limits: Limits,
-) -> Option<Vec<Span>> {
+) -> Option<(Cx<'a>, tree_sitter::Tree)> {
     let mut parser = Parser::new();
     parser.set_language(&grammar(language)).ok()?;
     let tree = parser.parse(text, None)?;
@@ -352,12 +363,17 @@ fn syntactic_spans(
         lines,
         limits,
     };
+    Some((cx, tree))
+}
+
+/// The syntactic spans of a parsed text.
+fn syntactic_spans(cx: &Cx<'_>, tree: &tree_sitter::Tree) -> Vec<Span> {
     let names = Names {
         scope: None,
         fallback: None,
     };
-    let spans = cx.split(tree.root_node(), 0, lines.count() - 1, names, 0, 0);
-    Some(merge_small(spans, limits))
+    let spans = cx.split(tree.root_node(), 0, cx.lines.count() - 1, names, 0, 0);
+    merge_small(spans, cx.limits)
 }
 
 /// Merges each non-window span shorter than `limits.min` into the span before it, or else the
@@ -1108,47 +1124,46 @@ pub fn enclosing_lines(path: &str, text: &str, lines: &[u32]) -> Vec<Option<(u32
     if text.is_empty() {
         return none();
     }
-    let mut parser = Parser::new();
-    if parser.set_language(&grammar(language)).is_err() {
-        return none();
-    }
-    let Some(tree) = parser.parse(text, None) else {
-        return none();
-    };
     let all = Lines::new(text);
-    let cx = Cx {
-        language,
-        src: text,
-        lines: &all,
-        limits: Limits::new(&ChunkOptions::default()),
+    let Some((cx, tree)) = parse(language, text, &all, Limits::new(&ChunkOptions::default()))
+    else {
+        return none();
     };
     lines
         .iter()
         .map(|&line| {
             let target = usize::try_from(line).ok()?.checked_sub(1)?;
-            if target >= all.count() {
-                return None;
-            }
-            let mut node = tree.root_node();
-            let mut found = None;
-            for _ in 0..MAX_DEPTH {
-                let mut cursor = node.walk();
-                let Some(child) = node
-                    .children(&mut cursor)
-                    .find(|c| c.start_position().row <= target && target <= c.end_position().row)
-                else {
-                    break;
-                };
-                if child.start_position().row < target && cx.def_of(child, 0).is_some() {
-                    found = Some(child.start_position().row);
-                }
-                node = child;
-            }
-            let row = found?;
-            let text = all.slice(row, row).trim_end_matches(['\n', '\r']);
-            Some((one_based(row), text.to_owned()))
+            cx.enclosing(&tree, target)
         })
         .collect()
+}
+
+impl Cx<'_> {
+    /// The line opening the innermost definition containing 0-based line `target` without
+    /// starting on it, as `(1-based number, text without the line break)`.
+    fn enclosing(&self, tree: &tree_sitter::Tree, target: usize) -> Option<(u32, String)> {
+        if target >= self.lines.count() {
+            return None;
+        }
+        let mut node = tree.root_node();
+        let mut found = None;
+        for _ in 0..MAX_DEPTH {
+            let mut cursor = node.walk();
+            let Some(child) = node
+                .children(&mut cursor)
+                .find(|c| c.start_position().row <= target && target <= c.end_position().row)
+            else {
+                break;
+            };
+            if child.start_position().row < target && self.def_of(child, 0).is_some() {
+                found = Some(child.start_position().row);
+            }
+            node = child;
+        }
+        let row = found?;
+        let text = self.lines.slice(row, row).trim_end_matches(['\n', '\r']);
+        Some((one_based(row), text.to_owned()))
+    }
 }
 
 #[cfg(test)]
@@ -1164,6 +1179,52 @@ mod tests {
     };
 
     type Expected<'a> = &'a [(u32, u32, Option<&'a str>)];
+
+    /// The enclosing line a chunk carries from indexing is the one `enclosing_lines` finds for
+    /// its first line from a parse of its own, in every language; and chunks that start inside
+    /// a definition have one.
+    #[test]
+    fn chunks_carry_the_enclosing_line_of_their_first_line() {
+        let python = "class Shop:\n    def __init__(self):\n        self.items = []\n\n".to_owned()
+            + &"    def add(self, item):\n        self.items.append(item)\n        return item\n\n"
+                .repeat(12);
+        let go = "package main\n\nfunc long() int {\n".to_owned()
+            + &"\tx := 1\n\tx += 2\n".repeat(60)
+            + "\treturn x\n}\n";
+        let sources = [
+            ("src/chunk.rs", include_str!("chunk.rs").to_owned()),
+            ("shop.py", python),
+            ("main.go", go),
+            ("README.md", "# A\n\ntext\n\n## B\n\nmore\n".repeat(20)),
+        ];
+        let mut with_enclosing = 0;
+        for (path, text) in &sources {
+            let options = ChunkOptions::default();
+            let chunks = chunk(path, text, &options);
+            let starts: Vec<u32> = chunks.iter().map(|c| c.start_line).collect();
+            let expected = enclosing_lines(path, text, &starts);
+            for (c, expected) in chunks.iter().zip(expected) {
+                assert_eq!(c.enclosing, expected, "{path}:{}", c.start_line);
+                with_enclosing += usize::from(c.enclosing.is_some());
+            }
+        }
+        assert!(
+            with_enclosing >= 3,
+            "{with_enclosing} chunks start inside a definition"
+        );
+        let chunks = chunk(
+            "src/chunk.rs",
+            include_str!("chunk.rs"),
+            &ChunkOptions::default(),
+        );
+        assert!(
+            chunks.iter().any(|c| c
+                .enclosing
+                .as_ref()
+                .is_some_and(|(_, line)| line.starts_with("impl"))),
+            "a chunk inside an impl block shows the impl line"
+        );
+    }
 
     /// Chunks `src` as `path` and compares (start, end, symbol) with `expected`, after checking
     /// that the chunks cover the file.
@@ -1933,7 +1994,8 @@ d3
         {
             let lines = Lines::new(src);
             let limits = Limits::new(options);
-            let spans = syntactic_spans(language, src, &lines, limits).expect("a tree");
+            let (cx, tree) = parse(language, src, &lines, limits).expect("a tree");
+            let spans = syntactic_spans(&cx, &tree);
             assert!(covers(&spans, lines.count() - 1), "{path}: {spans:?}");
             for pair in spans.windows(2) {
                 let (a, b) = (&pair[0], &pair[1]);

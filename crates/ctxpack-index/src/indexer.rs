@@ -555,6 +555,11 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
                     costs[i] = Some(meter.count(&text));
                 }
             }
+            // An enclosing line is shown only as it is: one that masking would change is not
+            // kept.
+            let enclosing = c
+                .enclosing
+                .filter(|(_, line)| masker.mask(line).1.is_empty());
             NewChunk {
                 start_line: c.start_line,
                 end_line: c.end_line,
@@ -562,6 +567,7 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
                 text,
                 costs,
                 redactions,
+                enclosing,
             }
         })
         .collect())

@@ -12,9 +12,10 @@ use crate::guard;
 use crate::lexical::{Lexical, LexicalDoc, LexicalHit, QueryTerms};
 use crate::lock::WriterLock;
 
-/// The newest store format this build reads and writes. Format 1 (no checksums, one `lexical/`
-/// directory) is read as it is and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 2;
+/// The newest store format this build reads and writes. Older formats (1: no checksums, one
+/// `lexical/` directory; 2: no enclosing lines) are read as they are and migrated by the first
+/// writer.
+pub const FORMAT_VERSION: i64 = 3;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -44,7 +45,9 @@ CREATE TABLE chunks (
     cost_chars INTEGER,
     cost_approx INTEGER,
     redactions TEXT,
-    checksum TEXT
+    checksum TEXT,
+    enclosing_line INTEGER,
+    enclosing_text TEXT
 );
 CREATE INDEX chunks_by_file ON chunks (file_id, ordinal);
 CREATE TABLE snapshots (
@@ -164,6 +167,9 @@ pub struct NewChunk {
     pub costs: [Option<u64>; 5],
     /// Secrets masked in it, by kind.
     pub redactions: BTreeMap<String, u64>,
+    /// The line opening the definition its first line is inside of: `(1-based number, text)`,
+    /// kept only when masking leaves the line as it is.
+    pub enclosing: Option<(u32, String)>,
 }
 
 /// A file version to store.
@@ -537,6 +543,15 @@ impl Store {
                 }
             }
             crate::failpoint("migrate:checksums-written");
+        }
+        if from < 3 {
+            // Format 3: the enclosing line of every chunk written from now on (0 when there is
+            // none); rows written before stay NULL, "not recorded", and readers work it out.
+            tx.execute_batch(
+                "ALTER TABLE chunks ADD COLUMN enclosing_line INTEGER;
+                 ALTER TABLE chunks ADD COLUMN enclosing_text TEXT;",
+            )
+            .map_err(e)?;
         }
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(e)?;
@@ -937,8 +952,9 @@ pub(crate) fn insert_chunks(
 ) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare_cached(
         "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
-         cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions, checksum) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions, checksum, \
+         enclosing_line, enclosing_text) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?;
     for (ordinal, c) in chunks.iter().enumerate() {
         let redactions = (!c.redactions.is_empty())
@@ -957,7 +973,9 @@ pub(crate) fn insert_chunks(
             cost(3),
             cost(4),
             redactions,
-            checksum(c.text.as_bytes())
+            checksum(c.text.as_bytes()),
+            c.enclosing.as_ref().map_or(0, |(line, _)| *line),
+            c.enclosing.as_ref().map(|(_, text)| text),
         ])?;
     }
     Ok(())

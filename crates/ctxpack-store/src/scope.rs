@@ -36,6 +36,48 @@ impl Store {
         rows.next().transpose().map_err(|e| sql_error(&self.dir, e))
     }
 
+    /// The line opening the definition that the chunk of `path` starting on `start_line` in
+    /// snapshot `sha` starts inside of, as indexing recorded it: `Some(None)` when it starts
+    /// inside none, `None` when it was not recorded (a chunk written before format 3, or no
+    /// such chunk), so the caller must work it out.
+    pub fn enclosing_at(
+        &self,
+        sha: &str,
+        path: &str,
+        start_line: u32,
+    ) -> Result<Option<Option<(u32, String)>>, StoreError> {
+        if self.format_version() < 3 {
+            return Ok(None);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.enclosing_line, c.enclosing_text FROM manifest m \
+                 JOIN chunks c ON c.file_id = m.file_id \
+                 WHERE m.snapshot = ?1 AND m.path = ?2 AND c.start_line = ?3 \
+                 ORDER BY c.ordinal LIMIT 1",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let mut rows = stmt
+            .query_map(rusqlite::params![sha, path, start_line], |r| {
+                Ok((r.get::<_, Option<u32>>(0)?, r.get::<_, Option<String>>(1)?))
+            })
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let Some(row) = rows
+            .next()
+            .transpose()
+            .map_err(|e| sql_error(&self.dir, e))?
+        else {
+            return Ok(None);
+        };
+        Ok(match row {
+            (None, _) => None,
+            (Some(0), _) => Some(None),
+            (Some(line), Some(text)) => Some(Some((line, text))),
+            (Some(_), None) => None,
+        })
+    }
+
     /// The file versions of the stored artifacts of `scopes`.
     pub fn artifact_files(&self, scopes: &[&str]) -> Result<Vec<i64>, StoreError> {
         let mut ids = Vec::new();

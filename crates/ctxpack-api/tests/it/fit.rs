@@ -203,3 +203,39 @@ fn a_hit_inside_a_definition_shows_its_opening_line() {
     let text = render(&pack, &shown(Format::Text));
     assert!(text.contains("inside (line 5): impl Budget"), "{text}");
 }
+
+/// The enclosing lines come from what indexing recorded with each chunk, so a pack parses no
+/// file for them; a chunk stored without one (by an older format) is worked out from the file
+/// at pack time, with the same result.
+#[test]
+fn enclosing_lines_come_from_the_index_and_older_chunks_are_parsed() {
+    let f = repository();
+    let workspace = f.workspace();
+    let text = || {
+        let pack = pack_shown(&workspace, &request(4000, Meter::O200k), Format::Text);
+        render(&pack, &shown(Format::Text))
+    };
+    let before = text();
+    assert!(before.contains("inside (line 5): impl Budget"), "{before}");
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
+    let recorded = |sql: &str| conn.execute(sql, []).expect("the update runs");
+    // What is shown is what was recorded: change the record and the output follows.
+    assert!(
+        recorded(
+            "UPDATE chunks SET enclosing_text = 'impl RecordedBudget {' \
+             WHERE enclosing_text LIKE 'impl Budget%'"
+        ) > 0
+    );
+    let from_index = text();
+    assert!(
+        from_index.contains("inside (line 5): impl RecordedBudget {"),
+        "{from_index}"
+    );
+    assert!(
+        !from_index.contains("inside (line 5): impl Budget"),
+        "{from_index}"
+    );
+    // Chunks without a record are parsed, and show what the index would have recorded.
+    assert!(recorded("UPDATE chunks SET enclosing_line = NULL, enclosing_text = NULL") > 0);
+    assert_eq!(text(), before);
+}
