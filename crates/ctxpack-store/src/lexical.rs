@@ -287,11 +287,29 @@ impl Lexical {
         self.reader.searcher().num_docs()
     }
 
+    /// A writer, holding tantivy's directory lock until it commits.
+    ///
+    /// Only the store's own writer lock lets a process get here, so tantivy's lock is never
+    /// held by another writer; it can still be busy for an instant after this process released
+    /// it, because the lock is an `flock` on an open file and a child process forked by another
+    /// thread (to run git, say) holds a copy of that file until it runs its program. So a busy
+    /// lock is tried again, a bounded number of times, before it is reported.
     pub(crate) fn writer(&self) -> Result<LexicalWriter<'_>, StoreError> {
-        let writer = self
-            .index
-            .writer_with_num_threads(1, 64 * 1024 * 1024)
-            .map_err(|e| lex_error(&self.dir, e))?;
+        const ATTEMPTS: u32 = 50;
+        let mut attempt = 1;
+        let writer = loop {
+            match self.index.writer_with_num_threads(1, 64 * 1024 * 1024) {
+                Ok(writer) => break writer,
+                Err(tantivy::TantivyError::LockFailure(
+                    tantivy::directory::error::LockError::LockBusy,
+                    _,
+                )) if attempt < ATTEMPTS => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(lex_error(&self.dir, e)),
+            }
+        };
         Ok(LexicalWriter {
             lexical: self,
             writer,

@@ -1182,3 +1182,46 @@ fn a_meter_this_build_lacks_is_invalid_input_not_a_crash() {
         .expect_err("cl100k is not built in");
     assert_eq!(error.field(), Some("meter"));
 }
+
+/// The full-text index's own lock is an `flock`, which a child process forked by another
+/// thread holds for an instant after this process released it. Indexing waits for such a
+/// lock to be released instead of failing: here another process holds it for a moment.
+#[test]
+fn indexing_waits_out_a_full_text_lock_held_for_a_moment() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let (f, _) = project();
+    let workspace = f.workspace();
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes");
+    f.write("src/later.rs", "pub fn later_budget() -> u64 { 1 }\n");
+    f.commit("later");
+    let lexical = std::fs::read_dir(f.store())
+        .expect("the store")
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("lexical"))
+        })
+        .expect("a full-text index directory");
+    let mut holder = Command::new("flock")
+        .arg("-x")
+        .arg(lexical.join(".tantivy-writer.lock"))
+        .args(["-c", "echo held; sleep 0.3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("flock runs");
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().expect("piped"))
+        .read_line(&mut line)
+        .expect("flock reports");
+    assert_eq!(line.trim(), "held");
+    let summary = workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes once the lock is released");
+    assert_eq!(summary.processed, 1);
+    assert!(holder.wait().expect("flock exits").success());
+}
