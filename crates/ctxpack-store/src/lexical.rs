@@ -12,7 +12,7 @@ use tantivy::postings::Postings;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::tokenizer::Token;
 use tantivy::{
     DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED, TantivyDocument, Term,
 };
@@ -145,21 +145,58 @@ fn stem(term: &str) -> String {
     term.to_owned()
 }
 
-fn pre_tokenized(text: &str) -> PreTokenizedString {
-    let tokens = analyze(text)
-        .into_iter()
-        .enumerate()
-        .map(|(position, text)| Token {
-            offset_from: 0,
-            offset_to: 0,
-            position,
-            text,
-            position_length: 1,
-        })
-        .collect();
-    PreTokenizedString {
-        text: String::new(),
-        tokens,
+/// The name the text fields give their tokenizer. Indexes written before the analysis ran
+/// inside tantivy stored pre-analyzed tokens under a tokenizer named `raw`; the schema keeps
+/// that name so they open unchanged, and every index maps it to [`Analyzer`], which produces
+/// exactly the tokens those documents carried.
+const TOKENIZER: &str = "raw";
+
+/// [`analyze`] as a tantivy tokenizer: one token per term, at consecutive positions.
+///
+/// Handing tantivy the text and analyzing it there, instead of adding pre-tokenized values,
+/// spares indexing a JSON encoding and decoding of every document's token list.
+#[derive(Clone, Default)]
+struct Analyzer {
+    token: Token,
+}
+
+struct Terms<'a> {
+    terms: std::vec::IntoIter<String>,
+    token: &'a mut Token,
+    position: usize,
+}
+
+impl tantivy::tokenizer::Tokenizer for Analyzer {
+    type TokenStream<'a> = Terms<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Terms<'a> {
+        self.token.reset();
+        Terms {
+            terms: analyze(text).into_iter(),
+            token: &mut self.token,
+            position: 0,
+        }
+    }
+}
+
+impl tantivy::tokenizer::TokenStream for Terms<'_> {
+    fn advance(&mut self) -> bool {
+        let Some(term) = self.terms.next() else {
+            return false;
+        };
+        self.token.text = term;
+        self.token.position = self.position;
+        self.token.position_length = 1;
+        self.position += 1;
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
     }
 }
 
@@ -176,7 +213,7 @@ fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let indexed = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
-            .set_tokenizer("raw")
+            .set_tokenizer(TOKENIZER)
             .set_index_option(IndexRecordOption::WithFreqs),
     );
     let fields = Fields {
@@ -256,6 +293,7 @@ impl Lexical {
         } else {
             return Ok(None);
         };
+        index.tokenizers().register(TOKENIZER, Analyzer::default());
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -536,10 +574,10 @@ impl LexicalWriter<'_> {
         let mut d = TantivyDocument::new();
         d.add_u64(f.chunk_id, doc.chunk_id);
         d.add_u64(f.file_id, doc.file_id);
-        d.add_pre_tokenized_text(f.text, pre_tokenized(&doc.text));
-        d.add_pre_tokenized_text(f.path, pre_tokenized(&doc.path));
+        d.add_text(f.text, &doc.text);
+        d.add_text(f.path, &doc.path);
         if let Some(symbol) = &doc.symbol {
-            d.add_pre_tokenized_text(f.symbol, pre_tokenized(symbol));
+            d.add_text(f.symbol, symbol);
         }
         self.writer
             .add_document(d)
