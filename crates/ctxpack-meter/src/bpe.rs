@@ -8,11 +8,13 @@
 //! from single bytes, until no adjacent pair is a token. The count is the number of parts left.
 //! Short pieces use a quadratic scan; long ones a heap, so no input makes counting quadratic.
 
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::LazyLock;
+use std::thread::LocalKey;
 
-use regex_automata::meta::Regex;
+use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
 
 use crate::table;
@@ -24,20 +26,37 @@ const SCAN_LIMIT: usize = 64;
 /// A rank no token has: "this pair is not a token".
 const NONE: u32 = u32::MAX;
 
-/// One byte-pair encoding: its vocabulary and its pre-tokenizer.
+/// One byte-pair encoding: its vocabulary, its pre-tokenizer, and each thread's search cache
+/// for the pre-tokenizer (taken once per count, not once per piece from the regex's shared
+/// pool, which costs a lock on every thread but the first).
 pub(crate) struct Encoding {
     vocabulary: Vocabulary,
     split: LazyLock<Pretokenizer>,
+    cache: &'static LocalKey<RefCell<Option<Cache>>>,
 }
 
 impl Encoding {
     /// The number of tokens `text` encodes to.
     pub(crate) fn count(&self, text: &str) -> usize {
-        self.split
-            .pieces(text)
-            .map(|piece| self.vocabulary.count_piece(piece.as_bytes()))
-            .sum()
+        let count = |cache: &mut Cache| {
+            self.split
+                .pieces(text, cache)
+                .map(|piece| self.vocabulary.count_piece(piece.as_bytes()))
+                .sum()
+        };
+        self.cache.with(|slot| match slot.try_borrow_mut() {
+            Ok(mut slot) => count(slot.get_or_insert_with(|| self.split.regex.create_cache())),
+            // Counting never counts again from inside, so the slot is free; should it not be,
+            // a fresh cache gives the same count.
+            Err(_) => count(&mut self.split.regex.create_cache()),
+        })
     }
+}
+
+thread_local! {
+    static O200K_CACHE: RefCell<Option<Cache>> = const { RefCell::new(None) };
+    #[cfg(feature = "cl100k")]
+    static CL100K_CACHE: RefCell<Option<Cache>> = const { RefCell::new(None) };
 }
 
 /// `o200k_base` (GPT-4o and later).
@@ -63,6 +82,7 @@ pub(crate) static O200K: Encoding = Encoding {
             r"\s+",
         ])
     }),
+    cache: &O200K_CACHE,
 };
 
 /// `cl100k_base` (GPT-4, GPT-3.5).
@@ -87,6 +107,7 @@ pub(crate) static CL100K: Encoding = Encoding {
             r"\s+",
         ])
     }),
+    cache: &CL100K_CACHE,
 };
 
 /// Splits text into the pieces an encoding encodes one by one.
@@ -106,12 +127,16 @@ impl Pretokenizer {
         }
     }
 
-    fn pieces<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'t str> + 't {
+    fn pieces<'t>(
+        &'t self,
+        text: &'t str,
+        cache: &'t mut Cache,
+    ) -> impl Iterator<Item = &'t str> + 't {
         let mut at = 0;
         std::iter::from_fn(move || {
             let rest = text.get(at..).filter(|rest| !rest.is_empty())?;
             let input = Input::new(rest).anchored(Anchored::Yes);
-            let len = match self.regex.find(input) {
+            let len = match self.regex.search_with(cache, &input) {
                 Some(m) if m.pattern().as_usize() == 1 => {
                     let matched = &rest[..m.end()];
                     let last = matched.chars().next_back().map_or(0, char::len_utf8);
