@@ -59,28 +59,27 @@ thread_local! {
     static CL100K_CACHE: RefCell<Option<Cache>> = const { RefCell::new(None) };
 }
 
+/// The vocabulary tables the build script wrote for the encoding `$name`.
+macro_rules! vocabulary {
+    ($name:literal) => {
+        Vocabulary::new(
+            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".bytes")),
+            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".starts")),
+            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".slots")),
+        )
+    };
+}
+
 /// `o200k_base` (GPT-4o and later).
 pub(crate) static O200K: Encoding = Encoding {
-    vocabulary: Vocabulary::new(
-        include_bytes!(concat!(env!("OUT_DIR"), "/o200k.bytes")),
-        include_bytes!(concat!(env!("OUT_DIR"), "/o200k.starts")),
-        include_bytes!(concat!(env!("OUT_DIR"), "/o200k.slots")),
-    ),
-    // The published pattern, with `\s+(?!\S)` written as `\s+$` or `\s+\s` less its last
-    // character (see `Pretokenizer`).
+    vocabulary: vocabulary!("o200k"),
     split: LazyLock::new(|| {
-        Pretokenizer::new(&[
-            concat!(
-                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-                r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-                r"|\p{N}{1,3}",
-                r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
-                r"|\s*[\r\n]+",
-                r"|\s+$",
-            ),
-            r"\s+\s",
-            r"\s+",
-        ])
+        Pretokenizer::new(concat!(
+            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            r"|\p{N}{1,3}",
+            r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        ))
     }),
     cache: &O200K_CACHE,
 };
@@ -88,42 +87,35 @@ pub(crate) static O200K: Encoding = Encoding {
 /// `cl100k_base` (GPT-4, GPT-3.5).
 #[cfg(feature = "cl100k")]
 pub(crate) static CL100K: Encoding = Encoding {
-    vocabulary: Vocabulary::new(
-        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k.bytes")),
-        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k.starts")),
-        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k.slots")),
-    ),
+    vocabulary: vocabulary!("cl100k"),
     split: LazyLock::new(|| {
-        Pretokenizer::new(&[
-            concat!(
-                r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
-                r"|[^\r\n\p{L}\p{N}]?\p{L}+",
-                r"|\p{N}{1,3}",
-                r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
-                r"|\s*[\r\n]+",
-                r"|\s+$",
-            ),
-            r"\s+\s",
-            r"\s+",
-        ])
+        Pretokenizer::new(concat!(
+            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+            r"|[^\r\n\p{L}\p{N}]?\p{L}+",
+            r"|\p{N}{1,3}",
+            r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
+        ))
     }),
     cache: &CL100K_CACHE,
 };
 
 /// Splits text into the pieces an encoding encodes one by one.
 ///
-/// The published patterns end in `\s+(?!\S)|\s+`; a look-ahead is not available in a finite
-/// automaton, so the patterns are searched as three, in priority order: the first ends in
-/// `\s+$`, the second is `\s+\s` and its last character is given back (exactly what
-/// `\s+(?!\S)` matches before a non-space), the third is `\s+`.
+/// Both published patterns end in `|\s*[\r\n]+|\s+(?!\S)|\s+` after their own alternatives. A
+/// look-ahead is not available in a finite automaton, so the pattern is searched as three, in
+/// priority order: the encoding's alternatives with `|\s*[\r\n]+|\s+$`, then `\s+\s` with its
+/// last character given back (exactly what `\s+(?!\S)` matches before a non-space), then `\s+`.
 struct Pretokenizer {
     regex: Regex,
 }
 
 impl Pretokenizer {
-    fn new(patterns: &[&str; 3]) -> Pretokenizer {
+    /// A pre-tokenizer for the pattern whose own alternatives are `head`.
+    fn new(head: &str) -> Pretokenizer {
+        let first = format!(r"{head}|\s*[\r\n]+|\s+$");
         Pretokenizer {
-            regex: Regex::new_many(patterns).expect("the encodings' patterns are valid"),
+            regex: Regex::new_many(&[first.as_str(), r"\s+\s", r"\s+"])
+                .expect("the encodings' patterns are valid"),
         }
     }
 
