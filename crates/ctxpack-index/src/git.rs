@@ -51,6 +51,19 @@ pub struct TreeEntry {
     pub kind: EntryKind,
 }
 
+/// One path that differs between two commits' trees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeChange {
+    /// `/`-separated path, as text (see [`path_text`]).
+    pub path: String,
+    /// The path's bytes as git stores them.
+    pub raw_path: Vec<u8>,
+    /// The entry's kind and id in the old tree, if it had a non-tree entry there.
+    pub old: Option<(EntryKind, String)>,
+    /// The entry's kind and id in the new tree, if it has a non-tree entry there.
+    pub new: Option<(EntryKind, String)>,
+}
+
 fn git_err(e: impl std::fmt::Display) -> IndexError {
     IndexError::Git(e.to_string())
 }
@@ -233,6 +246,114 @@ impl Repo {
             .collect();
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(entries)
+    }
+
+    /// The entries that differ between the trees of commits `from` and `to`, one per path,
+    /// sorted by path: what `from` had there and what `to` has (`None` when there is no file,
+    /// link or submodule at the path). Only the trees that differ are read, so the cost
+    /// follows the size of the change, not of the tree.
+    pub fn tree_changes(&self, from: &str, to: &str) -> Result<Vec<TreeChange>, IndexError> {
+        let tree = |sha: &str| {
+            self.repo
+                .find_commit(object_id(sha)?)
+                .and_then(|c| c.tree())
+                .map_err(|e| IndexError::Object {
+                    id: sha.to_owned(),
+                    detail: e.to_string(),
+                })
+        };
+        let (old, new) = (tree(from)?, tree(to)?);
+        let changes = self
+            .repo
+            .diff_tree_to_tree(&old, &new, gix::diff::Options::default())
+            .map_err(|e| IndexError::Object {
+                id: to.to_owned(),
+                detail: e.to_string(),
+            })?;
+        let side = |mode: gix::object::tree::EntryMode, id: gix::ObjectId| {
+            let kind = if mode.is_tree() {
+                return None;
+            } else if mode.is_commit() {
+                EntryKind::Submodule
+            } else if mode.is_link() {
+                EntryKind::Symlink
+            } else {
+                EntryKind::File
+            };
+            Some((kind, id.to_string()))
+        };
+        let mut by_path: std::collections::BTreeMap<Vec<u8>, TreeChange> = Default::default();
+        let mut record = |location: &gix::bstr::BStr,
+                          old: Option<(EntryKind, String)>,
+                          new: Option<(EntryKind, String)>| {
+            if old.is_none() && new.is_none() {
+                return;
+            }
+            let change = by_path
+                .entry(location.to_vec())
+                .or_insert_with(|| TreeChange {
+                    path: path_text(location),
+                    raw_path: location.to_vec(),
+                    old: None,
+                    new: None,
+                });
+            // A path that changes between a directory and a file is reported twice, once
+            // for each side.
+            if old.is_some() {
+                change.old = old;
+            }
+            if new.is_some() {
+                change.new = new;
+            }
+        };
+        use gix::object::tree::diff::ChangeDetached as Change;
+        for change in changes {
+            match change {
+                Change::Addition {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => record(location.as_ref(), None, side(entry_mode, id)),
+                Change::Deletion {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => record(location.as_ref(), side(entry_mode, id), None),
+                Change::Modification {
+                    location,
+                    previous_entry_mode,
+                    previous_id,
+                    entry_mode,
+                    id,
+                } => record(
+                    location.as_ref(),
+                    side(previous_entry_mode, previous_id),
+                    side(entry_mode, id),
+                ),
+                // Rewrites are reported only when tracking is asked for, and it is not.
+                Change::Rewrite {
+                    source_location,
+                    source_entry_mode,
+                    source_id,
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => {
+                    record(
+                        source_location.as_ref(),
+                        side(source_entry_mode, source_id),
+                        None,
+                    );
+                    record(location.as_ref(), None, side(entry_mode, id));
+                }
+            }
+        }
+        let mut out: Vec<TreeChange> = by_path.into_values().collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
     }
 
     /// The size of a blob in bytes, without reading it.

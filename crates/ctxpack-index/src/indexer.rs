@@ -21,11 +21,11 @@ use std::time::Instant;
 
 use ctxpack_core::Masker;
 use ctxpack_meter::Meter;
-use ctxpack_store::{NewChunk, NewFile, SnapshotStats, Store, failpoint};
+use ctxpack_store::{Manifest, NewChunk, NewFile, NewSnapshot, SnapshotStats, Store, failpoint};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk};
 use crate::error::IndexError;
-use crate::git::{EntryKind, Repo, TreeEntry};
+use crate::git::{EntryKind, Repo, TreeChange, TreeEntry};
 use crate::ignore::{IGNORE_FILE, IgnoreRules};
 
 /// The meters a store computes at index time; others are counted when a pack needs them.
@@ -274,49 +274,39 @@ pub fn index_commit(
     }
     let mut report = Reporter::new(progress);
     report.start(IndexPhase::Reading, 0)?;
-    let entries = repo.tree_entries(sha)?;
-    let rules = commit_rules(repo, &entries)?;
-    let mut ignored = rules.matcher();
-
-    let mut summary = IndexReport {
-        sha: sha.to_owned(),
-        files: entries.len() as u64,
-        ..IndexReport::default()
-    };
-    // Skips this commit decides: counted for the snapshot, never stored with a version.
-    let mut commit_skips: BTreeMap<String, u64> = BTreeMap::new();
-    let mut skip = |reason: &str| *commit_skips.entry(reason.to_owned()).or_default() += 1;
-    let mut listed: Vec<(&TreeEntry, Plan)> = Vec::with_capacity(entries.len());
-    let mut new_files: Vec<NewFile> = Vec::new();
-    let mut to_chunk: Vec<(usize, Vec<u8>)> = Vec::new();
+    let parent = indexed_parent(repo, store, sha)?;
     let mut pending_lexical = store.pending_files()?;
-    report.start(IndexPhase::Reading, entries.len())?;
-    for entry in &entries {
-        let read = read_entry(repo, store, entry, options, &mut ignored)?;
-        let mut bytes = 0;
-        match read {
-            Read::Skip(reason) => skip(reason),
-            Read::Reuse(version) => {
-                summary.reused += 1;
-                if !version.ready && !pending_lexical.contains(&version.id) {
-                    pending_lexical.push(version.id);
-                }
-                listed.push((entry, Plan::Reuse(version.id)));
-            }
-            Read::New(file, content) => {
-                if let Some(content) = content {
-                    bytes = content.len() as u64;
-                    to_chunk.push((new_files.len(), content));
-                }
-                listed.push((entry, Plan::New(new_files.len())));
-                new_files.push(file);
-            }
+    let walked = match parent
+        .as_ref()
+        .and_then(|p| p.changes.as_ref().map(|c| (p, c)))
+    {
+        Some((parent, changes)) => {
+            walk_changes(repo, store, parent, changes, options, &mut report)?
         }
-        report.step(bytes)?;
-    }
+        None => walk_whole(repo, store, sha, options, &mut report)?,
+    };
     report.finish()?;
     failpoint("index:read");
-    summary.processed = new_files.len() as u64;
+    let Walked {
+        files,
+        listing,
+        mut new_files,
+        to_chunk,
+        commit_skips,
+        unready,
+        basis,
+    } = walked;
+    for id in unready {
+        if !pending_lexical.contains(&id) {
+            pending_lexical.push(id);
+        }
+    }
+    let mut summary = IndexReport {
+        sha: sha.to_owned(),
+        files,
+        processed: new_files.len() as u64,
+        ..IndexReport::default()
+    };
 
     chunk_all(&mut new_files, to_chunk, options, &mut report)?;
     failpoint("index:chunked");
@@ -354,46 +344,357 @@ pub fn index_commit(
     report.finish()?;
     failpoint("index:lexical-committed");
 
-    let manifest: Vec<(String, i64)> = listed
-        .iter()
-        .map(|(e, plan)| {
-            let id = match plan {
-                Plan::Reuse(id) => *id,
-                Plan::New(i) => new_ids[*i],
-            };
-            (e.path.clone(), id)
-        })
-        .collect();
-    report.start(IndexPhase::Committing, manifest.len())?;
-    let mut stats = SnapshotStats::default();
-    for batch in paced_batches(manifest.iter().map(|_| 0)) {
-        let part = store.manifest_stats(&manifest[batch.clone()])?;
-        stats.chunks += part.chunks;
-        for (reason, n) in part.skipped {
-            *stats.skipped.entry(reason).or_default() += n;
+    let id_of = |plan: &Plan| match plan {
+        Plan::Reuse(id) => *id,
+        Plan::New(i) => new_ids[*i],
+    };
+    // The snapshot's counts: of every listed version for a whole manifest; the parent's,
+    // less the versions it no longer lists and plus those it now lists, for changes.
+    let (manifest, mut stats, listed) = match listing {
+        Listing::Whole(listed) => {
+            let rows: Vec<(String, i64)> = listed
+                .iter()
+                .map(|(p, plan)| (p.clone(), id_of(plan)))
+                .collect();
+            let ids: Vec<i64> = rows.iter().map(|(_, id)| *id).collect();
+            report.start(IndexPhase::Committing, ids.len())?;
+            let mut stats = SnapshotStats::default();
+            for batch in paced_batches(ids.iter().map(|_| 0)) {
+                add_stats(&mut stats, &store.manifest_stats(&ids[batch.clone()])?, 1);
+                report.at(batch.end)?;
+            }
+            let listed = ids.len() as u64;
+            (Manifest::Whole(rows), stats, listed)
         }
-        report.at(batch.end)?;
-    }
+        Listing::Changes(changes) => {
+            let parent = parent
+                .as_ref()
+                .expect("changes are listed against a parent");
+            let rows: Vec<(String, Option<i64>)> = changes
+                .iter()
+                .map(|(p, _, plan)| (p.clone(), plan.as_ref().map(id_of)))
+                .collect();
+            report.start(IndexPhase::Committing, changes.len())?;
+            let mut stats = SnapshotStats {
+                chunks: parent.row.chunks,
+                skipped: parent.row.skipped.clone(),
+                ..SnapshotStats::default()
+            };
+            let commit_skipped: u64 = COMMIT_SKIPS
+                .iter()
+                .filter_map(|r| parent.row.skipped.get(*r))
+                .sum();
+            let mut listed = parent.row.files - commit_skipped;
+            for batch in paced_batches(changes.iter().map(|_| 0)) {
+                let removed: Vec<i64> = changes[batch.clone()].iter().filter_map(|c| c.1).collect();
+                let added: Vec<i64> = rows[batch.clone()].iter().filter_map(|r| r.1).collect();
+                add_stats(&mut stats, &store.manifest_stats(&removed)?, -1);
+                add_stats(&mut stats, &store.manifest_stats(&added)?, 1);
+                listed = listed + added.len() as u64 - removed.len() as u64;
+                report.at(batch.end)?;
+            }
+            (Manifest::Changes(rows), stats, listed)
+        }
+    };
+    summary.reused = listed - summary.processed;
     // The snapshot counts every file of the commit, listed or not.
-    stats.files = summary.files;
+    stats.files = files;
     for (reason, n) in commit_skips {
-        *stats.skipped.entry(reason).or_default() += n;
+        let count = stats.skipped.entry(reason.clone()).or_default();
+        *count = count.checked_add_signed(n).unwrap_or(0);
+        if *count == 0 {
+            stats.skipped.remove(&reason);
+        }
     }
     summary.chunks = stats.chunks;
     summary.skipped = stats.skipped.clone();
     summary.seconds = started.elapsed().as_secs_f64();
     // The last chance to cancel: after this the snapshot exists.
     report.finish()?;
-    store.commit_snapshot(
+    store.commit_snapshot(&NewSnapshot {
         sha,
-        &manifest,
-        &SnapshotStats {
+        parent: parent.as_ref().map(|p| p.row.sha.as_str()),
+        manifest,
+        stats: SnapshotStats {
             seconds: summary.seconds,
             ..stats
         },
-    )?;
+        basis: Some(basis.encode()),
+    })?;
     failpoint("index:snapshot-committed");
     Ok(summary)
+}
+
+/// Why a commit leaves a file out of its snapshot without storing a version for it.
+const COMMIT_SKIPS: [&str; 4] = ["ignored", "symlink", "submodule", OBJECT_NOT_PRESENT];
+
+/// Adds (`sign` 1) or takes away (`sign` -1) the chunk and skip counts of `part`.
+fn add_stats(stats: &mut SnapshotStats, part: &SnapshotStats, sign: i64) {
+    let apply = |n: u64, d: u64| {
+        if sign < 0 { n.saturating_sub(d) } else { n + d }
+    };
+    stats.chunks = apply(stats.chunks, part.chunks);
+    for (reason, n) in &part.skipped {
+        let count = stats.skipped.entry(reason.clone()).or_default();
+        *count = apply(*count, *n);
+        if *count == 0 {
+            stats.skipped.remove(reason);
+        }
+    }
+}
+
+/// What a commit's per-file decisions depended on besides each file's own bytes: the stored
+/// chunker, the default ignore rules and the commit's `.ctxpackignore` files. A child whose
+/// diff touches none of them decides its unchanged files as its parent did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Basis {
+    chunker: u32,
+    defaults: String,
+    /// `(directory's raw path, blob id)` of every ignore file, by path.
+    ignore_files: Vec<(Vec<u8>, String)>,
+}
+
+impl Basis {
+    fn new(ignore_files: Vec<(Vec<u8>, String)>) -> Basis {
+        Basis {
+            chunker: STORED_CHUNKER,
+            defaults: ctxpack_store::checksum(crate::ignore::DEFAULT_PATTERNS.as_bytes()),
+            ignore_files,
+        }
+    }
+
+    /// One line per fact; the directory in hex, so any bytes survive.
+    fn encode(&self) -> String {
+        let mut out = format!("chunker {}\ndefaults {}\n", self.chunker, self.defaults);
+        for (dir, blob) in &self.ignore_files {
+            let hex: String = dir.iter().map(|b| format!("{b:02x}")).collect();
+            out.push_str(&format!("ignore {blob} {hex}\n"));
+        }
+        out
+    }
+
+    /// The basis `text` records, or `None` when it is not one this build wrote.
+    fn decode(text: &str) -> Option<Basis> {
+        let mut lines = text.lines();
+        let chunker = lines.next()?.strip_prefix("chunker ")?.parse().ok()?;
+        let defaults = lines.next()?.strip_prefix("defaults ")?.to_owned();
+        let mut ignore_files = Vec::new();
+        for line in lines {
+            let (blob, hex) = line.strip_prefix("ignore ")?.split_once(' ')?;
+            if hex.len() % 2 != 0 {
+                return None;
+            }
+            let dir = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
+            ignore_files.push((dir, blob.to_owned()));
+        }
+        Some(Basis {
+            chunker,
+            defaults,
+            ignore_files,
+        })
+    }
+
+    fn rules(&self, repo: &Repo) -> Result<IgnoreRules, IndexError> {
+        let contents = self
+            .ignore_files
+            .iter()
+            .map(|(dir, blob)| Ok((dir.as_slice(), repo.read_blob(blob)?)))
+            .collect::<Result<Vec<_>, IndexError>>()?;
+        Ok(IgnoreRules::new(
+            contents.iter().map(|(dir, text)| (*dir, text.as_slice())),
+        ))
+    }
+}
+
+/// The indexed snapshot of a commit's first parent.
+struct Parent {
+    row: ctxpack_store::SnapshotRow,
+    /// The changes from it, when its decisions carry over (see [`Basis`]): `None` when the
+    /// child must be walked whole (it is then still stored as changes against the parent).
+    changes: Option<(Basis, Vec<TreeChange>)>,
+}
+
+fn indexed_parent(repo: &Repo, store: &Store, sha: &str) -> Result<Option<Parent>, IndexError> {
+    let Some(first) = repo.commit_info(sha)?.parents.into_iter().next() else {
+        return Ok(None);
+    };
+    let Some(row) = store.snapshot(&first)? else {
+        return Ok(None);
+    };
+    let basis = store
+        .snapshot_basis(&first)?
+        .and_then(|text| Basis::decode(&text))
+        // A blob a partial clone lacked then may be there now: walk the whole tree again.
+        .filter(|b| *b == Basis::new(b.ignore_files.clone()))
+        .filter(|_| !row.skipped.contains_key(OBJECT_NOT_PRESENT));
+    let changes = match basis {
+        Some(basis) => {
+            let changes = repo.tree_changes(&first, sha)?;
+            let touches_rules = changes.iter().any(|c| {
+                let name = c.raw_path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+                name == IGNORE_FILE.as_bytes()
+            });
+            (!touches_rules).then_some((basis, changes))
+        }
+        None => None,
+    };
+    Ok(Some(Parent { row, changes }))
+}
+
+/// What reading a commit found.
+struct Walked {
+    /// Files in the commit's tree.
+    files: u64,
+    listing: Listing,
+    /// New file versions, and the contents of those to chunk (by index).
+    new_files: Vec<NewFile>,
+    to_chunk: Vec<(usize, Vec<u8>)>,
+    /// Files skipped by the commit's decisions, by reason, as a change to the parent's
+    /// counts for a listing of changes.
+    commit_skips: BTreeMap<String, i64>,
+    /// Reused versions whose lexical entries are not committed.
+    unready: Vec<i64>,
+    basis: Basis,
+}
+
+enum Listing {
+    /// Every listed path.
+    Whole(Vec<(String, Plan)>),
+    /// The paths that differ from the parent's tree: the version the parent listed there,
+    /// and the plan for the path now (`None`: not listed).
+    Changes(Vec<(String, Option<i64>, Option<Plan>)>),
+}
+
+/// Reads every entry of the commit's tree.
+fn walk_whole(
+    repo: &Repo,
+    store: &Store,
+    sha: &str,
+    options: &IndexOptions,
+    report: &mut Reporter<'_>,
+) -> Result<Walked, IndexError> {
+    let entries = repo.tree_entries(sha)?;
+    let (rules, ignore_files) = commit_rules(repo, &entries)?;
+    let mut ignored = rules.matcher();
+    let mut walked = Walked {
+        files: entries.len() as u64,
+        listing: Listing::Whole(Vec::new()),
+        new_files: Vec::new(),
+        to_chunk: Vec::new(),
+        commit_skips: BTreeMap::new(),
+        unready: Vec::new(),
+        basis: Basis::new(ignore_files),
+    };
+    let mut listed = Vec::with_capacity(entries.len());
+    report.start(IndexPhase::Reading, entries.len())?;
+    for entry in &entries {
+        let (plan, bytes) = walked.read(repo, store, entry, options, &mut ignored)?;
+        listed.extend(plan.map(|plan| (entry.path.clone(), plan)));
+        report.step(bytes)?;
+    }
+    walked.listing = Listing::Whole(listed);
+    Ok(walked)
+}
+
+/// Reads only the entries that differ from the parent's tree.
+fn walk_changes(
+    repo: &Repo,
+    store: &Store,
+    parent: &Parent,
+    (basis, changes): &(Basis, Vec<TreeChange>),
+    options: &IndexOptions,
+    report: &mut Reporter<'_>,
+) -> Result<Walked, IndexError> {
+    let rules = basis.rules(repo)?;
+    let mut ignored = rules.matcher();
+    let mut walked = Walked {
+        files: parent.row.files,
+        listing: Listing::Whole(Vec::new()),
+        new_files: Vec::new(),
+        to_chunk: Vec::new(),
+        commit_skips: BTreeMap::new(),
+        unready: Vec::new(),
+        basis: basis.clone(),
+    };
+    let mut listed = Vec::with_capacity(changes.len());
+    report.start(IndexPhase::Reading, changes.len())?;
+    for change in changes {
+        let mut removed = None;
+        if let Some((kind, _)) = &change.old {
+            walked.files -= 1;
+            // What the parent decided for the path: a listed version, or a skip that only
+            // the entry's kind, the (unchanged) rules or a missing blob explains.
+            match store.manifest_entry(&parent.row.sha, &change.path)? {
+                Some(id) => removed = Some(id),
+                None => {
+                    let reason = match kind {
+                        EntryKind::Symlink => "symlink",
+                        EntryKind::Submodule => "submodule",
+                        EntryKind::File if ignored.is_ignored(&change.raw_path) => "ignored",
+                        EntryKind::File => OBJECT_NOT_PRESENT,
+                    };
+                    *walked.commit_skips.entry(reason.to_owned()).or_default() -= 1;
+                }
+            }
+        }
+        let mut bytes = 0;
+        let plan = match &change.new {
+            Some((kind, id)) => {
+                walked.files += 1;
+                let entry = TreeEntry {
+                    path: change.path.clone(),
+                    raw_path: change.raw_path.clone(),
+                    id: id.clone(),
+                    kind: *kind,
+                };
+                let (plan, read) = walked.read(repo, store, &entry, options, &mut ignored)?;
+                bytes = read;
+                plan
+            }
+            None => None,
+        };
+        listed.push((change.path.clone(), removed, plan));
+        report.step(bytes)?;
+    }
+    walked.listing = Listing::Changes(listed);
+    Ok(walked)
+}
+
+impl Walked {
+    /// Decides one entry of the commit: its plan when it is listed, and the bytes read.
+    fn read(
+        &mut self,
+        repo: &Repo,
+        store: &Store,
+        entry: &TreeEntry,
+        options: &IndexOptions,
+        ignored: &mut crate::ignore::Matcher<'_>,
+    ) -> Result<(Option<Plan>, u64), IndexError> {
+        Ok(match read_entry(repo, store, entry, options, ignored)? {
+            Read::Skip(reason) => {
+                *self.commit_skips.entry(reason.to_owned()).or_default() += 1;
+                (None, 0)
+            }
+            Read::Reuse(version) => {
+                if !version.ready {
+                    self.unready.push(version.id);
+                }
+                (Some(Plan::Reuse(version.id)), 0)
+            }
+            Read::New(file, content) => {
+                let bytes = content.as_ref().map_or(0, |c| c.len() as u64);
+                if let Some(content) = content {
+                    self.to_chunk.push((self.new_files.len(), content));
+                }
+                let plan = Plan::New(self.new_files.len());
+                self.new_files.push(file);
+                (Some(plan), bytes)
+            }
+        })
+    }
 }
 
 /// What reading one entry of the commit's tree decided.
@@ -444,9 +745,15 @@ fn read_entry(
     Ok(Read::New(file, content))
 }
 
-/// The ignore rules of a commit: the defaults and every `.ctxpackignore` file in its tree.
-fn commit_rules(repo: &Repo, entries: &[TreeEntry]) -> Result<IgnoreRules, IndexError> {
+/// The ignore rules of a commit: the defaults and every `.ctxpackignore` file in its tree;
+/// and those files, as `(directory, blob id)`.
+#[allow(clippy::type_complexity)]
+fn commit_rules(
+    repo: &Repo,
+    entries: &[TreeEntry],
+) -> Result<(IgnoreRules, Vec<(Vec<u8>, String)>), IndexError> {
     let mut files = Vec::new();
+    let mut ids = Vec::new();
     for entry in entries {
         let (dir, name) = match entry.raw_path.iter().rposition(|&b| b == b'/') {
             Some(slash) => (&entry.raw_path[..slash], &entry.raw_path[slash + 1..]),
@@ -457,13 +764,15 @@ fn commit_rules(repo: &Repo, entries: &[TreeEntry]) -> Result<IgnoreRules, Index
             // The rules decide what the snapshot holds: a commit whose rules cannot be read
             // (even in a partial clone) is not indexed with a guess at them.
             files.push((dir, repo.read_blob(&entry.id)?));
+            ids.push((dir.to_vec(), entry.id.clone()));
         }
     }
-    Ok(IgnoreRules::new(
+    let rules = IgnoreRules::new(
         files
             .iter()
             .map(|(dir, content)| (*dir, content.as_slice())),
-    ))
+    );
+    Ok((rules, ids))
 }
 
 /// A file's chunks, or the reason it was skipped after reading it.

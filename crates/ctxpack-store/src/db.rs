@@ -13,9 +13,9 @@ use crate::lexical::{Lexical, LexicalDoc, LexicalHit, QueryTerms};
 use crate::lock::WriterLock;
 
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
-/// `lexical/` directory; 2: no enclosing lines) are read as they are and migrated by the first
-/// writer.
-pub const FORMAT_VERSION: i64 = 3;
+/// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole) are read as they are
+/// and migrated by the first writer.
+pub const FORMAT_VERSION: i64 = 4;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -56,12 +56,16 @@ CREATE TABLE snapshots (
     files INTEGER NOT NULL,
     chunks INTEGER NOT NULL,
     skipped TEXT NOT NULL,
-    seconds REAL NOT NULL
+    seconds REAL NOT NULL,
+    base TEXT,
+    seq INTEGER NOT NULL DEFAULT 0,
+    basis TEXT,
+    pinned INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE manifest (
     snapshot TEXT NOT NULL REFERENCES snapshots(sha),
     path TEXT NOT NULL,
-    file_id INTEGER NOT NULL REFERENCES files(id),
+    file_id INTEGER REFERENCES files(id),
     PRIMARY KEY (snapshot, path)
 ) WITHOUT ROWID;
 CREATE TABLE artifacts (
@@ -553,6 +557,27 @@ impl Store {
             )
             .map_err(e)?;
         }
+        if from < 4 {
+            // Format 4: manifests stored as changes against a base snapshot (every existing
+            // one is whole), a row without a file version for a path no longer listed, and
+            // pinned snapshots.
+            tx.execute_batch(
+                "ALTER TABLE snapshots ADD COLUMN base TEXT;
+                 ALTER TABLE snapshots ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+                 ALTER TABLE snapshots ADD COLUMN basis TEXT;
+                 ALTER TABLE snapshots ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+                 CREATE TABLE manifest_4 (
+                     snapshot TEXT NOT NULL REFERENCES snapshots(sha),
+                     path TEXT NOT NULL,
+                     file_id INTEGER REFERENCES files(id),
+                     PRIMARY KEY (snapshot, path)
+                 ) WITHOUT ROWID;
+                 INSERT INTO manifest_4 SELECT snapshot, path, file_id FROM manifest;
+                 DROP TABLE manifest;
+                 ALTER TABLE manifest_4 RENAME TO manifest;",
+            )
+            .map_err(e)?;
+        }
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(e)?;
         tx.commit().map_err(e)?;
@@ -773,81 +798,6 @@ impl Store {
         self.query_ids("SELECT id FROM files WHERE ready = 0", [])
     }
 
-    /// Commits a snapshot: marks its file versions ready and writes the snapshot row and its
-    /// manifest in one transaction. Until this returns, readers do not see the snapshot.
-    pub fn commit_snapshot(
-        &mut self,
-        sha: &str,
-        manifest: &[(String, i64)],
-        stats: &SnapshotStats,
-    ) -> Result<(), StoreError> {
-        self.require_writable()?;
-        let dir = self.dir.clone();
-        let e = |err| sql_error(&dir, err);
-        let tx = self.conn.transaction().map_err(e)?;
-        {
-            let mut ready = tx
-                .prepare_cached("UPDATE files SET ready = 1 WHERE id = ?1 AND ready = 0")
-                .map_err(e)?;
-            let mut entry = tx
-                .prepare_cached(
-                    "INSERT INTO manifest (snapshot, path, file_id) VALUES (?1, ?2, ?3)",
-                )
-                .map_err(e)?;
-            tx.execute("DELETE FROM manifest WHERE snapshot = ?1", [sha])
-                .map_err(e)?;
-            tx.execute("DELETE FROM snapshots WHERE sha = ?1", [sha])
-                .map_err(e)?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64);
-            tx.execute(
-                "INSERT INTO snapshots (sha, indexed_at, files, chunks, skipped, seconds) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    sha,
-                    now,
-                    stats.files as i64,
-                    stats.chunks as i64,
-                    serde_json::to_string(&stats.skipped).expect("a map of counts serializes"),
-                    stats.seconds
-                ],
-            )
-            .map_err(e)?;
-            for (path, file_id) in manifest {
-                ready.execute([file_id]).map_err(e)?;
-                entry.execute(params![sha, path, file_id]).map_err(e)?;
-            }
-        }
-        tx.commit().map_err(e)?;
-        Ok(())
-    }
-
-    /// Counts of a prospective manifest: files, chunks, and skipped files by reason.
-    pub fn manifest_stats(&self, manifest: &[(String, i64)]) -> Result<SnapshotStats, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT skip_reason, (SELECT count(*) FROM chunks WHERE file_id = f.id) \
-                 FROM files f WHERE id = ?1",
-            )
-            .map_err(|e| sql_error(&self.dir, e))?;
-        let mut stats = SnapshotStats {
-            files: manifest.len() as u64,
-            ..SnapshotStats::default()
-        };
-        for (_, id) in manifest {
-            let (skip, chunks): (Option<String>, i64) = stmt
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(|e| sql_error(&self.dir, e))?;
-            stats.chunks += chunks as u64;
-            if let Some(reason) = skip {
-                *stats.skipped.entry(reason).or_default() += 1;
-            }
-        }
-        Ok(stats)
-    }
-
     /// BM25 retrieval over the chunks of one snapshot and the artifacts of `scopes`: the top
     /// `k` chunk ids with scores, with statistics of those chunks alone.
     pub fn search(
@@ -858,9 +808,9 @@ impl Store {
         k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
         let mut files: HashSet<u64> = self
-            .query_ids("SELECT file_id FROM manifest WHERE snapshot = ?1", [sha])?
+            .manifest(sha)?
             .into_iter()
-            .map(|id| id as u64)
+            .map(|(_, id)| id as u64)
             .collect();
         files.extend(self.artifact_files(scopes)?.into_iter().map(|id| id as u64));
         self.search_files(&files, &[], terms, k)

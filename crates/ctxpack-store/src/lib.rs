@@ -26,6 +26,7 @@ mod guard;
 pub mod ledger;
 mod lexical;
 mod lock;
+mod manifest;
 mod scope;
 pub mod verify;
 
@@ -39,3 +40,4 @@ pub use guard::check_layout;
 pub use ledger::{Ledger, LedgerContents, LedgerRecord, RecordContext};
 pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, analyze};
 pub use lock::WriterLock;
+pub use manifest::{Manifest, NewSnapshot};

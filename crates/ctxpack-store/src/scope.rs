@@ -3,37 +3,22 @@
 
 use std::collections::HashSet;
 
+use rusqlite::OptionalExtension;
+
 use crate::db::{Store, sql_error};
 use crate::error::StoreError;
 use crate::lexical::{ExtraDoc, LexicalHit, QueryTerms};
 
 impl Store {
-    /// The manifest of snapshot `sha`: every listed path with its file version, by path.
-    pub fn manifest(&self, sha: &str) -> Result<Vec<(String, i64)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT path, file_id FROM manifest WHERE snapshot = ?1 ORDER BY path")
-            .map_err(|e| sql_error(&self.dir, e))?;
-        let rows = stmt
-            .query_map([sha], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| sql_error(&self.dir, e))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(|e| sql_error(&self.dir, e))
-    }
-
     /// The git blob id of `path` in snapshot `sha`, when the snapshot lists that path.
     pub fn blob_at(&self, sha: &str, path: &str) -> Result<Option<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT files.blob FROM manifest JOIN files ON files.id = manifest.file_id \
-                 WHERE manifest.snapshot = ?1 AND manifest.path = ?2",
-            )
-            .map_err(|e| sql_error(&self.dir, e))?;
-        let mut rows = stmt
-            .query_map([sha, path], |r| r.get(0))
-            .map_err(|e| sql_error(&self.dir, e))?;
-        rows.next().transpose().map_err(|e| sql_error(&self.dir, e))
+        let Some(file_id) = self.manifest_entry(sha, path)? else {
+            return Ok(None);
+        };
+        self.conn
+            .prepare_cached("SELECT blob FROM files WHERE id = ?1")
+            .and_then(|mut s| s.query_row([file_id], |r| r.get(0)).optional())
+            .map_err(|e| sql_error(&self.dir, e))
     }
 
     /// The line opening the definition that the chunk of `path` starting on `start_line` in
@@ -49,17 +34,18 @@ impl Store {
         if self.format_version() < 3 {
             return Ok(None);
         }
+        let Some(file_id) = self.manifest_entry(sha, path)? else {
+            return Ok(None);
+        };
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT c.enclosing_line, c.enclosing_text FROM manifest m \
-                 JOIN chunks c ON c.file_id = m.file_id \
-                 WHERE m.snapshot = ?1 AND m.path = ?2 AND c.start_line = ?3 \
-                 ORDER BY c.ordinal LIMIT 1",
+                "SELECT enclosing_line, enclosing_text FROM chunks \
+                 WHERE file_id = ?1 AND start_line = ?2 ORDER BY ordinal LIMIT 1",
             )
             .map_err(|e| sql_error(&self.dir, e))?;
         let mut rows = stmt
-            .query_map(rusqlite::params![sha, path, start_line], |r| {
+            .query_map(rusqlite::params![file_id, start_line], |r| {
                 Ok((r.get::<_, Option<u32>>(0)?, r.get::<_, Option<String>>(1)?))
             })
             .map_err(|e| sql_error(&self.dir, e))?;

@@ -9,7 +9,7 @@ use ctxpack_api::{
     Access, Control, IndexRequest, PackOptions, SnapshotPackRequest, View, Workspace, pack_json,
 };
 
-use crate::fixture::Fixture;
+use crate::fixture::{Fixture, Lcg};
 
 /// The goals, each about a part of the project at X.
 const GOALS: [&str; 10] = [
@@ -68,19 +68,6 @@ const WORDS: [&str; 40] = [
     "limit",
     "error",
 ];
-
-/// A small deterministic generator, so the fixture is the same on every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
-}
 
 /// A Rust source file of `functions` functions whose names and comments mix the words,
 /// leaning on the words at `focus` so each file is about something.

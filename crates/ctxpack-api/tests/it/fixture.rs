@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ctxpack_api::{Access, Workspace, WorkspaceOptions};
+use ctxpack_api::{Access, Control, IndexRequest, IndexSummary, Workspace, WorkspaceOptions};
 
 /// A temporary git repository.
 pub struct Fixture {
@@ -112,4 +112,30 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
         .expect("UTF-8")
         .trim()
         .to_owned()
+}
+
+/// Indexes `at`, which must succeed.
+pub fn index_at(workspace: &Workspace, at: &str) -> IndexSummary {
+    workspace
+        .index(
+            &IndexRequest {
+                at: at.to_owned(),
+                ..IndexRequest::default()
+            },
+            &Control::new(),
+        )
+        .unwrap_or_else(|e| panic!("indexing {at}: {e}"))
+}
+
+/// A small deterministic generator, so the fixture is the same on every run.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
 }

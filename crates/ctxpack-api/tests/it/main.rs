@@ -2,6 +2,7 @@
 
 mod config;
 mod damage;
+mod deltas;
 mod determinism;
 mod docs;
 mod eval;

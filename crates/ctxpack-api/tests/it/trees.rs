@@ -9,25 +9,9 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use ctxpack_api::{
-    Control, IndexRequest, IndexSummary, PackOptions, QueryRequest, SnapshotPackRequest, Workspace,
-    WorkspaceOptions,
-};
+use ctxpack_api::{PackOptions, QueryRequest, SnapshotPackRequest, Workspace, WorkspaceOptions};
 
-use crate::fixture::{BUDGET_RS, Fixture, git_in};
-
-/// Indexes `at`, which must succeed.
-fn index_at(workspace: &Workspace, at: &str) -> IndexSummary {
-    workspace
-        .index(
-            &IndexRequest {
-                at: at.to_owned(),
-                ..IndexRequest::default()
-            },
-            &Control::new(),
-        )
-        .unwrap_or_else(|e| panic!("indexing {at}: {e}"))
-}
+use crate::fixture::{BUDGET_RS, Fixture, git_in, index_at};
 
 /// The files whose chunks a query for `goal` at `at` returns, with their citations.
 fn found(workspace: &Workspace, at: &str, goal: &str) -> BTreeMap<String, Vec<String>> {
