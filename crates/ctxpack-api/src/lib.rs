@@ -81,6 +81,7 @@ pub mod docs;
 mod error;
 mod eval;
 mod fit;
+mod gc;
 pub mod hooks;
 mod index;
 mod ledger;
@@ -101,6 +102,7 @@ pub use error::{Ancestor, Error, ErrorKind, Hint, Result};
 pub use eval::{
     EvalReport, EvalRequest, EvalRow, EvalTask, IndexSeconds, candidates_for, parse_tasks,
 };
+pub use gc::{GcRequest, GcSummary};
 pub use index::{IndexRequest, IndexSummary};
 pub use ledger::{Log, LogEntry, Shown};
 pub use limits::MAX_GOAL_BYTES;

@@ -132,6 +132,8 @@ pub struct SnapshotRow {
     pub skipped: BTreeMap<String, u64>,
     /// Seconds the index run took.
     pub seconds: f64,
+    /// Whether it is pinned (never removed by a `gc` rule).
+    pub pinned: bool,
 }
 
 /// Statistics of an index run, recorded with its snapshot.
@@ -657,14 +659,24 @@ impl Store {
         walk(&self.dir)
     }
 
-    /// Every indexed snapshot, most recent first.
+    /// The columns [`snapshot_row`] reads (a store before format 4 pins nothing).
+    fn snapshot_columns(&self) -> &'static str {
+        if self.version >= 4 {
+            "sha, indexed_at, files, chunks, skipped, seconds, pinned"
+        } else {
+            "sha, indexed_at, files, chunks, skipped, seconds, 0"
+        }
+    }
+
+    /// Every indexed snapshot, most recent first (of those indexed in the same second, the
+    /// last written first).
     pub fn snapshots(&self) -> Result<Vec<SnapshotRow>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT sha, indexed_at, files, chunks, skipped, seconds FROM snapshots \
-                 ORDER BY indexed_at DESC, sha",
-            )
+            .prepare_cached(&format!(
+                "SELECT {} FROM snapshots ORDER BY indexed_at DESC, rowid DESC",
+                self.snapshot_columns()
+            ))
             .map_err(|e| sql_error(&self.dir, e))?;
         let rows = stmt
             .query_map([], snapshot_row)
@@ -677,7 +689,10 @@ impl Store {
     pub fn snapshot(&self, sha: &str) -> Result<Option<SnapshotRow>, StoreError> {
         self.conn
             .query_row(
-                "SELECT sha, indexed_at, files, chunks, skipped, seconds FROM snapshots WHERE sha = ?1",
+                &format!(
+                    "SELECT {} FROM snapshots WHERE sha = ?1",
+                    self.snapshot_columns()
+                ),
                 [sha],
                 snapshot_row,
             )
@@ -793,6 +808,19 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes the lexical entries of these file versions and commits the lexical index.
+    pub(crate) fn delete_lexical(&mut self, file_ids: &[i64]) -> Result<(), StoreError> {
+        let Some(lexical) = self.lexical.as_ref() else {
+            return Ok(());
+        };
+        let mut writer = lexical.writer()?;
+        for &id in file_ids {
+            writer.delete_file(id);
+        }
+        writer.commit()?;
+        self.set_lexical_docs()
+    }
+
     /// File versions whose lexical entries were never committed (left by a crashed run).
     pub fn pending_files(&self) -> Result<Vec<i64>, StoreError> {
         self.query_ids("SELECT id FROM files WHERE ready = 0", [])
@@ -891,6 +919,7 @@ fn snapshot_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SnapshotRow> {
         chunks: r.get::<_, i64>(3)? as u64,
         skipped: serde_json::from_str(&skipped).unwrap_or_default(),
         seconds: r.get(5)?,
+        pinned: r.get::<_, i64>(6)? != 0,
     })
 }
 

@@ -5,7 +5,8 @@
 //! The points are named after the phase they end: `index:read`, `index:chunked`,
 //! `index:files-written` (after each batch of new file versions), `index:lexical-committed`,
 //! `index:snapshot-committed`, `rebuild:database-ready`, `rebuild:lexical-built`,
-//! `rebuild:switched`, `migrate:columns-added`, `migrate:checksums-written`.
+//! `rebuild:switched`, `migrate:columns-added`, `migrate:checksums-written`,
+//! `gc:snapshots-removed`, `gc:lexical-deleted`.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -22,6 +22,7 @@ mod db;
 pub mod docs;
 mod error;
 mod failpoint;
+mod gc;
 mod guard;
 pub mod ledger;
 mod lexical;
@@ -36,6 +37,7 @@ pub use db::{
 };
 pub use error::StoreError;
 pub use failpoint::failpoint;
+pub use gc::Reclaimed;
 pub use guard::check_layout;
 pub use ledger::{Ledger, LedgerContents, LedgerRecord, RecordContext};
 pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, analyze};

@@ -24,7 +24,7 @@ use crate::db::{SnapshotStats, Store, sql_error};
 use crate::error::StoreError;
 
 /// Manifest rows by path: a file version, or `None` for a path not listed.
-type Rows = Vec<(String, Option<i64>)>;
+pub(crate) type Rows = Vec<(String, Option<i64>)>;
 
 /// The manifest a writer commits with a snapshot.
 #[derive(Clone, Debug, PartialEq)]

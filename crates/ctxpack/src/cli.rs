@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use ctxpack_api::{Error, Format};
 
 use crate::commands::{
-    artifact, completions, config, docs, eval, hook, index, ledger, pack, plan, select, status,
+    artifact, completions, config, docs, eval, gc, hook, index, ledger, pack, plan, select, status,
     verify,
 };
 use crate::exit::{CliFailure, exit_code};
@@ -43,6 +43,14 @@ enum Command {
     Status(status::StatusArgs),
     /// Check the store in full (and with --repair, restore it from the git objects).
     Verify(verify::VerifyArgs),
+    /// Remove snapshots by rule and reclaim what only they used.
+    ///
+    /// A snapshot is kept when any rule keeps it: one of the --keep-last most recently
+    /// indexed, younger than --keep-younger-than, pinned (`ctxpack pin`), or HEAD's. The
+    /// ledger keeps the texts of every recorded pack.
+    Gc(gc::GcArgs),
+    /// Pin a snapshot so `gc` never removes it (--remove unpins it).
+    Pin(gc::PinArgs),
     /// Show raw retrieval hits with their score breakdown.
     Query(pack::QueryArgs),
     /// Pack context for a goal from the exact committed snapshot, with ctxpack's
@@ -155,6 +163,8 @@ impl Cli {
             Command::Context(ContextCommand::Pack(args)) => args.output.is_json(),
             Command::Index(args) => args.format == "json",
             Command::Status(args) => args.format == "json",
+            Command::Gc(args) => args.format == "json",
+            Command::Pin(_) => false,
             // The report is the output, whether or not problems remain.
             Command::Verify(_) => false,
             Command::Query(args) => args.format == "json",
@@ -176,6 +186,8 @@ impl Cli {
         let location = match &self.command {
             Command::Index(args) => &args.location,
             Command::Status(args) => &args.location,
+            Command::Gc(args) => &args.location,
+            Command::Pin(args) => &args.location,
             Command::Verify(args) => &args.location,
             Command::Query(args) => &args.location,
             Command::Pack(args) => &args.location,
@@ -210,6 +222,8 @@ impl Cli {
             Command::Select(args) => select::run(&args),
             Command::Index(args) => index::run(&args),
             Command::Status(args) => status::run(&args),
+            Command::Gc(args) => gc::run(&args),
+            Command::Pin(args) => gc::pin(&args),
             Command::Verify(args) => verify::run(&args),
             Command::Query(args) => pack::query(&args),
             Command::Pack(args) => pack::run(&args),

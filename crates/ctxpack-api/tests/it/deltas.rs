@@ -12,14 +12,15 @@ use crate::fixture::{Fixture, Lcg, index_at};
 /// What a snapshot is, independent of the ids one store gave its file versions: every listed
 /// path with its blob, the counts, and the skips by reason.
 #[derive(Debug, PartialEq)]
-struct Seen {
+pub struct Seen {
     listed: Vec<(String, String)>,
     files: u64,
     chunks: u64,
     skipped: BTreeMap<String, u64>,
 }
 
-fn seen(store: &Path, sha: &str) -> Seen {
+/// What snapshot `sha` of the store at `store` is.
+pub fn seen(store: &Path, sha: &str) -> Seen {
     let store = Store::open(store).expect("the store opens");
     let row = store.snapshot(sha).expect("reads").expect("indexed");
     let listed = store

@@ -2,12 +2,13 @@
 
 mod config;
 mod damage;
-mod deltas;
+pub mod deltas;
 mod determinism;
 mod docs;
 mod eval;
 mod fit;
 mod fixture;
+mod gc;
 mod hooks;
 mod layering;
 mod ledger;

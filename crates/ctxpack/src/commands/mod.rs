@@ -6,6 +6,7 @@ pub mod completions;
 pub mod config;
 pub mod docs;
 pub mod eval;
+pub mod gc;
 pub mod hook;
 pub mod index;
 pub mod ledger;

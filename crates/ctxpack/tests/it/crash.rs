@@ -157,3 +157,61 @@ fn a_migration_killed_part_way_leaves_the_old_format_whole() {
     sound(&f, "the migration");
     assert_eq!(packs(&f, &head), before);
 }
+
+#[test]
+fn a_gc_killed_at_any_phase_leaves_a_sound_store_and_the_next_run_finishes_it() {
+    let f = Fixture::new();
+    let mut commits = Vec::new();
+    for step in 0..5 {
+        f.write(
+            "src/budget.rs",
+            &format!("/// Admits a hit only if it fits the remaining budget ({step}).\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {{\n    cost <= remaining\n}}\n"),
+        );
+        f.write(
+            &format!("src/step{step}.rs"),
+            &format!("/// The remaining cost of step {step}.\npub fn remaining_cost_{step}(budget: u64) -> u64 {{\n    budget\n}}\n"),
+        );
+        commits.push(f.commit(&format!("step {step}")));
+        assert_eq!(f.run(&["index"]).code, 0);
+    }
+    // The last two and the pinned first are kept.
+    assert_eq!(f.run(&["pin", &commits[0]]).code, 0);
+    let kept = [&commits[0], &commits[3], &commits[4]];
+    let before: Vec<Vec<String>> = kept.iter().map(|sha| packs(&f, sha)).collect();
+    let store = f.path().join(".ctxpack");
+    let pristine = tempfile::tempdir().expect("tmp");
+    copy_dir(&store, pristine.path());
+    let gc = ["gc", "--keep-last", "2", "--no-age-rule"];
+    for point in ["gc:snapshots-removed", "gc:lexical-deleted"] {
+        copy_dir(pristine.path(), &store);
+        let code = run_with(&f, &gc, &format!("{point}:1"));
+        assert_eq!(code, None, "{point}: the run was aborted there");
+        sound(&f, point);
+        let after: Vec<Vec<String>> = kept.iter().map(|sha| packs(&f, sha)).collect();
+        assert_eq!(after, before, "{point}: the kept snapshots pack as before");
+        let run = f.run(&[
+            "gc",
+            "--keep-last",
+            "2",
+            "--no-age-rule",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{point}: {}", run.transcript());
+        sound(&f, point);
+        let after: Vec<Vec<String>> = kept.iter().map(|sha| packs(&f, sha)).collect();
+        assert_eq!(after, before, "{point}: after the next run");
+        let status = f.run(&["status", "--format", "json"]);
+        let status: serde_json::Value = serde_json::from_str(&status.stdout).expect("json");
+        let mut left: Vec<String> = status["snapshots"]
+            .as_array()
+            .expect("snapshots")
+            .iter()
+            .map(|s| s["sha"].as_str().expect("sha").to_owned())
+            .collect();
+        left.sort();
+        let mut want: Vec<String> = kept.iter().map(|s| (*s).clone()).collect();
+        want.sort();
+        assert_eq!(left, want, "{point}");
+    }
+}

@@ -1,0 +1,156 @@
+//! `gc` removes exactly the snapshots no rule keeps, leaves every kept snapshot as it was
+//! (chains through removed snapshots included), and reclaims only what nothing else uses.
+
+use ctxpack_api::{
+    Control, ErrorKind, GcRequest, PackOptions, SnapshotPackRequest, VerifyRequest, Workspace,
+};
+use ctxpack_store::Store;
+
+use crate::deltas::seen;
+use crate::fixture::{Fixture, index_at};
+
+fn pack(workspace: &Workspace, at: &str) -> String {
+    let request = SnapshotPackRequest {
+        goal: "remaining budget cost of a step".to_owned(),
+        at: at.to_owned(),
+        ..SnapshotPackRequest::default()
+    };
+    let pack = workspace
+        .snapshot_pack(&request, &PackOptions::default())
+        .unwrap_or_else(|e| panic!("packing at {at}: {e}"))
+        .pack;
+    format!("{pack:?}")
+}
+
+fn sound(workspace: &Workspace) {
+    let report = workspace
+        .verify(&VerifyRequest::default(), &Control::new())
+        .expect("verify runs");
+    assert!(report.found.is_empty(), "{:?}", report.found);
+}
+
+#[test]
+fn gc_keeps_by_rule_and_every_kept_snapshot_reads_as_before() {
+    let f = Fixture::new();
+    let mut commits = Vec::new();
+    for i in 0..40 {
+        f.write(
+            &format!("src/shared{i}.rs"),
+            &format!("pub fn shared_{i}() {{}}\n"),
+        );
+    }
+    for step in 0..12 {
+        f.write(
+            &format!("src/step{}.rs", step % 5),
+            &format!("/// The remaining budget cost of step {step}.\npub fn step_{step}() -> u64 {{ {step} }}\n"),
+        );
+        if step == 6 {
+            std::fs::remove_file(f.path().join("src/shared3.rs")).expect("rm");
+        }
+        commits.push(f.commit(&format!("step {step}")));
+    }
+    let workspace = f.workspace();
+    for sha in &commits {
+        index_at(&workspace, sha);
+    }
+    let before: Vec<_> = commits.iter().map(|sha| seen(&f.store(), sha)).collect();
+    let packs: Vec<String> = commits.iter().map(|sha| pack(&workspace, sha)).collect();
+    // Snapshot s is stored against snapshot s & (s - 1): with 0 pinned, 9 (stored against
+    // 8, stored against 0) keeps a chain through a removed snapshot to a kept one.
+    workspace.pin(&commits[0], true).expect("pins");
+    workspace.pin(&commits[2], true).expect("pins");
+    let request = GcRequest {
+        keep_last: 3,
+        keep_younger_than: None,
+        ..GcRequest::default()
+    };
+    let dry = workspace
+        .gc(&GcRequest {
+            dry_run: true,
+            ..request.clone()
+        })
+        .expect("dry run");
+    let summary = workspace.gc(&request).expect("gc");
+    assert_eq!(
+        dry.removed, summary.removed,
+        "a dry run names what a run removes"
+    );
+    // Kept: the last three (HEAD among them) and the pinned ones.
+    let kept = [0, 2, 9, 10, 11];
+    let mut removed: Vec<&String> = (0..12)
+        .filter(|i| !kept.contains(i))
+        .map(|i| &commits[i])
+        .collect();
+    removed.reverse();
+    assert_eq!(summary.removed.iter().collect::<Vec<_>>(), removed);
+    assert_eq!(summary.kept, 5);
+    // Step s writes `src/step{s % 5}.rs`. The kept snapshots list the versions of steps 0, 1
+    // and 2 (snapshot 2) and 5 to 11 (the last three); those of steps 3 and 4 (one chunk
+    // each) only removed snapshots listed.
+    assert_eq!(
+        (summary.file_versions, summary.chunks),
+        (2, 2),
+        "{summary:?}"
+    );
+    sound(&workspace);
+    for &i in &kept {
+        assert_eq!(seen(&f.store(), &commits[i]), before[i], "snapshot {i}");
+        assert_eq!(pack(&workspace, &commits[i]), packs[i], "the pack at {i}");
+    }
+    let store = Store::open(&f.store()).expect("opens");
+    for sha in &removed {
+        assert!(store.snapshot(sha).expect("reads").is_none());
+    }
+    drop(store);
+    // A removed commit is indexed again on request, equal to what it was.
+    index_at(&workspace, &commits[7]);
+    assert_eq!(seen(&f.store(), &commits[7]), before[7]);
+    assert_eq!(pack(&workspace, &commits[7]), packs[7]);
+    sound(&workspace);
+    // The commit indexed again is now the most recent, so snapshot 9 falls out of the last
+    // three; unpinned, snapshots 2 and 0 go too. A second run finds nothing else.
+    workspace.pin(&commits[0], false).expect("unpins");
+    workspace.pin(&commits[2], false).expect("unpins");
+    let again = workspace.gc(&request).expect("gc");
+    assert_eq!(
+        again.removed,
+        vec![commits[9].clone(), commits[2].clone(), commits[0].clone()]
+    );
+    for i in [7, 10, 11] {
+        assert_eq!(seen(&f.store(), &commits[i]), before[i], "snapshot {i}");
+    }
+    assert!(workspace.gc(&request).expect("gc").removed.is_empty());
+    sound(&workspace);
+}
+
+#[test]
+fn gc_rules_are_checked_and_pins_need_a_snapshot() {
+    let f = Fixture::new();
+    f.write("a.rs", "pub fn a() {}\n");
+    let sha = f.commit("one");
+    let workspace = f.workspace();
+    index_at(&workspace, &sha);
+    let bad = workspace
+        .gc(&GcRequest {
+            keep_younger_than: Some("30 days".to_owned()),
+            ..GcRequest::default()
+        })
+        .expect_err("not an age");
+    assert_eq!(bad.kind(), ErrorKind::InvalidInput);
+    assert_eq!(bad.field(), Some("keep_younger_than"));
+    f.write("b.rs", "pub fn b() {}\n");
+    let unindexed = f.commit("two");
+    let err = workspace.pin(&unindexed, true).expect_err("not indexed");
+    assert_eq!(err.kind(), ErrorKind::NotIndexed);
+    // HEAD's snapshot is kept whatever the rules say.
+    index_at(&workspace, &unindexed);
+    let summary = workspace
+        .gc(&GcRequest {
+            keep_last: 0,
+            keep_younger_than: None,
+            ..GcRequest::default()
+        })
+        .expect("gc");
+    assert_eq!(summary.removed, vec![sha]);
+    assert_eq!(summary.kept, 1);
+}
