@@ -27,7 +27,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// One progress event: how far a phase of an operation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
-    /// The phase: `reading`, `chunking`, `writing`, `lexical`, `committing` (index, in that
+    /// The phase: `reading`, `chunking`, `lexical`, `committing` (index, in that
     /// order), `checking`, `importing` (import), `embedding` (vsync), `tasks` (eval).
     ///
     /// Indexing reports each phase when it starts (`done` 0) and when it ends (`done` equal

@@ -90,7 +90,7 @@ impl IndexSummary {
 impl Workspace {
     /// Indexes the commit `request.at` into the store, creating the store if needed, and
     /// holding the writer lock while it works. Incremental: file versions the store has seen
-    /// are reused. Reports progress in files by phase (`reading`, `chunking`, `writing`,
+    /// are reused. Reports progress in files by phase (`reading`, `chunking`,
     /// `lexical`, `committing`): when each starts and ends, and at least every 256 files or
     /// 8 MiB of content in between (see [`Progress`]). Stops at the next file or batch once
     /// `control` is cancelled, committing nothing.

@@ -69,6 +69,21 @@ fn git_err(e: impl std::fmt::Display) -> IndexError {
 }
 
 impl Repo {
+    /// Where to open the same repository again, on another thread (a handle cannot cross
+    /// threads).
+    pub fn git_dir(&self) -> PathBuf {
+        self.repo.git_dir().to_owned()
+    }
+
+    /// Opens the repository whose git directory is `git_dir` (from [`Repo::git_dir`]).
+    pub fn open_git_dir(git_dir: &Path) -> Result<Repo, IndexError> {
+        let repo = gix::open(git_dir).map_err(|e| IndexError::NotARepository {
+            path: git_dir.to_owned(),
+            detail: e.to_string(),
+        })?;
+        Ok(Repo { repo })
+    }
+
     /// Finds the repository containing `path`.
     pub fn discover(path: &Path) -> Result<Repo, IndexError> {
         let repo = gix::discover(path).map_err(|e| IndexError::NotARepository {

@@ -15,7 +15,6 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -101,12 +100,12 @@ enum Plan {
 /// The phases of an index run, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexPhase {
-    /// Walking the commit's tree and reading the blobs of new file versions.
+    /// Walking the commit's tree (or its diff against the indexed parent) and deciding each
+    /// file.
     Reading,
-    /// Chunking, masking and costing new file versions (on every core).
+    /// Reading, chunking, masking and costing new file versions (on every core), and writing
+    /// them and their chunks to the database as they are done.
     Chunking,
-    /// Writing new file versions and their chunks to the database.
-    Writing,
     /// Adding the new file versions' chunks to the lexical index.
     Lexical,
     /// Counting the snapshot's files and chunks, then committing it in one transaction.
@@ -114,13 +113,12 @@ pub enum IndexPhase {
 }
 
 impl IndexPhase {
-    /// A lower-case name for progress displays: `reading`, `chunking`, `writing`, `lexical`,
+    /// A lower-case name for progress displays: `reading`, `chunking`, `lexical`,
     /// `committing`.
     pub fn name(self) -> &'static str {
         match self {
             IndexPhase::Reading => "reading",
             IndexPhase::Chunking => "chunking",
-            IndexPhase::Writing => "writing",
             IndexPhase::Lexical => "lexical",
             IndexPhase::Committing => "committing",
         }
@@ -250,8 +248,8 @@ impl<'p> Reporter<'p> {
 /// `progress` is called when each phase starts (reading also once before the tree is walked,
 /// with a total of 0) and ends, and in between whenever the phase has handled
 /// [`PROGRESS_FILES`] files or [`PROGRESS_BYTES`] bytes since its last report; it can cancel
-/// the run. Writing and lexical indexing work in batches of that size, one report each. The
-/// last report of `committing` comes just before the one transaction that commits the
+/// the run. New versions are written to the database in batches of that size as chunking
+/// finishes them. The last report of `committing` comes just before the one transaction that commits the
 /// snapshot: the last chance to cancel.
 pub fn index_commit(
     repo: &Repo,
@@ -291,7 +289,7 @@ pub fn index_commit(
         files,
         listing,
         mut new_files,
-        to_chunk,
+        chunkable,
         commit_skips,
         unready,
         basis,
@@ -308,39 +306,39 @@ pub fn index_commit(
         ..IndexReport::default()
     };
 
-    chunk_all(&mut new_files, to_chunk, options, &mut report)?;
+    // Read, chunk and write the new versions as a stream, so memory holds a bounded window
+    // of them, whatever the size of the commit.
+    let (new_ids, text_bytes) = chunk_and_write(
+        repo,
+        store,
+        &mut new_files,
+        &chunkable,
+        options,
+        &mut report,
+    )?;
     failpoint("index:chunked");
-
-    // Write new versions in batches, then their lexical entries, then the snapshot.
-    let text_bytes = |f: &NewFile| f.chunks.iter().map(|c| c.text.len() as u64).sum::<u64>();
-    report.start(IndexPhase::Writing, new_files.len())?;
-    let mut new_ids = Vec::with_capacity(new_files.len());
-    for batch in paced_batches(new_files.iter().map(text_bytes)) {
-        new_ids.extend(store.insert_files(&new_files[batch.clone()], STORED_CHUNKER)?);
-        failpoint("index:files-written");
-        report.at(batch.end)?;
-    }
-    report.finish()?;
 
     let mut lexical: Vec<(i64, u64)> = new_files
         .iter()
-        .zip(&new_ids)
+        .zip(new_ids.iter().zip(&text_bytes))
         .filter(|(f, _)| f.skip_reason.is_none())
-        .map(|(f, &id)| (id, text_bytes(f)))
+        .map(|(_, (&id, &bytes))| (id, bytes))
         .collect();
     // What a crashed run left pending was sized when it was read; count it as a file.
     lexical.extend(pending_lexical.into_iter().map(|id| (id, 0)));
     report.start(IndexPhase::Lexical, lexical.len())?;
-    let batches = paced_batches(lexical.iter().map(|&(_, bytes)| bytes));
-    if batches.is_empty() {
-        // Nothing to add: the lexical index still records its count, as after any run.
-        store.index_lexical(&[])?;
-    }
-    for batch in batches {
-        let ids: Vec<i64> = lexical[batch.clone()].iter().map(|&(id, _)| id).collect();
-        store.index_lexical(&ids)?;
-        report.at(batch.end)?;
-    }
+    // One writer for the whole phase, committed once at its end: a run stopped before then
+    // leaves these versions not ready, and the next run adds their entries again.
+    let ids: Vec<i64> = lexical.iter().map(|&(id, _)| id).collect();
+    let mut pace = Pace::new();
+    let mut stopped = Ok(());
+    store.index_lexical_with(&ids, &mut |done| {
+        if pace.tick(lexical[done - 1].1) {
+            stopped = report.at(done);
+        }
+        stopped.is_ok()
+    })?;
+    stopped?;
     report.finish()?;
     failpoint("index:lexical-committed");
 
@@ -549,9 +547,9 @@ struct Walked {
     /// Files in the commit's tree.
     files: u64,
     listing: Listing,
-    /// New file versions, and the contents of those to chunk (by index).
+    /// New file versions, and which of them to read and chunk (the others are too large).
     new_files: Vec<NewFile>,
-    to_chunk: Vec<(usize, Vec<u8>)>,
+    chunkable: Vec<bool>,
     /// Files skipped by the commit's decisions, by reason, as a change to the parent's
     /// counts for a listing of changes.
     commit_skips: BTreeMap<String, i64>,
@@ -583,7 +581,7 @@ fn walk_whole(
         files: entries.len() as u64,
         listing: Listing::Whole(Vec::new()),
         new_files: Vec::new(),
-        to_chunk: Vec::new(),
+        chunkable: Vec::new(),
         commit_skips: BTreeMap::new(),
         unready: Vec::new(),
         basis: Basis::new(ignore_files),
@@ -614,7 +612,7 @@ fn walk_changes(
         files: parent.row.files,
         listing: Listing::Whole(Vec::new()),
         new_files: Vec::new(),
-        to_chunk: Vec::new(),
+        chunkable: Vec::new(),
         commit_skips: BTreeMap::new(),
         unready: Vec::new(),
         basis: basis.clone(),
@@ -684,14 +682,11 @@ impl Walked {
                 }
                 (Some(Plan::Reuse(version.id)), 0)
             }
-            Read::New(file, content) => {
-                let bytes = content.as_ref().map_or(0, |c| c.len() as u64);
-                if let Some(content) = content {
-                    self.to_chunk.push((self.new_files.len(), content));
-                }
+            Read::New(file) => {
                 let plan = Plan::New(self.new_files.len());
+                self.chunkable.push(file.skip_reason.is_none());
                 self.new_files.push(file);
-                (Some(plan), bytes)
+                (Some(plan), 0)
             }
         })
     }
@@ -703,8 +698,8 @@ enum Read {
     Skip(&'static str),
     /// A file version the store holds.
     Reuse(ctxpack_store::FileVersion),
-    /// A new file version, with its content unless it is too large to chunk.
-    New(NewFile, Option<Vec<u8>>),
+    /// A new file version (skipped as `too_large` when it is too large to chunk).
+    New(NewFile),
 }
 
 fn read_entry(
@@ -730,11 +725,6 @@ fn read_entry(
         return Ok(Read::Skip(OBJECT_NOT_PRESENT));
     };
     let too_large = bytes > options.max_file_bytes;
-    let content = if too_large {
-        None
-    } else {
-        Some(repo.read_blob(&entry.id)?)
-    };
     let file = NewFile {
         path: entry.path.clone(),
         blob: entry.id.clone(),
@@ -742,7 +732,7 @@ fn read_entry(
         skip_reason: too_large.then(|| "too_large".to_owned()),
         chunks: Vec::new(),
     };
-    Ok(Read::New(file, content))
+    Ok(Read::New(file))
 }
 
 /// The ignore rules of a commit: the defaults and every `.ctxpackignore` file in its tree;
@@ -778,66 +768,145 @@ fn commit_rules(
 /// A file's chunks, or the reason it was skipped after reading it.
 pub type Chunked = Result<Vec<NewChunk>, &'static str>;
 
-/// Decodes, chunks, masks and costs files on worker threads, reporting the `chunking` phase
-/// from this thread as their results come in.
-fn chunk_all(
+/// How many files wait between two stages of the chunking pipeline, per worker thread: with
+/// blobs of at most `max_file_bytes`, what the pipeline holds is bounded by this, the worker
+/// count and one write batch.
+const IN_FLIGHT_PER_THREAD: usize = 4;
+
+/// Reads, decodes, chunks, masks and costs the new file versions, and writes them to the
+/// database in batches as they complete, in their order (so their ids are the same on every
+/// run). One thread reads blobs, worker threads chunk them, and this thread writes and reports
+/// the `chunking` phase; each stage waits for the next when it is a bounded number of files
+/// ahead, so memory holds a window of the commit, never all of it. Returns the id of each
+/// version and the bytes of its chunks' text.
+fn chunk_and_write(
+    repo: &Repo,
+    store: &mut Store,
     files: &mut [NewFile],
-    work: Vec<(usize, Vec<u8>)>,
+    chunkable: &[bool],
     options: &IndexOptions,
     report: &mut Reporter<'_>,
-) -> Result<(), IndexError> {
-    let total = work.len();
-    report.start(IndexPhase::Chunking, total)?;
+) -> Result<(Vec<i64>, Vec<u64>), IndexError> {
+    let to_read: Vec<(usize, String)> = (0..files.len())
+        .filter(|&i| chunkable[i])
+        .map(|i| (i, files[i].blob.clone()))
+        .collect();
+    report.start(IndexPhase::Chunking, to_read.len())?;
     let threads = match options.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
-    .min(total);
-    let next = AtomicUsize::new(0);
+    .clamp(1, to_read.len().max(1));
     let masker = Masker::new();
-    let paths: Vec<String> = work.iter().map(|(i, _)| files[*i].path.clone()).collect();
-    let mut results: Vec<(usize, Chunked)> = Vec::with_capacity(total);
-    let mut outcome = Ok(());
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let mut ids: Vec<i64> = Vec::with_capacity(files.len());
+    let mut text_bytes: Vec<u64> = vec![0; files.len()];
+    // Results wait here until every file before them is done; `done[i]` once file i is.
+    let mut done: Vec<bool> = chunkable.iter().map(|c| !c).collect();
+    let mut outcome: Result<(), IndexError> = Ok(());
+    // Writes the versions from the last one written up to `upto` (all of them done).
+    let mut flush =
+        |files: &mut [NewFile], ids: &mut Vec<i64>, upto: usize| -> Result<(), IndexError> {
+            let from = ids.len();
+            if upto == from {
+                return Ok(());
+            }
+            let batch: Vec<NewFile> = files[from..upto]
+                .iter_mut()
+                .map(|f| NewFile {
+                    chunks: std::mem::take(&mut f.chunks),
+                    ..f.clone()
+                })
+                .collect();
+            ids.extend(store.insert_files(&batch, STORED_CHUNKER)?);
+            failpoint("index:files-written");
+            Ok(())
+        };
     std::thread::scope(|scope| {
-        let (sender, receiver) = mpsc::channel::<(usize, u64, Chunked)>();
+        let cap = threads * IN_FLIGHT_PER_THREAD;
+        let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(cap);
+        let (done_tx, done_rx) =
+            mpsc::sync_channel::<(usize, u64, Result<Chunked, IndexError>)>(cap);
+        // Dropped with the last worker, so the reader stops when they do.
+        let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
+        let git_dir = repo.git_dir();
+        let reader_done = done_tx.clone();
+        scope.spawn(move || {
+            let reader = match Repo::open_git_dir(&git_dir) {
+                Ok(reader) => reader,
+                Err(e) => {
+                    let _ = reader_done.send((0, 0, Err(e)));
+                    return;
+                }
+            };
+            for (index, blob) in to_read {
+                match reader.read_blob(&blob) {
+                    Ok(bytes) => {
+                        if work_tx.send((index, bytes)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = reader_done.send((index, 0, Err(e)));
+                        break;
+                    }
+                }
+            }
+        });
         for _ in 0..threads {
-            let sender = sender.clone();
-            let (next, work, paths, masker) = (&next, &work, &paths, &masker);
+            let (work_rx, done_tx, paths, masker) =
+                (work_rx.clone(), done_tx.clone(), &paths, &masker);
             scope.spawn(move || {
                 loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((index, bytes)) = work.get(k) else {
+                    let next = work_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok((index, bytes))) = next else {
                         break;
                     };
-                    let chunked = chunk_file(&paths[k], bytes, options, masker);
-                    if sender.send((*index, bytes.len() as u64, chunked)).is_err() {
+                    let chunked = chunk_file(&paths[index], &bytes, options, masker);
+                    if done_tx
+                        .send((index, bytes.len() as u64, Ok(chunked)))
+                        .is_err()
+                    {
                         break;
                     }
                 }
             });
         }
-        drop(sender);
-        // Every result counts one file; the loop ends when the last worker has finished.
-        for (index, bytes, chunked) in receiver {
-            results.push((index, chunked));
-            if outcome.is_ok() {
-                outcome = report.step(bytes);
-                if outcome.is_err() {
-                    // Workers finish the file they hold and take no other.
-                    next.store(total, Ordering::Relaxed);
+        drop((work_rx, done_tx));
+        let mut next = 0;
+        let mut pace = Pace::new();
+        // Every result counts one file; the loop ends when the last worker has finished, or
+        // at the first failure (dropping the receiver stops the workers and the reader).
+        for (index, bytes, result) in done_rx {
+            let step = result.and_then(|chunked| {
+                match chunked {
+                    Ok(chunks) => files[index].chunks = chunks,
+                    Err(reason) => files[index].skip_reason = Some(reason.to_owned()),
                 }
+                text_bytes[index] = files[index]
+                    .chunks
+                    .iter()
+                    .map(|c| c.text.len() as u64)
+                    .sum();
+                done[index] = true;
+                while next < files.len() && done[next] {
+                    next += 1;
+                }
+                if pace.tick(text_bytes[index]) {
+                    flush(files, &mut ids, next)?;
+                }
+                report.step(bytes)
+            });
+            if step.is_err() {
+                outcome = step;
+                break;
             }
         }
     });
     outcome?;
+    flush(files, &mut ids, files.len())?;
     report.finish()?;
-    for (index, chunked) in results {
-        match chunked {
-            Ok(chunks) => files[index].chunks = chunks,
-            Err(reason) => files[index].skip_reason = Some(reason.to_owned()),
-        }
-    }
-    Ok(())
+    Ok((ids, text_bytes))
 }
 
 /// Decodes, chunks, masks and costs one text the way indexing does (for artifacts): the reason

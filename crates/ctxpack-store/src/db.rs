@@ -426,7 +426,7 @@ impl Store {
         store.lexical = Lexical::open(dir, &next, true)?;
         let ids: Vec<i64> =
             store.query_ids("SELECT id FROM files WHERE skip_reason IS NULL", [])?;
-        store.write_lexical(&ids)?;
+        store.write_lexical(&ids, &mut |_| true)?;
         crate::failpoint("rebuild:lexical-built");
         let docs = store.lexical.as_ref().map_or(0, Lexical::num_docs);
         let tx = store.conn.transaction().map_err(|e| sql_error(dir, e))?;
@@ -769,12 +769,29 @@ impl Store {
     /// Writes the lexical entries of these file versions (replacing any a crashed run left)
     /// and commits the lexical index.
     pub fn index_lexical(&mut self, file_ids: &[i64]) -> Result<(), StoreError> {
-        self.require_writable()?;
-        self.write_lexical(file_ids)?;
-        self.set_lexical_docs()
+        self.index_lexical_with(file_ids, &mut |_| true).map(|_| ())
     }
 
-    fn write_lexical(&mut self, file_ids: &[i64]) -> Result<(), StoreError> {
+    /// [`Store::index_lexical`], calling `tick` with the number of file versions done after
+    /// each one; when it returns false, nothing is committed and this returns `Ok(false)`.
+    pub fn index_lexical_with(
+        &mut self,
+        file_ids: &[i64],
+        tick: &mut dyn FnMut(usize) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.require_writable()?;
+        if !self.write_lexical(file_ids, tick)? {
+            return Ok(false);
+        }
+        self.set_lexical_docs()?;
+        Ok(true)
+    }
+
+    fn write_lexical(
+        &mut self,
+        file_ids: &[i64],
+        tick: &mut dyn FnMut(usize) -> bool,
+    ) -> Result<bool, StoreError> {
         let lexical = self.lexical.as_ref().ok_or_else(|| StoreError::Corrupt {
             dir: self.dir.clone(),
             detail: "the lexical index is not open".into(),
@@ -787,7 +804,7 @@ impl Store {
                  WHERE c.file_id = ?1 ORDER BY c.ordinal",
             )
             .map_err(|e| sql_error(&self.dir, e))?;
-        for &file_id in file_ids {
+        for (done, &file_id) in file_ids.iter().enumerate() {
             writer.delete_file(file_id);
             let rows = stmt
                 .query_map([file_id], |r| {
@@ -803,9 +820,12 @@ impl Store {
             for doc in rows {
                 writer.add(doc.map_err(|e| sql_error(&self.dir, e))?)?;
             }
+            if !tick(done + 1) {
+                return Ok(false);
+            }
         }
         writer.commit()?;
-        Ok(())
+        Ok(true)
     }
 
     /// Deletes the lexical entries of these file versions and commits the lexical index.

@@ -2,7 +2,8 @@
 //! `kill -9` would: no destructor, no flush) the `N`th time the named point is reached. Unset,
 //! a failpoint costs one relaxed atomic load.
 //!
-//! The points are named after the phase they end: `index:read`, `index:chunked`,
+//! The points are named after the phase they end: `index:read`, `index:chunked` (new versions
+//! chunked and written),
 //! `index:files-written` (after each batch of new file versions), `index:lexical-committed`,
 //! `index:snapshot-committed`, `rebuild:database-ready`, `rebuild:lexical-built`,
 //! `rebuild:switched`, `migrate:columns-added`, `migrate:checksums-written`,

@@ -8,7 +8,7 @@ use ctxpack_index::indexer::PROGRESS_FILES;
 use crate::fixture::Fixture;
 
 /// The phases of an index run, in order.
-const PHASES: [&str; 5] = ["reading", "chunking", "writing", "lexical", "committing"];
+const PHASES: [&str; 4] = ["reading", "chunking", "lexical", "committing"];
 
 /// Indexes HEAD of `fixture` and returns every progress event, in order.
 fn events(fixture: &Fixture) -> Vec<Progress> {
@@ -98,7 +98,6 @@ fn every_phase_reports_at_start_end_and_every_256_files() {
         [
             ("reading", 300, 3),
             ("chunking", 300, 3),
-            ("writing", 300, 3),
             ("lexical", 300, 3),
             ("committing", 300, 3),
         ]
@@ -112,7 +111,7 @@ fn a_phase_with_nothing_to_do_still_reports_once() {
     fixture.write("b.rs", "pub fn b() {}\n");
     fixture.commit("one");
     let _ = events(&fixture);
-    // Only a deletion: nothing new to chunk, write or add to the lexical index.
+    // Only a deletion: nothing new to chunk and write or add to the lexical index.
     fixture.git(&["rm", "-q", "a.rs"]);
     fixture.git(&["commit", "-q", "-m", "two"]);
     let phases = check(&events(&fixture));
@@ -121,7 +120,6 @@ fn a_phase_with_nothing_to_do_still_reports_once() {
         [
             ("reading", 1, 2),
             ("chunking", 0, 1),
-            ("writing", 0, 1),
             ("lexical", 0, 1),
             ("committing", 1, 2),
         ]

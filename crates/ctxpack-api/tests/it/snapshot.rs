@@ -647,7 +647,7 @@ fn a_new_commit_packs_without_a_manual_index() {
             .lock()
             .expect("done")
             .iter()
-            .any(|e| e.phase == "writing"),
+            .any(|e| e.phase == "chunking"),
         "indexing reported its progress"
     );
 
@@ -1061,9 +1061,9 @@ fn a_cancelled_index_leaves_no_snapshot() {
     let cases = [
         (CancelAt::First("reading"), (4, 0)),
         (CancelAt::First("chunking"), (4, 0)),
-        (CancelAt::First("writing"), (4, 0)),
-        // The last chance to cancel: the file versions are written, the snapshot is not.
-        (CancelAt::Last("writing"), (0, 4)),
+        // From the lexical phase on, the file versions are written; the snapshot is not.
+        (CancelAt::First("lexical"), (0, 4)),
+        (CancelAt::Last("lexical"), (0, 4)),
     ];
     for (at, (processed, reused)) in cases {
         let (f, sha) = project();
@@ -1103,7 +1103,7 @@ fn a_cancelled_index_leaves_no_snapshot() {
 #[test]
 fn index_progress_is_reported_by_phase() {
     const FILES: u64 = 600;
-    /// At least this often (in files) the reading and writing phases report.
+    /// At least this often (in files) the reading and chunking phases report.
     const EVERY: u64 = 256;
     let f = Fixture::new();
     for i in 0..FILES {
@@ -1125,11 +1125,8 @@ fn index_progress_is_reported_by_phase() {
     // The phases come in order, each in one run of events.
     let mut phases: Vec<&str> = events.iter().map(|e| e.phase).collect();
     phases.dedup();
-    assert_eq!(
-        phases,
-        ["reading", "chunking", "writing", "lexical", "committing"]
-    );
-    for phase in ["reading", "chunking", "writing"] {
+    assert_eq!(phases, ["reading", "chunking", "lexical", "committing"]);
+    for phase in ["reading", "chunking"] {
         let of_phase: Vec<&Progress> = events.iter().filter(|e| e.phase == phase).collect();
         let done: Vec<u64> = of_phase.iter().map(|e| e.done).collect();
         assert!(done.windows(2).all(|w| w[0] <= w[1]), "{phase}: {done:?}");

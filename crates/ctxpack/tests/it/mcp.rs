@@ -1085,7 +1085,7 @@ fn index_reports_progress_when_the_call_carries_a_token() {
         .iter()
         .filter_map(|p| p["message"].as_str())
         .collect();
-    for phase in ["reading", "writing"] {
+    for phase in ["reading", "chunking"] {
         assert!(phases.contains(&phase), "no {phase} progress in {phases:?}");
     }
     // Without a token, no notification: the next message is the result.
