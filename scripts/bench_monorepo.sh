@@ -20,7 +20,9 @@ goals=${GOALS:-50}
 [ -x "$bin" ] || { echo "build first: cargo build --release ($bin missing)" >&2; exit 2; }
 mkdir -p "$results"
 store=$results/store
-rm -rf "$store"
+# SKIP_INDEX=1 measures packs on the store a previous run left.
+skip_index=${SKIP_INDEX:-0}
+[ "$skip_index" = 1 ] || rm -rf "$store"
 
 # Runs a command; prints "wall_seconds peak_rss_mb peak_anon_mb": the first two from
 # /usr/bin/time, the last sampled from /proc every 20 ms (so it can miss a short peak).
@@ -40,6 +42,11 @@ measure() {
   echo "$secs $((kb / 1024)) $((anon / 1024))"
 }
 
+quantile() { # q, reads numbers: the value at that quantile
+  sort -g | awk -v q="$1" '{ v[NR] = $1 } END { i = int(NR * q + 0.999); if (i < 1) i = 1; print v[i] }'
+}
+
+if [ "$skip_index" != 1 ]; then
 base=$(cat "$mono/base")
 bytes=$(GIT_DIR=$mono git ls-tree -r -l "$base" | awk '$4 != "-" { s += $4 } END { print s + 0 }')
 files=$(GIT_DIR=$mono git ls-tree -r "$base" | wc -l)
@@ -47,7 +54,8 @@ read -r secs rss anon < <(measure "$bin" index --cwd "$mono" --store "$store" --
 printf 'files\tbytes\tseconds\tmb_per_s\tpeak_rss_mb\tpeak_anon_mb\tstore_bytes\n' >"$results/cold.tsv"
 printf '%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\n' "$files" "$bytes" "$secs" \
   "$(echo "$bytes / 1000000 / $secs" | bc -l)" "$rss" "$anon" "$(du -sb "$store" | cut -f1)" >>"$results/cold.tsv"
-echo "cold index: $files files, $((bytes / 1000000)) MB in ${secs%????} s; peak RSS $rss MB ($anon MB anonymous)"
+printf 'cold index: %d files, %d MB in %.1f s (%.2f MB/s); peak RSS %d MB (%d MB anonymous)\n' \
+  "$files" "$((bytes / 1000000))" "$secs" "$(echo "$bytes / 1000000 / $secs" | bc -l)" "$rss" "$anon"
 
 printf 'n\tcommit\tseconds\tpeak_rss_mb\tstore_bytes\n' >"$results/replay.tsv"
 n=0
@@ -56,10 +64,13 @@ while read -r commit; do
   read -r secs rss _ < <(measure "$bin" index --cwd "$mono" --store "$store" --at "$commit" --quiet)
   printf '%d\t%s\t%.3f\t%s\t%s\n' "$n" "$commit" "$secs" "$rss" "$(du -sb "$store" | cut -f1)" >>"$results/replay.tsv"
 done <"$mono/replayed"
-awk -F'\t' 'NR > 1 { t[NR - 1] = $3; s[NR - 1] = $5 } END {
-  n = NR - 1; asort(t); growth = (s[n] - s[1]) / (n - 1);
-  printf "replayed %d commits: index median %.3f s, max %.3f s; store grew %.0f bytes a commit on average\n",
-    n, t[int((n + 1) / 2)], t[n], growth }' "$results/replay.tsv"
+times=$(tail -n +2 "$results/replay.tsv" | cut -f3)
+sizes=$(tail -n +2 "$results/replay.tsv" | cut -f5)
+printf 'replayed %d commits: index median %s s, max %s s; the store grew %d bytes a commit on average\n' \
+  "$(echo "$times" | wc -l)" "$(echo "$times" | quantile 0.5)" "$(echo "$times" | quantile 1)" \
+  "$(echo "$sizes" | awk 'NR == 1 { a = $1 } { b = $1; n = NR } END { print (b - a) / (n - 1) }')"
+
+fi
 
 head=$(GIT_DIR=$mono git rev-parse HEAD)
 printf 'goal\tseconds\tpeak_rss_mb\n' >"$results/packs.tsv"
@@ -67,7 +78,7 @@ GIT_DIR=$mono git log --format=%s -n "$goals" "$head" | while IFS= read -r goal;
   read -r secs rss _ < <(measure "$bin" pack "$goal" --cwd "$mono" --store "$store" --at "$head" --no-ledger --quiet)
   printf '%s\t%.3f\t%s\n' "$goal" "$secs" "$rss" >>"$results/packs.tsv"
 done
-awk -F'\t' 'NR > 1 { t[NR - 1] = $2; if ($3 > m) m = $3 } END {
-  n = NR - 1; asort(t);
-  printf "pack (%d goals, whole process): p50 %.3f s, p99 %.3f s, peak RSS %d MB\n",
-    n, t[int((n + 1) / 2)], t[int(n * 0.99 + 0.999)], m }' "$results/packs.tsv"
+times=$(tail -n +2 "$results/packs.tsv" | cut -f2)
+printf 'pack (%d goals, whole process): p50 %s s, p99 %s s, peak RSS %s MB\n' \
+  "$(echo "$times" | wc -l)" "$(echo "$times" | quantile 0.5)" "$(echo "$times" | quantile 0.99)" \
+  "$(tail -n +2 "$results/packs.tsv" | cut -f3 | quantile 1)"

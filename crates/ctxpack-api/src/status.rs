@@ -82,7 +82,8 @@ impl WorktreeCounts {
     /// computed (a damaged index) counts as clean, as a pack reads committed objects either
     /// way.
     pub(crate) fn of(repo: &Repo, head: Option<&str>, store: Option<&str>) -> WorktreeCounts {
-        let Some(head) = head else {
+        // A bare repository has no worktree to differ.
+        let (Some(head), Some(_)) = (head, repo.workdir()) else {
             return WorktreeCounts::default();
         };
         let Ok(entries) = repo.tree_entries(head) else {

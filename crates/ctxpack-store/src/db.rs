@@ -856,9 +856,9 @@ impl Store {
         k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
         let mut files: HashSet<u64> = self
-            .manifest(sha)?
+            .manifest_ids(sha)?
             .into_iter()
-            .map(|(_, id)| id as u64)
+            .map(|id| id as u64)
             .collect();
         files.extend(self.artifact_files(scopes)?.into_iter().map(|id| id as u64));
         self.search_files(&files, &[], terms, k)

@@ -119,6 +119,45 @@ impl Store {
         Ok(out)
     }
 
+    /// The file versions snapshot `sha` lists, in no particular order: [`Store::manifest`]
+    /// without the paths, which a search needs and which it reads without copying them.
+    pub fn manifest_ids(&self, sha: &str) -> Result<Vec<i64>, StoreError> {
+        let chain = self.chain(sha)?;
+        let Some((whole, deltas)) = chain.split_last() else {
+            return Ok(Vec::new());
+        };
+        let changed = fold(
+            deltas
+                .iter()
+                .map(|link| rows(&self.conn, &self.dir, &link.sha))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
+        let e = |err| sql_error(&self.dir, err);
+        let mut out: Vec<i64> = changed.values().filter_map(|id| *id).collect();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, file_id FROM manifest WHERE snapshot = ?1")
+            .map_err(e)?;
+        let mut rows = stmt.query([&whole.sha]).map_err(e)?;
+        while let Some(row) = rows.next().map_err(e)? {
+            let Some(id) = row.get::<_, Option<i64>>(1).map_err(e)? else {
+                continue;
+            };
+            if !changed.is_empty() {
+                let path = row
+                    .get_ref(0)
+                    .map_err(e)?
+                    .as_str()
+                    .map_err(|err| e(err.into()))?;
+                if changed.contains_key(path) {
+                    continue;
+                }
+            }
+            out.push(id);
+        }
+        Ok(out)
+    }
+
     /// The file version snapshot `sha` lists for `path`, if it lists the path.
     pub fn manifest_entry(&self, sha: &str, path: &str) -> Result<Option<i64>, StoreError> {
         let mut stmt = self

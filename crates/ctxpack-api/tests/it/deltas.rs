@@ -168,6 +168,11 @@ fn a_one_file_commit_stores_rows_by_the_change_and_reads_back_whole() {
     for (n, sha) in commits.iter().enumerate() {
         let manifest = store.manifest(sha).expect("manifest");
         assert_eq!(manifest.len(), 200);
+        let mut ids = store.manifest_ids(sha).expect("ids");
+        ids.sort_unstable();
+        let mut expected: Vec<i64> = manifest.iter().map(|(_, id)| *id).collect();
+        expected.sort_unstable();
+        assert_eq!(ids, expected, "the ids of snapshot {n}");
         // Every path's current text is the one the commit holds.
         for step in 0..n {
             let i = step * 7 % 200;
