@@ -359,11 +359,15 @@ impl Lexical {
     /// document count, average field lengths, document frequencies — are those of exactly
     /// these documents, so a score depends on what is searched and the terms, never on the
     /// other snapshots or the deleted entries the index also holds.
+    ///
+    /// With `k` above 0, only the hits scoring at least the `k`-th best score are returned
+    /// (every hit tied with it included, so the caller can order the tie).
     pub(crate) fn search(
         &self,
         terms: &QueryTerms,
         allowed: &HashSet<u64>,
         extra: &[ExtraDoc],
+        k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
         if terms.0.is_empty() {
             return Ok(Vec::new());
@@ -412,8 +416,13 @@ impl Lexical {
             return Ok(Vec::new());
         }
 
-        // Per matching document, the score of each field: terms added in query order.
-        let mut scores: HashMap<(usize, DocId), [f32; 3]> = HashMap::new();
+        // Per matching document, the score of each field: terms added in query order. Dense
+        // per segment (a document is touched when it first matches), which beats hashing
+        // when a common term matches a large share of the documents.
+        let mut scores: Vec<Vec<[f32; 3]>> =
+            members.iter().map(|m| vec![[0.0; 3]; m.len()]).collect();
+        let mut touched: Vec<Vec<bool>> = members.iter().map(|m| vec![false; m.len()]).collect();
+        let mut matched: Vec<(usize, DocId)> = Vec::new();
         let mut extra_scores: HashMap<usize, [f32; 3]> = HashMap::new();
         for (slot, &(field, boost)) in fields.iter().enumerate() {
             let average = tokens[slot] as f32 / docs as f32;
@@ -455,7 +464,11 @@ impl Lexical {
                     .collect();
                 let idf = idf((matches.len() + extra_matches.len()) as u64, docs);
                 for (ord, doc, freq, length) in matches {
-                    scores.entry((ord, doc)).or_default()[slot] += bm25(freq, length, idf);
+                    if !touched[ord][doc as usize] {
+                        touched[ord][doc as usize] = true;
+                        matched.push((ord, doc));
+                    }
+                    scores[ord][doc as usize][slot] += bm25(freq, length, idf);
                 }
                 for (i, freq, length) in extra_matches {
                     extra_scores.entry(i).or_default()[slot] += bm25(freq, length, idf);
@@ -472,11 +485,11 @@ impl Lexical {
             score: text + path + symbol,
             breakdown: ScoreBreakdown { text, path, symbol },
         };
-        let mut hits: Vec<LexicalHit> = scores
+        let mut hits: Vec<LexicalHit> = matched
             .into_iter()
-            .filter_map(|((ord, doc), fields)| {
+            .filter_map(|(ord, doc)| {
                 let chunk_id = chunk_ids[ord].first(doc)?;
-                Some(hit(chunk_id as i64, fields))
+                Some(hit(chunk_id as i64, scores[ord][doc as usize]))
             })
             .chain(
                 extra_scores
@@ -484,11 +497,18 @@ impl Lexical {
                     .map(|(i, fields)| hit(extra[i].id, fields)),
             )
             .collect();
-        hits.sort_by(|a, b| {
+        let order = |a: &LexicalHit, b: &LexicalHit| {
             b.score
                 .total_cmp(&a.score)
                 .then(a.chunk_id.cmp(&b.chunk_id))
-        });
+        };
+        if k > 0 && hits.len() > k {
+            // Only the best k and their ties are sorted.
+            hits.select_nth_unstable_by(k - 1, order);
+            let edge = hits[k - 1].score;
+            hits.retain(|h| h.score >= edge);
+        }
+        hits.sort_by(order);
         Ok(hits)
     }
 }

@@ -87,7 +87,7 @@ impl Store {
         let Some(lexical) = self.lexical_index() else {
             return Ok(Vec::new());
         };
-        let mut hits = lexical.search(terms, files, extra)?;
+        let mut hits = lexical.search(terms, files, extra, k)?;
         if hits.len() > k && k > 0 {
             let edge = hits[k - 1].score;
             let first = hits.partition_point(|h| h.score > edge);
