@@ -54,7 +54,7 @@ def panel(x0, title, ylabel, points, series, ymax):
     ]
     for i in range(5):
         v = ymax * i / 4
-        out.append(f'<text x="{sx(0) - 4}" y="{sy(v) + 4}" text-anchor="end" font-size="10">{v:g}</text>')
+        out.append(f'<text x="{sx(0) - 4}" y="{sy(v) + 4}" text-anchor="end" font-size="10">{v:.0f}</text>')
     for p in points:
         out.append(
             f'<text x="{sx(p["files"])}" y="{sy(0) + 14}" text-anchor="middle" font-size="10">'
