@@ -104,9 +104,10 @@ pub enum IndexPhase {
     /// file.
     Reading,
     /// Reading, chunking, masking and costing new file versions (on every core), and writing
-    /// them and their chunks to the database as they are done.
+    /// them, their chunks and their lexical entries as they are done.
     Chunking,
-    /// Adding the new file versions' chunks to the lexical index.
+    /// Adding the entries of versions an earlier, stopped run left out of the lexical index,
+    /// then committing it (new versions' entries are added as chunking writes them).
     Lexical,
     /// Counting the snapshot's files and chunks, then committing it in one transaction.
     Committing,
@@ -308,7 +309,8 @@ pub fn index_commit(
 
     // Read, chunk and write the new versions as a stream, so memory holds a bounded window
     // of them, whatever the size of the commit.
-    let (new_ids, text_bytes) = chunk_and_write(
+    store.begin_lexical()?;
+    let new_ids = chunk_and_write(
         repo,
         store,
         &mut new_files,
@@ -318,17 +320,13 @@ pub fn index_commit(
     )?;
     failpoint("index:chunked");
 
-    let mut lexical: Vec<(i64, u64)> = new_files
-        .iter()
-        .zip(new_ids.iter().zip(&text_bytes))
-        .filter(|(f, _)| f.skip_reason.is_none())
-        .map(|(_, (&id, &bytes))| (id, bytes))
-        .collect();
-    // What a crashed run left pending was sized when it was read; count it as a file.
-    lexical.extend(pending_lexical.into_iter().map(|id| (id, 0)));
+    // The new versions' entries went to the lexical writer as they were written; what is
+    // left are versions stored before this run whose entries were never committed (a run
+    // stopped part way), sized as one file each.
+    let lexical: Vec<(i64, u64)> = pending_lexical.into_iter().map(|id| (id, 0)).collect();
     report.start(IndexPhase::Lexical, lexical.len())?;
-    // One writer for the whole phase, committed once at its end: a run stopped before then
-    // leaves these versions not ready, and the next run adds their entries again.
+    // One writer for the whole run, committed once here: a run stopped before then leaves
+    // these versions not ready, and the next run adds their entries again.
     let ids: Vec<i64> = lexical.iter().map(|&(id, _)| id).collect();
     let mut pace = Pace::new();
     let mut stopped = Ok(());
@@ -775,10 +773,10 @@ const IN_FLIGHT_PER_THREAD: usize = 4;
 
 /// Reads, decodes, chunks, masks and costs the new file versions, and writes them to the
 /// database in batches as they complete, in their order (so their ids are the same on every
-/// run). One thread reads blobs, worker threads chunk them, and this thread writes and reports
-/// the `chunking` phase; each stage waits for the next when it is a bounded number of files
-/// ahead, so memory holds a window of the commit, never all of it. Returns the id of each
-/// version and the bytes of its chunks' text.
+/// run). One thread reads blobs, worker threads chunk them, and this thread writes them (and
+/// their lexical entries, to the writer the store holds open) and reports the `chunking`
+/// phase; each stage waits for the next when it is a bounded number of files ahead, so memory
+/// holds a window of the commit, never all of it. Returns the id of each version.
 fn chunk_and_write(
     repo: &Repo,
     store: &mut Store,
@@ -786,7 +784,7 @@ fn chunk_and_write(
     chunkable: &[bool],
     options: &IndexOptions,
     report: &mut Reporter<'_>,
-) -> Result<(Vec<i64>, Vec<u64>), IndexError> {
+) -> Result<Vec<i64>, IndexError> {
     let to_read: Vec<(usize, String)> = (0..files.len())
         .filter(|&i| chunkable[i])
         .map(|i| (i, files[i].blob.clone()))
@@ -800,7 +798,6 @@ fn chunk_and_write(
     let masker = Masker::new();
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let mut ids: Vec<i64> = Vec::with_capacity(files.len());
-    let mut text_bytes: Vec<u64> = vec![0; files.len()];
     // Results wait here until every file before them is done; `done[i]` once file i is.
     let mut done: Vec<bool> = chunkable.iter().map(|c| !c).collect();
     let mut outcome: Result<(), IndexError> = Ok(());
@@ -883,7 +880,7 @@ fn chunk_and_write(
                     Ok(chunks) => files[index].chunks = chunks,
                     Err(reason) => files[index].skip_reason = Some(reason.to_owned()),
                 }
-                text_bytes[index] = files[index]
+                let text_bytes: u64 = files[index]
                     .chunks
                     .iter()
                     .map(|c| c.text.len() as u64)
@@ -892,7 +889,7 @@ fn chunk_and_write(
                 while next < files.len() && done[next] {
                     next += 1;
                 }
-                if pace.tick(text_bytes[index]) {
+                if pace.tick(text_bytes) {
                     flush(files, &mut ids, next)?;
                 }
                 report.step(bytes)
@@ -906,7 +903,7 @@ fn chunk_and_write(
     outcome?;
     flush(files, &mut ids, files.len())?;
     report.finish()?;
-    Ok((ids, text_bytes))
+    Ok(ids)
 }
 
 /// Decodes, chunks, masks and costs one text the way indexing does (for artifacts): the reason

@@ -9,7 +9,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::guard;
-use crate::lexical::{Lexical, LexicalDoc, LexicalHit, QueryTerms};
+use crate::lexical::{Lexical, LexicalDoc, LexicalHit, LexicalWriter, QueryTerms};
 use crate::lock::WriterLock;
 
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
@@ -232,6 +232,8 @@ pub struct Store {
     pub(crate) dir: PathBuf,
     pub(crate) conn: Connection,
     lexical: Option<Lexical>,
+    /// A lexical writer kept open across calls by [`Store::begin_lexical`].
+    open_writer: Option<LexicalWriter>,
     writable: bool,
     version: i64,
 }
@@ -266,6 +268,7 @@ impl Store {
             dir: dir.to_owned(),
             conn,
             lexical: None,
+            open_writer: None,
             writable: false,
             version: 0,
         };
@@ -477,6 +480,7 @@ impl Store {
             dir: dir.to_owned(),
             conn,
             lexical: None,
+            open_writer: None,
             writable: true,
             version: 0,
         };
@@ -758,7 +762,19 @@ impl Store {
                         |r| r.get(0),
                     )
                     .map_err(e)?;
-                insert_chunks(&tx, id, &file.chunks).map_err(e)?;
+                let chunk_ids = insert_chunks(&tx, id, &file.chunks).map_err(e)?;
+                if let (Some(writer), None) = (self.open_writer.as_mut(), &file.skip_reason) {
+                    writer.delete_file(id);
+                    for (chunk, chunk_id) in file.chunks.iter().zip(chunk_ids) {
+                        writer.add(LexicalDoc {
+                            chunk_id: chunk_id as u64,
+                            file_id: id as u64,
+                            path: file.path.clone(),
+                            symbol: chunk.symbol.clone(),
+                            text: chunk.text.clone(),
+                        })?;
+                    }
+                }
                 ids.push(id);
             }
         }
@@ -772,8 +788,25 @@ impl Store {
         self.index_lexical_with(file_ids, &mut |_| true).map(|_| ())
     }
 
+    /// Opens a lexical writer that [`Store::insert_files`] adds each new file version's
+    /// entries to as it stores them, and that the next [`Store::index_lexical_with`] uses and
+    /// commits: a run then indexes text it has in hand while it chunks more, instead of
+    /// reading it back afterwards. Nothing it adds is committed before that call.
+    pub fn begin_lexical(&mut self) -> Result<(), StoreError> {
+        self.require_writable()?;
+        if self.open_writer.is_none() {
+            let lexical = self.lexical.as_ref().ok_or_else(|| StoreError::Corrupt {
+                dir: self.dir.clone(),
+                detail: "the lexical index is not open".into(),
+            })?;
+            self.open_writer = Some(lexical.writer()?);
+        }
+        Ok(())
+    }
+
     /// [`Store::index_lexical`], calling `tick` with the number of file versions done after
     /// each one; when it returns false, nothing is committed and this returns `Ok(false)`.
+    /// Commits what an open writer ([`Store::begin_lexical`]) holds too.
     pub fn index_lexical_with(
         &mut self,
         file_ids: &[i64],
@@ -792,11 +825,16 @@ impl Store {
         file_ids: &[i64],
         tick: &mut dyn FnMut(usize) -> bool,
     ) -> Result<bool, StoreError> {
-        let lexical = self.lexical.as_ref().ok_or_else(|| StoreError::Corrupt {
-            dir: self.dir.clone(),
-            detail: "the lexical index is not open".into(),
-        })?;
-        let mut writer = lexical.writer()?;
+        let mut writer = match self.open_writer.take() {
+            Some(writer) => writer,
+            None => {
+                let lexical = self.lexical.as_ref().ok_or_else(|| StoreError::Corrupt {
+                    dir: self.dir.clone(),
+                    detail: "the lexical index is not open".into(),
+                })?;
+                lexical.writer()?
+            }
+        };
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -948,7 +986,8 @@ pub(crate) fn insert_chunks(
     tx: &rusqlite::Transaction<'_>,
     file_id: i64,
     chunks: &[NewChunk],
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<Vec<i64>> {
+    let mut ids = Vec::with_capacity(chunks.len());
     let mut stmt = tx.prepare_cached(
         "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
          cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions, checksum, \
@@ -976,8 +1015,9 @@ pub(crate) fn insert_chunks(
             c.enclosing.as_ref().map_or(0, |(line, _)| *line),
             c.enclosing.as_ref().map(|(_, text)| text),
         ])?;
+        ids.push(tx.last_insert_rowid());
     }
-    Ok(())
+    Ok(ids)
 }
 
 /// A suffix no other run of this or another process picks: the time and the pid.

@@ -242,8 +242,11 @@ pub(crate) struct Lexical {
     fields: Fields,
 }
 
-pub(crate) struct LexicalWriter<'a> {
-    lexical: &'a Lexical,
+/// A writer with what it needs of its index (so a store can keep one open across calls).
+pub(crate) struct LexicalWriter {
+    dir: PathBuf,
+    reader: IndexReader,
+    fields: Fields,
     writer: IndexWriter<TantivyDocument>,
 }
 
@@ -332,7 +335,7 @@ impl Lexical {
     /// it, because the lock is an `flock` on an open file and a child process forked by another
     /// thread (to run git, say) holds a copy of that file until it runs its program. So a busy
     /// lock is tried again, a bounded number of times, before it is reported.
-    pub(crate) fn writer(&self) -> Result<LexicalWriter<'_>, StoreError> {
+    pub(crate) fn writer(&self) -> Result<LexicalWriter, StoreError> {
         const ATTEMPTS: u32 = 50;
         let mut attempt = 1;
         let writer = loop {
@@ -349,7 +352,9 @@ impl Lexical {
             }
         };
         Ok(LexicalWriter {
-            lexical: self,
+            dir: self.dir.clone(),
+            reader: self.reader.clone(),
+            fields: self.fields,
             writer,
         })
     }
@@ -581,16 +586,14 @@ fn idf(doc_freq: u64, docs: u64) -> f32 {
     (1.0 + (rest + 0.5) / (doc_freq as f32 + 0.5)).ln()
 }
 
-impl LexicalWriter<'_> {
+impl LexicalWriter {
     pub(crate) fn delete_file(&mut self, file_id: i64) {
-        self.writer.delete_term(Term::from_field_u64(
-            self.lexical.fields.file_id,
-            file_id as u64,
-        ));
+        self.writer
+            .delete_term(Term::from_field_u64(self.fields.file_id, file_id as u64));
     }
 
     pub(crate) fn add(&mut self, doc: LexicalDoc) -> Result<(), StoreError> {
-        let f = self.lexical.fields;
+        let f = self.fields;
         let mut d = TantivyDocument::new();
         d.add_u64(f.chunk_id, doc.chunk_id);
         d.add_u64(f.file_id, doc.file_id);
@@ -601,22 +604,17 @@ impl LexicalWriter<'_> {
         }
         self.writer
             .add_document(d)
-            .map_err(|e| lex_error(&self.lexical.dir, e))?;
+            .map_err(|e| lex_error(&self.dir, e))?;
         Ok(())
     }
 
     pub(crate) fn commit(mut self) -> Result<(), StoreError> {
-        self.writer
-            .commit()
-            .map_err(|e| lex_error(&self.lexical.dir, e))?;
+        self.writer.commit().map_err(|e| lex_error(&self.dir, e))?;
         self.writer
             .wait_merging_threads()
-            .map_err(|e| lex_error(&self.lexical.dir, e))?;
+            .map_err(|e| lex_error(&self.dir, e))?;
         // This process sees what it committed (counts, searches) without reopening.
-        self.lexical
-            .reader
-            .reload()
-            .map_err(|e| lex_error(&self.lexical.dir, e))?;
+        self.reader.reload().map_err(|e| lex_error(&self.dir, e))?;
         Ok(())
     }
 }

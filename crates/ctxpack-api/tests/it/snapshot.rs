@@ -1061,9 +1061,9 @@ fn a_cancelled_index_leaves_no_snapshot() {
     let cases = [
         (CancelAt::First("reading"), (4, 0)),
         (CancelAt::First("chunking"), (4, 0)),
-        // From the lexical phase on, the file versions are written; the snapshot is not.
+        // From the end of chunking on, the file versions are written; the snapshot is not.
+        (CancelAt::Last("chunking"), (0, 4)),
         (CancelAt::First("lexical"), (0, 4)),
-        (CancelAt::Last("lexical"), (0, 4)),
     ];
     for (at, (processed, reused)) in cases {
         let (f, sha) = project();
