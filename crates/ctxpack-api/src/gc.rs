@@ -1,6 +1,8 @@
 //! Removing snapshots by rule, and pinning the ones to keep.
 
-use ctxpack_store::Reclaimed;
+use std::collections::HashSet;
+
+use ctxpack_store::{Ledger, Reclaimed};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +11,7 @@ use crate::workspace::Workspace;
 
 /// Remove snapshots by rule. A snapshot is kept when any rule keeps it: it is one of the
 /// `keep_last` most recently indexed, it is younger than `keep_younger_than`, it is pinned, or
-/// it is HEAD's.
+/// it is HEAD's. The ledger keeps every recorded pack's texts unless `ledger_texts` asks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct GcRequest {
@@ -18,6 +20,9 @@ pub struct GcRequest {
     /// Keep snapshots indexed less than this long ago: a whole number with a unit, `s`, `m`,
     /// `h`, `d` or `w` (`30d`); none keeps no snapshot for its age.
     pub keep_younger_than: Option<String>,
+    /// Also delete the ledger texts that only packs of snapshots no longer indexed name; their
+    /// records stay, and such a text shows as reclaimed.
+    pub ledger_texts: bool,
     /// Say what would be removed, and remove nothing.
     pub dry_run: bool,
     /// Wait for another writer instead of failing.
@@ -30,6 +35,7 @@ impl Default for GcRequest {
         GcRequest {
             keep_last: 10,
             keep_younger_than: Some("30d".to_owned()),
+            ledger_texts: false,
             dry_run: false,
             wait: false,
         }
@@ -52,6 +58,8 @@ pub struct GcSummary {
     pub file_versions: u64,
     /// Chunks deleted.
     pub chunks: u64,
+    /// Ledger texts deleted (with `ledger_texts`).
+    pub ledger_texts: u64,
     /// The store's size on disk before and after.
     pub bytes_before: u64,
     /// See `bytes_before`.
@@ -85,8 +93,12 @@ impl std::fmt::Display for GcSummary {
         if !self.dry_run {
             writeln!(
                 f,
-                "reclaimed {} file versions and {} chunks; the store went from {} to {} bytes",
-                self.file_versions, self.chunks, self.bytes_before, self.bytes_after
+                "reclaimed {} file versions, {} chunks and {} ledger texts; the store went from {} to {} bytes",
+                self.file_versions,
+                self.chunks,
+                self.ledger_texts,
+                self.bytes_before,
+                self.bytes_after
             )?;
         }
         Ok(())
@@ -153,7 +165,20 @@ impl Workspace {
                 summary.removed.push(snapshot.sha.clone());
             }
         }
+        let ledger = Ledger::new(writer.store.dir());
+        let ledger_texts = |summary: &GcSummary| -> Result<u64> {
+            if !request.ledger_texts {
+                return Ok(0);
+            }
+            let indexed: HashSet<&str> = snapshots
+                .iter()
+                .map(|s| s.sha.as_str())
+                .filter(|sha| !summary.removed.iter().any(|r| r == sha))
+                .collect();
+            Ok(ledger.reclaim_texts(&indexed, request.dry_run)?)
+        };
         if request.dry_run {
+            summary.ledger_texts = ledger_texts(&summary)?;
             summary.bytes_after = summary.bytes_before;
             return Ok(summary);
         }
@@ -164,6 +189,7 @@ impl Workspace {
             ..
         } = writer.store.remove_snapshots(&summary.removed)?;
         (summary.rebased, summary.file_versions, summary.chunks) = (rebased, file_versions, chunks);
+        summary.ledger_texts = ledger_texts(&summary)?;
         summary.bytes_after = writer.store.size_bytes();
         Ok(summary)
     }

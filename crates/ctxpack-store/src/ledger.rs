@@ -7,7 +7,7 @@
 //! record torn by a crash is ignored on reading and reported, and the records before it are
 //! intact.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -218,6 +218,15 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
+/// Whether `hash` can name a text: a SHA-256 in lowercase hex, so no record can point a path
+/// outside the ledger.
+fn is_hash(hash: &str) -> bool {
+    hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// What a text that `gc` reclaimed reads as: the record stays, its text is gone on purpose.
+pub const RECLAIMED_TEXT: &str = "[this text was reclaimed by ctxpack gc]";
+
 fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -394,12 +403,86 @@ impl Ledger {
         Ok(())
     }
 
+    /// The list of texts `gc` reclaimed, relative to the store.
+    fn reclaimed_file() -> &'static Path {
+        Path::new("ledger/reclaimed")
+    }
+
+    /// The hashes of the texts `gc` reclaimed.
+    fn reclaimed(&self) -> Result<HashSet<String>, StoreError> {
+        let bytes = guard::read_regular(&self.root, Self::reclaimed_file())?.unwrap_or_default();
+        Ok(String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter(|line| is_hash(line))
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Deletes the texts that only packs of snapshots outside `indexed` name (and reports how
+    /// many; `dry_run` deletes nothing). Packs of no snapshot (documents, `select`) keep theirs. Their records stay, and each such text reads as
+    /// [`RECLAIMED_TEXT`]: the hashes are listed in `ledger/reclaimed` (and flushed) before any
+    /// file is deleted, so a run stopped part way leaves texts that are listed and still there,
+    /// never texts that are gone and unlisted.
+    pub fn reclaim_texts(&self, indexed: &HashSet<&str>, dry_run: bool) -> Result<u64, StoreError> {
+        let contents = self.read()?;
+        let mut keep: HashSet<&str> = HashSet::new();
+        let mut doomed: BTreeSet<&str> = BTreeSet::new();
+        for record in &contents.records {
+            let gone = record
+                .snapshot
+                .as_ref()
+                .is_some_and(|s| !indexed.contains(s.resolved_sha.as_str()));
+            let texts = record
+                .hits
+                .iter()
+                .map(|h| h.text.as_str())
+                .chain(record.output.as_deref());
+            for text in texts.filter(|t| is_hash(t)) {
+                if gone {
+                    doomed.insert(text);
+                } else {
+                    keep.insert(text);
+                }
+            }
+        }
+        let doomed: Vec<&str> = doomed
+            .into_iter()
+            .filter(|t| !keep.contains(t))
+            .filter(|t| std::fs::symlink_metadata(self.root.join(Self::text_path(t))).is_ok())
+            .collect();
+        if dry_run || doomed.is_empty() {
+            return Ok(doomed.len() as u64);
+        }
+        guard::create_dirs(&self.root, Path::new("ledger"))?;
+        let list = self.root.join(Self::reclaimed_file());
+        let mut file = guard::open(
+            &self.root,
+            Self::reclaimed_file(),
+            OpenOptions::new().create(true).append(true),
+        )?;
+        let mut lines = String::new();
+        for text in &doomed {
+            lines.push_str(text);
+            lines.push('\n');
+        }
+        // A line torn by a crash is not a hash, and is skipped on reading.
+        file.write_all(format!("\n{lines}").as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(io(&list))?;
+        for text in &doomed {
+            let rel = Self::text_path(text);
+            guard::no_link(&self.root, &rel)?;
+            let path = self.root.join(&rel);
+            std::fs::remove_file(&path).map_err(io(&path))?;
+        }
+        Ok(doomed.len() as u64)
+    }
+
     /// A stored text by hash. Only a SHA-256 in lowercase hex names a text, so a tampered
-    /// record cannot point outside the ledger; the content must match its hash.
+    /// record cannot point outside the ledger; the content must match its hash. A text that
+    /// `gc` reclaimed reads as [`RECLAIMED_TEXT`].
     pub fn text(&self, hash: &str) -> Result<String, StoreError> {
-        let is_hash =
-            hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        if !is_hash {
+        if !is_hash(hash) {
             return Err(StoreError::Corrupt {
                 dir: self.dir.clone(),
                 detail: format!("a ledger record names the text `{hash}`, which is not a SHA-256"),
@@ -411,6 +494,7 @@ impl Ledger {
         };
         let bytes = match guard::read_regular(&self.root, &Self::text_path(hash)) {
             Ok(Some(bytes)) => bytes,
+            Ok(None) if self.reclaimed()?.contains(hash) => return Ok(RECLAIMED_TEXT.to_owned()),
             Ok(None) => return Err(unreadable("it is missing".into())),
             Err(e @ StoreError::Symlink { .. }) => return Err(e),
             Err(e) => return Err(unreadable(e.to_string())),

@@ -47,7 +47,7 @@ enum Command {
     ///
     /// A snapshot is kept when any rule keeps it: one of the --keep-last most recently
     /// indexed, younger than --keep-younger-than, pinned (`ctxpack pin`), or HEAD's. The
-    /// ledger keeps the texts of every recorded pack.
+    /// ledger keeps the texts of every recorded pack unless --ledger-texts asks.
     Gc(gc::GcArgs),
     /// Pin a snapshot so `gc` never removes it (--remove unpins it).
     Pin(gc::PinArgs),

@@ -2,7 +2,8 @@
 //! (chains through removed snapshots included), and reclaims only what nothing else uses.
 
 use ctxpack_api::{
-    Control, ErrorKind, GcRequest, PackOptions, SnapshotPackRequest, VerifyRequest, Workspace,
+    Control, ErrorKind, GcRequest, PackOptions, RenderOptions, SnapshotPackRequest, VerifyRequest,
+    Workspace,
 };
 use ctxpack_store::Store;
 
@@ -153,4 +154,91 @@ fn gc_rules_are_checked_and_pins_need_a_snapshot() {
         .expect("gc");
     assert_eq!(summary.removed, vec![sha]);
     assert_eq!(summary.kept, 1);
+}
+
+#[test]
+fn gc_reclaims_ledger_texts_only_when_asked_and_shows_them_as_reclaimed() {
+    let f = Fixture::new();
+    f.write(
+        "src/shared.rs",
+        "/// The remaining budget of every step.\npub fn shared() {}\n",
+    );
+    f.write(
+        "src/step.rs",
+        "/// The remaining budget cost of step one.\npub fn one() {}\n",
+    );
+    let old = f.commit("one");
+    f.write(
+        "src/step.rs",
+        "/// The remaining budget cost of step two.\npub fn two() {}\n",
+    );
+    let new = f.commit("two");
+    let workspace = f.workspace();
+    index_at(&workspace, &old);
+    index_at(&workspace, &new);
+    let record = |at: &str| {
+        let request = SnapshotPackRequest {
+            goal: "remaining budget cost of a step".to_owned(),
+            at: at.to_owned(),
+            ..SnapshotPackRequest::default()
+        };
+        let rendering = RenderOptions::default();
+        let options = PackOptions {
+            record: Some(&rendering),
+            ..PackOptions::default()
+        };
+        let built = workspace.snapshot_pack(&request, &options).expect("packs");
+        built.recorded.id().expect("recorded").to_owned()
+    };
+    let (at_old, at_new) = (record(&old), record(&new));
+    let texts = |id: &str| -> Vec<String> {
+        let shown = workspace.show(id).expect("shows");
+        shown
+            .pack
+            .hits
+            .iter()
+            .map(|h| h.candidate.text.clone())
+            .collect()
+    };
+    let (old_texts, new_texts) = (texts(&at_old), texts(&at_new));
+    assert!(old_texts.iter().any(|t| t.contains("step one")));
+    let request = GcRequest {
+        keep_last: 1,
+        keep_younger_than: None,
+        ..GcRequest::default()
+    };
+    // Without asking, the removed snapshot's pack keeps its texts.
+    let summary = workspace.gc(&request).expect("gc");
+    assert_eq!(
+        (summary.removed.clone(), summary.ledger_texts),
+        (vec![old.clone()], 0)
+    );
+    assert_eq!(texts(&at_old), old_texts);
+    // Asked, only the texts no kept pack names go: `step one`, not the shared file.
+    let asked = GcRequest {
+        ledger_texts: true,
+        ..request
+    };
+    let dry = workspace
+        .gc(&GcRequest {
+            dry_run: true,
+            ..asked.clone()
+        })
+        .expect("dry run");
+    let summary = workspace.gc(&asked).expect("gc");
+    assert_eq!(dry.ledger_texts, summary.ledger_texts);
+    let reclaimed = old_texts.iter().filter(|t| !new_texts.contains(t)).count() as u64;
+    assert!(reclaimed > 0);
+    assert_eq!(summary.ledger_texts, reclaimed);
+    for (before, after) in old_texts.iter().zip(texts(&at_old)) {
+        if new_texts.contains(before) {
+            assert_eq!(&after, before);
+        } else {
+            assert_eq!(after, ctxpack_store::ledger::RECLAIMED_TEXT);
+        }
+    }
+    assert_eq!(texts(&at_new), new_texts);
+    // A reclaimed text is not damage.
+    sound(&workspace);
+    assert_eq!(workspace.gc(&asked).expect("gc").ledger_texts, 0);
 }

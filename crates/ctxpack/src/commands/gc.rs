@@ -22,6 +22,10 @@ pub struct GcArgs {
     /// Keep no snapshot for its age (only --keep-last, pins and HEAD keep one).
     #[arg(long)]
     pub no_age_rule: bool,
+    /// Also delete the ledger texts that only packs of removed snapshots name; their records
+    /// stay, and `ctxpack show` marks each such text as reclaimed.
+    #[arg(long)]
+    pub ledger_texts: bool,
     /// Say what would be removed, and remove nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -45,6 +49,7 @@ pub fn run(args: &GcArgs) -> Result<String, Error> {
         } else {
             Some(args.keep_younger_than.clone())
         },
+        ledger_texts: args.ledger_texts,
         dry_run: args.dry_run,
         wait: args.wait,
     };
