@@ -380,19 +380,20 @@ pub fn index_commit(
                 .iter()
                 .filter_map(|r| parent.row.skipped.get(*r))
                 .sum();
-            let mut listed = parent.row.files - commit_skipped;
+            // A damaged store's counts must not wrap: they are counts, and saturate.
+            let mut listed = parent.row.files.saturating_sub(commit_skipped);
             for batch in paced_batches(changes.iter().map(|_| 0)) {
                 let removed: Vec<i64> = changes[batch.clone()].iter().filter_map(|c| c.1).collect();
                 let added: Vec<i64> = rows[batch.clone()].iter().filter_map(|r| r.1).collect();
                 add_stats(&mut stats, &store.manifest_stats(&removed)?, -1);
                 add_stats(&mut stats, &store.manifest_stats(&added)?, 1);
-                listed = listed + added.len() as u64 - removed.len() as u64;
+                listed = (listed + added.len() as u64).saturating_sub(removed.len() as u64);
                 report.at(batch.end)?;
             }
             (Manifest::Changes(rows), stats, listed)
         }
     };
-    summary.reused = listed - summary.processed;
+    summary.reused = listed.saturating_sub(summary.processed);
     // The snapshot counts every file of the commit, listed or not.
     stats.files = files;
     for (reason, n) in commit_skips {
@@ -620,7 +621,7 @@ fn walk_changes(
     for change in changes {
         let mut removed = None;
         if let Some((kind, _)) = &change.old {
-            walked.files -= 1;
+            walked.files = walked.files.saturating_sub(1);
             // What the parent decided for the path: a listed version, or a skip that only
             // the entry's kind, the (unchanged) rules or a missing blob explains.
             match store.manifest_entry(&parent.row.sha, &change.path)? {

@@ -23,6 +23,9 @@ use crate::error::StoreError;
 use crate::failpoint;
 use crate::manifest::{Rows, chain_in, rows, write_rows};
 
+/// A resolved manifest: every listed path with its file version.
+type Manifest = Vec<(String, i64)>;
+
 /// What removing snapshots reclaimed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reclaimed {
@@ -63,6 +66,10 @@ impl Store {
         let all: Vec<String> = self.snapshots()?.into_iter().map(|s| s.sha).collect();
         let has_bases = self.format_version() >= 4;
         let mut rewrites: BTreeMap<String, (Option<String>, Rows)> = BTreeMap::new();
+        // Kept snapshots whose chain ends at a removed one, oldest first: the first is stored
+        // whole, and each later one as its changes against the newest such whole snapshot
+        // numbered below it, so a gc does not turn every kept snapshot into a whole manifest.
+        let mut orphans: Vec<crate::manifest::Link> = Vec::new();
         for sha in all.iter().filter(|s| !doomed.contains(s.as_str())) {
             let chain = chain_in(&self.conn, &dir, sha, has_bases)?;
             if !chain
@@ -73,12 +80,12 @@ impl Store {
                 continue;
             }
             // Its own rows and those of the removed snapshots below it, down to the first
-            // kept one, fold into one delta against that one; or the whole manifest.
-            let kept_base = chain
+            // kept one, fold into one delta against that one.
+            match chain
                 .iter()
                 .skip(1)
-                .find(|l| !doomed.contains(l.sha.as_str()));
-            let stored = match kept_base {
+                .find(|l| !doomed.contains(l.sha.as_str()))
+            {
                 Some(base) => {
                     let mut folded: BTreeMap<String, Option<i64>> = BTreeMap::new();
                     for link in chain.iter().take_while(|l| l.sha != base.sha) {
@@ -86,17 +93,34 @@ impl Store {
                             folded.entry(path).or_insert(id);
                         }
                     }
-                    (Some(base.sha.clone()), folded.into_iter().collect())
+                    rewrites.insert(
+                        sha.clone(),
+                        (Some(base.sha.clone()), folded.into_iter().collect()),
+                    );
                 }
-                None => (
-                    None,
-                    self.manifest(sha)?
-                        .into_iter()
-                        .map(|(p, id)| (p, Some(id)))
-                        .collect(),
-                ),
+                None => orphans.push(chain[0].clone()),
+            }
+        }
+        orphans.sort_by(|a, b| a.seq.cmp(&b.seq).then(a.sha.cmp(&b.sha)));
+        // (sequence number, SHA, manifest) of each orphan stored whole.
+        let mut wholes: Vec<(i64, String, Manifest)> = Vec::new();
+        for orphan in orphans {
+            let manifest = self.manifest(&orphan.sha)?;
+            // Bases are numbered strictly below, so chains never loop.
+            let stored = match wholes.iter().rev().find(|(seq, ..)| *seq < orphan.seq) {
+                Some((_, base, rows)) => {
+                    (Some(base.clone()), crate::manifest::diff(rows, &manifest))
+                }
+                None => {
+                    let rows = manifest
+                        .iter()
+                        .map(|(p, id)| (p.clone(), Some(*id)))
+                        .collect();
+                    wholes.push((orphan.seq, orphan.sha.clone(), manifest));
+                    (None, rows)
+                }
             };
-            rewrites.insert(sha.clone(), stored);
+            rewrites.insert(orphan.sha, stored);
         }
         let tx = self.conn.transaction().map_err(e)?;
         for (sha, (base, stored)) in &rewrites {

@@ -320,7 +320,7 @@ impl Store {
 }
 
 /// The rows that turn manifest `old` into `new` (both ordered by path).
-fn diff(old: &[(String, i64)], new: &[(String, i64)]) -> Rows {
+pub(crate) fn diff(old: &[(String, i64)], new: &[(String, i64)]) -> Rows {
     let old: HashMap<&str, i64> = old.iter().map(|(p, id)| (p.as_str(), *id)).collect();
     let mut out: Rows = new
         .iter()

@@ -242,3 +242,44 @@ fn gc_reclaims_ledger_texts_only_when_asked_and_shows_them_as_reclaimed() {
     sound(&workspace);
     assert_eq!(workspace.gc(&asked).expect("gc").ledger_texts, 0);
 }
+
+#[test]
+fn gc_stores_one_whole_manifest_for_kept_snapshots_that_lose_their_bases() {
+    let f = Fixture::new();
+    for i in 0..200 {
+        f.write(&format!("src/f{i:03}.rs"), &format!("pub fn f{i}() {{}}\n"));
+    }
+    let mut commits = vec![f.commit("start")];
+    for step in 1..=16 {
+        f.write(
+            &format!("src/f{step:03}.rs"),
+            &format!("pub fn f{step}() {{ {step} }}\n"),
+        );
+        commits.push(f.commit(&format!("step {step}")));
+    }
+    let workspace = f.workspace();
+    for sha in &commits {
+        index_at(&workspace, sha);
+    }
+    let before: Vec<_> = commits.iter().map(|sha| seen(&f.store(), sha)).collect();
+    workspace
+        .gc(&GcRequest {
+            keep_last: 4,
+            keep_younger_than: None,
+            ..GcRequest::default()
+        })
+        .expect("gc");
+    // Snapshots 13 (stored against 12, 8, 0), 14 (against 12) and 16 (against 0) lose their
+    // bases; 15 keeps 14. The oldest of them is stored whole, the others as changes against
+    // it: 200 rows and a few, not 600.
+    let store = Store::open(&f.store()).expect("opens");
+    let rows: u64 = commits[13..]
+        .iter()
+        .map(|sha| store.manifest_rows(sha).expect("rows"))
+        .sum();
+    assert!((200..=210).contains(&rows), "{rows} rows");
+    for n in 13..=16 {
+        assert_eq!(seen(&f.store(), &commits[n]), before[n], "snapshot {n}");
+    }
+    sound(&workspace);
+}
