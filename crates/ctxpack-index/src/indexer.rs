@@ -506,7 +506,7 @@ impl Basis {
     }
 }
 
-/// The indexed snapshot of a commit's first parent.
+/// The indexed snapshot of a commit's nearest first-parent ancestor.
 struct Parent {
     row: ctxpack_store::SnapshotRow,
     /// The changes from it, when its decisions carry over (see [`Basis`]): `None` when the
@@ -514,11 +514,29 @@ struct Parent {
     changes: Option<(Basis, Vec<TreeChange>)>,
 }
 
+/// How many first parents back indexing looks for an indexed snapshot to start from.
+pub const ANCESTOR_STEPS: usize = 100;
+
+/// The indexed snapshot of the commit's nearest first-parent ancestor, at most
+/// [`ANCESTOR_STEPS`] back (a hook that skipped some commits still finds the last one it
+/// indexed); a shallow boundary or a missing commit ends the search quietly.
 fn indexed_parent(repo: &Repo, store: &Store, sha: &str) -> Result<Option<Parent>, IndexError> {
-    let Some(first) = repo.commit_info(sha)?.parents.into_iter().next() else {
-        return Ok(None);
-    };
-    let Some(row) = store.snapshot(&first)? else {
+    let mut next = repo.commit_info(sha)?.parents.into_iter().next();
+    let mut found = None;
+    for _ in 0..ANCESTOR_STEPS {
+        let Some(commit) = next else {
+            break;
+        };
+        if let Some(row) = store.snapshot(&commit)? {
+            found = Some((commit, row));
+            break;
+        }
+        next = repo
+            .commit_info(&commit)
+            .ok()
+            .and_then(|info| info.parents.into_iter().next());
+    }
+    let Some((first, row)) = found else {
         return Ok(None);
     };
     let basis = store

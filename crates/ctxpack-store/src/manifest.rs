@@ -41,8 +41,8 @@ pub enum Manifest {
 pub struct NewSnapshot<'a> {
     /// Full commit SHA.
     pub sha: &'a str,
-    /// The indexed snapshot of its parent commit, if any: its manifest is stored as changes
-    /// against that snapshot's line.
+    /// An indexed snapshot of an ancestor (the indexer takes the nearest on the first-parent
+    /// line), if any: its manifest is stored as changes against that snapshot's line.
     pub parent: Option<&'a str>,
     /// Its manifest ([`Manifest::Changes`] needs a parent).
     pub manifest: Manifest,

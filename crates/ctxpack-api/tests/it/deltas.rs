@@ -115,6 +115,17 @@ fn every_child_snapshot_equals_a_whole_walk_of_its_commit() {
     for sha in &commits {
         index_at(&incremental, sha);
     }
+    // Indexing only every third commit diffs against the last one indexed.
+    let sparse = tempfile::tempdir().expect("tempdir");
+    let every_third = f.workspace_with(Access::ReadWrite, Some(sparse.path()));
+    for sha in commits.iter().step_by(3) {
+        index_at(&every_third, sha);
+        assert_eq!(
+            seen(sparse.path(), sha),
+            seen(&f.store(), sha),
+            "{sha} from three back"
+        );
+    }
     for (n, sha) in commits.iter().enumerate() {
         let scratch = tempfile::tempdir().expect("tempdir");
         let alone = f.workspace_with(Access::ReadWrite, Some(scratch.path()));
