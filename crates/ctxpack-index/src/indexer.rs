@@ -274,7 +274,7 @@ pub fn index_commit(
     let mut report = Reporter::new(progress);
     report.start(IndexPhase::Reading, 0)?;
     let parent = indexed_parent(repo, store, sha)?;
-    let mut pending_lexical = store.pending_files()?;
+    let pending_lexical = store.pending_files()?;
     let walked = match parent
         .as_ref()
         .and_then(|p| p.changes.as_ref().map(|c| (p, c)))
@@ -290,16 +290,18 @@ pub fn index_commit(
         files,
         listing,
         mut new_files,
-        chunkable,
         commit_skips,
         unready,
         basis,
     } = walked;
-    for id in unready {
-        if !pending_lexical.contains(&id) {
-            pending_lexical.push(id);
-        }
-    }
+    // Versions stored before this run whose entries were never committed (a run stopped part
+    // way): those the store knows of, and reused ones found not ready.
+    let pending_lexical: Vec<i64> = pending_lexical
+        .into_iter()
+        .chain(unready)
+        .collect::<std::collections::BTreeSet<i64>>()
+        .into_iter()
+        .collect();
     let mut summary = IndexReport {
         sha: sha.to_owned(),
         files,
@@ -310,28 +312,18 @@ pub fn index_commit(
     // Read, chunk and write the new versions as a stream, so memory holds a bounded window
     // of them, whatever the size of the commit.
     store.begin_lexical()?;
-    let new_ids = chunk_and_write(
-        repo,
-        store,
-        &mut new_files,
-        &chunkable,
-        options,
-        &mut report,
-    )?;
+    let new_ids = chunk_and_write(repo, store, &mut new_files, options, &mut report)?;
     failpoint("index:chunked");
 
     // The new versions' entries went to the lexical writer as they were written; what is
-    // left are versions stored before this run whose entries were never committed (a run
-    // stopped part way), sized as one file each.
-    let lexical: Vec<(i64, u64)> = pending_lexical.into_iter().map(|id| (id, 0)).collect();
-    report.start(IndexPhase::Lexical, lexical.len())?;
+    // left are the pending versions, counted as files (their size is not at hand).
+    report.start(IndexPhase::Lexical, pending_lexical.len())?;
     // One writer for the whole run, committed once here: a run stopped before then leaves
     // these versions not ready, and the next run adds their entries again.
-    let ids: Vec<i64> = lexical.iter().map(|&(id, _)| id).collect();
     let mut pace = Pace::new();
     let mut stopped = Ok(());
-    store.index_lexical_with(&ids, &mut |done| {
-        if pace.tick(lexical[done - 1].1) {
+    store.index_lexical_with(&pending_lexical, &mut |done| {
+        if pace.tick(0) {
             stopped = report.at(done);
         }
         stopped.is_ok()
@@ -542,8 +534,9 @@ fn indexed_parent(repo: &Repo, store: &Store, sha: &str) -> Result<Option<Parent
     let basis = store
         .snapshot_basis(&first)?
         .and_then(|text| Basis::decode(&text))
-        // A blob a partial clone lacked then may be there now: walk the whole tree again.
+        // Written by this chunker with these default rules.
         .filter(|b| *b == Basis::new(b.ignore_files.clone()))
+        // A blob a partial clone lacked then may be there now: walk the whole tree again.
         .filter(|_| !row.skipped.contains_key(OBJECT_NOT_PRESENT));
     let changes = match basis {
         Some(basis) => {
@@ -564,9 +557,8 @@ struct Walked {
     /// Files in the commit's tree.
     files: u64,
     listing: Listing,
-    /// New file versions, and which of them to read and chunk (the others are too large).
+    /// New file versions (those too large to chunk are skipped already).
     new_files: Vec<NewFile>,
-    chunkable: Vec<bool>,
     /// Files skipped by the commit's decisions, by reason, as a change to the parent's
     /// counts for a listing of changes.
     commit_skips: BTreeMap<String, i64>,
@@ -598,17 +590,17 @@ fn walk_whole(
         files: entries.len() as u64,
         listing: Listing::Whole(Vec::new()),
         new_files: Vec::new(),
-        chunkable: Vec::new(),
         commit_skips: BTreeMap::new(),
         unready: Vec::new(),
         basis: Basis::new(ignore_files),
     };
     let mut listed = Vec::with_capacity(entries.len());
     report.start(IndexPhase::Reading, entries.len())?;
+    // Deciding reads no content (chunking does): each entry counts as a file of no bytes.
     for entry in &entries {
-        let (plan, bytes) = walked.read(repo, store, entry, options, &mut ignored)?;
+        let plan = walked.read(repo, store, entry, options, &mut ignored)?;
         listed.extend(plan.map(|plan| (entry.path.clone(), plan)));
-        report.step(bytes)?;
+        report.step(0)?;
     }
     walked.listing = Listing::Whole(listed);
     Ok(walked)
@@ -629,7 +621,6 @@ fn walk_changes(
         files: parent.row.files,
         listing: Listing::Whole(Vec::new()),
         new_files: Vec::new(),
-        chunkable: Vec::new(),
         commit_skips: BTreeMap::new(),
         unready: Vec::new(),
         basis: basis.clone(),
@@ -655,7 +646,6 @@ fn walk_changes(
                 }
             }
         }
-        let mut bytes = 0;
         let plan = match &change.new {
             Some((kind, id)) => {
                 walked.files += 1;
@@ -665,21 +655,19 @@ fn walk_changes(
                     id: id.clone(),
                     kind: *kind,
                 };
-                let (plan, read) = walked.read(repo, store, &entry, options, &mut ignored)?;
-                bytes = read;
-                plan
+                walked.read(repo, store, &entry, options, &mut ignored)?
             }
             None => None,
         };
         listed.push((change.path.clone(), removed, plan));
-        report.step(bytes)?;
+        report.step(0)?;
     }
     walked.listing = Listing::Changes(listed);
     Ok(walked)
 }
 
 impl Walked {
-    /// Decides one entry of the commit: its plan when it is listed, and the bytes read.
+    /// Decides one entry of the commit: its plan when it is listed.
     fn read(
         &mut self,
         repo: &Repo,
@@ -687,23 +675,21 @@ impl Walked {
         entry: &TreeEntry,
         options: &IndexOptions,
         ignored: &mut crate::ignore::Matcher<'_>,
-    ) -> Result<(Option<Plan>, u64), IndexError> {
+    ) -> Result<Option<Plan>, IndexError> {
         Ok(match read_entry(repo, store, entry, options, ignored)? {
             Read::Skip(reason) => {
                 *self.commit_skips.entry(reason.to_owned()).or_default() += 1;
-                (None, 0)
+                None
             }
             Read::Reuse(version) => {
                 if !version.ready {
                     self.unready.push(version.id);
                 }
-                (Some(Plan::Reuse(version.id)), 0)
+                Some(Plan::Reuse(version.id))
             }
             Read::New(file) => {
-                let plan = Plan::New(self.new_files.len());
-                self.chunkable.push(file.skip_reason.is_none());
                 self.new_files.push(file);
-                (Some(plan), 0)
+                Some(Plan::New(self.new_files.len() - 1))
             }
         })
     }
@@ -800,12 +786,12 @@ fn chunk_and_write(
     repo: &Repo,
     store: &mut Store,
     files: &mut [NewFile],
-    chunkable: &[bool],
     options: &IndexOptions,
     report: &mut Reporter<'_>,
 ) -> Result<Vec<i64>, IndexError> {
+    // Only a file too large to chunk is skipped before it is read.
     let to_read: Vec<(usize, String)> = (0..files.len())
-        .filter(|&i| chunkable[i])
+        .filter(|&i| files[i].skip_reason.is_none())
         .map(|i| (i, files[i].blob.clone()))
         .collect();
     report.start(IndexPhase::Chunking, to_read.len())?;
@@ -818,7 +804,7 @@ fn chunk_and_write(
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let mut ids: Vec<i64> = Vec::with_capacity(files.len());
     // Results wait here until every file before them is done; `done[i]` once file i is.
-    let mut done: Vec<bool> = chunkable.iter().map(|c| !c).collect();
+    let mut done: Vec<bool> = files.iter().map(|f| f.skip_reason.is_some()).collect();
     let mut outcome: Result<(), IndexError> = Ok(());
     // Writes the versions from the last one written up to `upto` (all of them done).
     let mut flush =

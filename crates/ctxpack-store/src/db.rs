@@ -769,9 +769,9 @@ impl Store {
                         writer.add(LexicalDoc {
                             chunk_id: chunk_id as u64,
                             file_id: id as u64,
-                            path: file.path.clone(),
-                            symbol: chunk.symbol.clone(),
-                            text: chunk.text.clone(),
+                            path: &file.path,
+                            symbol: chunk.symbol.as_deref(),
+                            text: &chunk.text,
                         })?;
                     }
                 }
@@ -846,17 +846,23 @@ impl Store {
             writer.delete_file(file_id);
             let rows = stmt
                 .query_map([file_id], |r| {
-                    Ok(LexicalDoc {
-                        chunk_id: r.get::<_, i64>(0)? as u64,
-                        file_id: file_id as u64,
-                        path: r.get(1)?,
-                        symbol: r.get(2)?,
-                        text: r.get(3)?,
-                    })
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
                 })
                 .map_err(|e| sql_error(&self.dir, e))?;
-            for doc in rows {
-                writer.add(doc.map_err(|e| sql_error(&self.dir, e))?)?;
+            for row in rows {
+                let (chunk_id, path, symbol, text) = row.map_err(|e| sql_error(&self.dir, e))?;
+                writer.add(LexicalDoc {
+                    chunk_id: chunk_id as u64,
+                    file_id: file_id as u64,
+                    path: &path,
+                    symbol: symbol.as_deref(),
+                    text: &text,
+                })?;
             }
             if !tick(done + 1) {
                 return Ok(false);

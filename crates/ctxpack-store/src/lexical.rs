@@ -226,13 +226,13 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-/// A chunk as the lexical index sees it.
-pub(crate) struct LexicalDoc {
+/// A chunk as the lexical index sees it (borrowed: the index copies what it keeps).
+pub(crate) struct LexicalDoc<'a> {
     pub chunk_id: u64,
     pub file_id: u64,
-    pub path: String,
-    pub symbol: Option<String>,
-    pub text: String,
+    pub path: &'a str,
+    pub symbol: Option<&'a str>,
+    pub text: &'a str,
 }
 
 pub(crate) struct Lexical {
@@ -592,14 +592,14 @@ impl LexicalWriter {
             .delete_term(Term::from_field_u64(self.fields.file_id, file_id as u64));
     }
 
-    pub(crate) fn add(&mut self, doc: LexicalDoc) -> Result<(), StoreError> {
+    pub(crate) fn add(&mut self, doc: LexicalDoc<'_>) -> Result<(), StoreError> {
         let f = self.fields;
         let mut d = TantivyDocument::new();
         d.add_u64(f.chunk_id, doc.chunk_id);
         d.add_u64(f.file_id, doc.file_id);
-        d.add_text(f.text, &doc.text);
-        d.add_text(f.path, &doc.path);
-        if let Some(symbol) = &doc.symbol {
+        d.add_text(f.text, doc.text);
+        d.add_text(f.path, doc.path);
+        if let Some(symbol) = doc.symbol {
             d.add_text(f.symbol, symbol);
         }
         self.writer

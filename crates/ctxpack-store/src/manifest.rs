@@ -16,7 +16,7 @@
 //!
 //! Stores of format 3 and older have no bases: every manifest there is whole.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
@@ -84,20 +84,27 @@ impl Store {
         chain_in(&self.conn, &self.dir, sha, self.has_bases())
     }
 
+    /// The rows of `links` (a chain's snapshots stored as changes, newest first) folded into
+    /// one change against the snapshot below them.
+    pub(crate) fn folded(
+        &self,
+        links: &[Link],
+    ) -> Result<BTreeMap<String, Option<i64>>, StoreError> {
+        Ok(fold(
+            links
+                .iter()
+                .map(|link| rows(&self.conn, &self.dir, &link.sha))
+                .collect::<Result<Vec<_>, _>>()?,
+        ))
+    }
+
     /// The manifest of snapshot `sha`: every listed path with its file version, by path.
     pub fn manifest(&self, sha: &str) -> Result<Vec<(String, i64)>, StoreError> {
         let chain = self.chain(sha)?;
         let Some((whole, deltas)) = chain.split_last() else {
             return Ok(Vec::new());
         };
-        let mut changed = fold(
-            deltas
-                .iter()
-                .map(|link| rows(&self.conn, &self.dir, &link.sha))
-                .collect::<Result<Vec<_>, _>>()?,
-        )
-        .into_iter()
-        .peekable();
+        let mut changed = self.folded(deltas)?.into_iter().peekable();
         let base = rows(&self.conn, &self.dir, &whole.sha)?;
         let mut out = Vec::with_capacity(base.len());
         // Both are ordered by path: merge them, the change winning.
@@ -126,12 +133,7 @@ impl Store {
         let Some((whole, deltas)) = chain.split_last() else {
             return Ok(Vec::new());
         };
-        let changed = fold(
-            deltas
-                .iter()
-                .map(|link| rows(&self.conn, &self.dir, &link.sha))
-                .collect::<Result<Vec<_>, _>>()?,
-        );
+        let changed = self.folded(deltas)?;
         let e = |err| sql_error(&self.dir, err);
         let mut out: Vec<i64> = changed.values().filter_map(|id| *id).collect();
         let mut stmt = self
@@ -327,7 +329,7 @@ pub(crate) fn diff(old: &[(String, i64)], new: &[(String, i64)]) -> Rows {
         .filter(|(p, id)| old.get(p.as_str()) != Some(id))
         .map(|(p, id)| (p.clone(), Some(*id)))
         .collect();
-    let kept: std::collections::HashSet<&str> = new.iter().map(|(p, _)| p.as_str()).collect();
+    let kept: HashSet<&str> = new.iter().map(|(p, _)| p.as_str()).collect();
     out.extend(
         old.keys()
             .filter(|p| !kept.contains(*p))
