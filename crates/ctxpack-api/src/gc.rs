@@ -165,8 +165,8 @@ impl Workspace {
                 summary.removed.push(snapshot.sha.clone());
             }
         }
-        let ledger = Ledger::new(writer.store.dir());
-        let ledger_texts = |summary: &GcSummary| -> Result<u64> {
+        let mut ledger = Ledger::new(writer.store.dir());
+        let mut ledger_texts = |summary: &GcSummary| -> Result<u64> {
             if !request.ledger_texts {
                 return Ok(0);
             }

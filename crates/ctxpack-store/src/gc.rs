@@ -21,7 +21,7 @@ use rusqlite::params;
 use crate::db::{Store, sql_error};
 use crate::error::StoreError;
 use crate::failpoint;
-use crate::manifest::{Rows, chain_in, rows, write_rows};
+use crate::manifest::{Rows, chain_in, write_rows};
 
 /// A resolved manifest: every listed path with its file version.
 type Manifest = Vec<(String, i64)>;
@@ -72,30 +72,22 @@ impl Store {
         let mut orphans: Vec<crate::manifest::Link> = Vec::new();
         for sha in all.iter().filter(|s| !doomed.contains(s.as_str())) {
             let chain = chain_in(&self.conn, &dir, sha, has_bases)?;
+            // Only a snapshot whose own base goes is rewritten: a kept base below it is
+            // rewritten itself if it needs to be, and reads the same afterwards.
             if !chain
-                .iter()
-                .skip(1)
-                .any(|l| doomed.contains(l.sha.as_str()))
+                .get(1)
+                .is_some_and(|base| doomed.contains(base.sha.as_str()))
             {
                 continue;
             }
             // Its own rows and those of the removed snapshots below it, down to the first
             // kept one, fold into one delta against that one.
-            match chain
-                .iter()
-                .skip(1)
-                .find(|l| !doomed.contains(l.sha.as_str()))
-            {
-                Some(base) => {
-                    let mut folded: BTreeMap<String, Option<i64>> = BTreeMap::new();
-                    for link in chain.iter().take_while(|l| l.sha != base.sha) {
-                        for (path, id) in rows(&self.conn, &dir, &link.sha)? {
-                            folded.entry(path).or_insert(id);
-                        }
-                    }
+            match (1..chain.len()).find(|&i| !doomed.contains(chain[i].sha.as_str())) {
+                Some(kept) => {
+                    let folded = self.folded(&chain[..kept])?;
                     rewrites.insert(
                         sha.clone(),
-                        (Some(base.sha.clone()), folded.into_iter().collect()),
+                        (Some(chain[kept].sha.clone()), folded.into_iter().collect()),
                     );
                 }
                 None => orphans.push(chain[0].clone()),

@@ -209,6 +209,8 @@ pub struct Ledger {
     /// is ever followed.
     root: PathBuf,
     dir: PathBuf,
+    /// The texts `gc` reclaimed, read once, on the first missing text.
+    reclaimed: std::sync::OnceLock<HashSet<String>>,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -238,6 +240,7 @@ impl Ledger {
         Ledger {
             root: store_dir.to_owned(),
             dir: store_dir.join("ledger"),
+            reclaimed: std::sync::OnceLock::new(),
         }
     }
 
@@ -408,14 +411,19 @@ impl Ledger {
         Path::new("ledger/reclaimed")
     }
 
-    /// The hashes of the texts `gc` reclaimed.
-    fn reclaimed(&self) -> Result<HashSet<String>, StoreError> {
+    /// The hashes of the texts `gc` reclaimed, read once per `Ledger` (a replay or a `verify`
+    /// of many records with reclaimed texts reads the list once).
+    fn reclaimed(&self) -> Result<&HashSet<String>, StoreError> {
+        if let Some(set) = self.reclaimed.get() {
+            return Ok(set);
+        }
         let bytes = guard::read_regular(&self.root, Self::reclaimed_file())?.unwrap_or_default();
-        Ok(String::from_utf8_lossy(&bytes)
+        let set = String::from_utf8_lossy(&bytes)
             .lines()
             .filter(|line| is_hash(line))
             .map(str::to_owned)
-            .collect())
+            .collect();
+        Ok(self.reclaimed.get_or_init(|| set))
     }
 
     /// Deletes the texts that only packs of snapshots outside `indexed` name (and reports how
@@ -423,7 +431,11 @@ impl Ledger {
     /// [`RECLAIMED_TEXT`]: the hashes are listed in `ledger/reclaimed` (and flushed) before any
     /// file is deleted, so a run stopped part way leaves texts that are listed and still there,
     /// never texts that are gone and unlisted.
-    pub fn reclaim_texts(&self, indexed: &HashSet<&str>, dry_run: bool) -> Result<u64, StoreError> {
+    pub fn reclaim_texts(
+        &mut self,
+        indexed: &HashSet<&str>,
+        dry_run: bool,
+    ) -> Result<u64, StoreError> {
         let contents = self.read()?;
         let mut keep: HashSet<&str> = HashSet::new();
         let mut doomed: BTreeSet<&str> = BTreeSet::new();
@@ -469,6 +481,8 @@ impl Ledger {
         file.write_all(format!("\n{lines}").as_bytes())
             .and_then(|()| file.sync_all())
             .map_err(io(&list))?;
+        // Read again on the next missing text.
+        self.reclaimed = std::sync::OnceLock::new();
         for text in &doomed {
             let rel = Self::text_path(text);
             guard::no_link(&self.root, &rel)?;
