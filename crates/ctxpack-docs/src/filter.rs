@@ -100,7 +100,119 @@ impl CmpOp {
     }
 }
 
+/// The equality lookups a field index can answer for a filter, and whether they are all of it.
+///
+/// A lookup is a path and a set of [`index_key`]s: a document matches the lookup exactly when
+/// its own keys at the path ([`index_keys`]) share one with the set. Only equality (`{"f": v}`,
+/// `$eq`) and `$in` with strings, numbers, booleans and ObjectIds are lookups; `null`, arrays,
+/// objects, ranges, negations, regexes, `$or` and `$nor` are not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexPlan {
+    /// Every document that matches the filter matches each of these lookups (a conjunction).
+    pub lookups: Vec<Lookup>,
+    /// Whether the filter is exactly the conjunction of its lookups, so a document matching
+    /// them all needs no further check.
+    pub exact: bool,
+}
+
+/// One lookup of an [`IndexPlan`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lookup {
+    /// The path, dotted as in the filter (`meta.status`).
+    pub path: String,
+    /// The keys, sorted; a document matches when it has any of them at the path.
+    pub keys: Vec<String>,
+}
+
+/// The key of a value in a field index, when equality with it can be looked up: two values
+/// are equal under the filter's rules exactly when their keys are (`1` and `1.0` share one, `0`
+/// and `-0.0` too; a string never shares one with a number).
+pub fn index_key(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(format!("s{s}")),
+        Value::Bool(b) => Some(if *b { "t" } else { "f" }.to_owned()),
+        Value::Number(n) => Some(format!("n{}", number_key(n))),
+        Value::Object(map) if special_scalar(map) == Some(Bracket::ObjectId) => {
+            Some(format!("o{}", oid_hex(map)))
+        }
+        _ => None,
+    }
+}
+
+/// A number's canonical text: an integer (or a float with no fraction) in decimal, any other
+/// float in Rust's shortest round-trip form, which always has a `.` or an `e`.
+fn number_key(n: &Number) -> String {
+    if let Some(i) = as_integer(n) {
+        return i.to_string();
+    }
+    let f = n.as_f64().unwrap_or(0.0);
+    // Every float with no fraction below 2^127 is an exact i128.
+    if f.fract() == 0.0 && f.abs() < 170_141_183_460_469_231_731_687_303_715_884_105_728.0 {
+        (f as i128).to_string()
+    } else {
+        format!("{f:?}")
+    }
+}
+
+/// The keys under which `document` is listed in an index of the path `parts`: the
+/// [`index_key`] of every value the filter would test at that path, without repeats, sorted.
+pub fn index_keys(document: &Value, parts: &[String]) -> Vec<String> {
+    let Value::Object(object) = document else {
+        return Vec::new();
+    };
+    let mut values = Vec::new();
+    collect_from_object(object, parts, &mut values);
+    let mut keys: Vec<String> = values.into_iter().flatten().filter_map(index_key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Splits an indexable path (`meta.status`) as filters do.
+pub fn index_path(path: &str) -> Result<Vec<String>, DocsError> {
+    parse_path(path, "")
+}
+
 impl Filter {
+    /// The lookups a field index could answer for this filter.
+    pub fn index_plan(&self) -> IndexPlan {
+        let mut plan = IndexPlan {
+            lookups: Vec::new(),
+            exact: true,
+        };
+        self.plan_into(&mut plan);
+        plan
+    }
+
+    fn plan_into(&self, plan: &mut IndexPlan) {
+        for clause in &self.clauses {
+            match clause {
+                Clause::And(filters) => filters.iter().for_each(|f| f.plan_into(plan)),
+                Clause::Or(_) | Clause::Nor(_) => plan.exact = false,
+                Clause::Field { parts, ops } => {
+                    for op in ops {
+                        let keys = match op {
+                            Op::Eq(value) => index_key(value).map(|k| vec![k]),
+                            Op::In(values) => values.iter().map(index_key).collect(),
+                            _ => None,
+                        };
+                        match keys {
+                            Some(mut keys) => {
+                                keys.sort_unstable();
+                                keys.dedup();
+                                plan.lookups.push(Lookup {
+                                    path: parts.join("."),
+                                    keys,
+                                });
+                            }
+                            None => plan.exact = false,
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Compiles a filter, checking every operator, operand and regular expression.
     pub fn parse(filter: &Value) -> Result<Filter, DocsError> {
         parse_filter(filter, "")

@@ -15,7 +15,7 @@ use crate::lock::WriterLock;
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole) are read as they are
 /// and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 4;
+pub const FORMAT_VERSION: i64 = 5;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -101,6 +101,24 @@ CREATE TABLE embeddings (
     checksum TEXT,
     PRIMARY KEY (collection, id_key, field)
 );
+";
+
+/// The tables of field indexes (format 5), created with [`SCHEMA`] in a new store.
+const FIELD_INDEX_SCHEMA: &str = "
+CREATE TABLE field_indexes (
+    collection TEXT NOT NULL,
+    field TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (collection, field)
+) WITHOUT ROWID;
+CREATE TABLE field_values (
+    collection TEXT NOT NULL,
+    field TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (collection, field, key, seq)
+) WITHOUT ROWID;
+CREATE INDEX field_values_by_seq ON field_values (seq);
 ";
 
 /// The checksum of stored text or bytes: the first 16 bytes of their SHA-256, in hex. It
@@ -506,6 +524,8 @@ impl Store {
         }
         let tx = store.conn.transaction().map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(SCHEMA).map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FIELD_INDEX_SCHEMA)
+            .map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -583,6 +603,10 @@ impl Store {
                  ALTER TABLE manifest_4 RENAME TO manifest;",
             )
             .map_err(e)?;
+        }
+        if from < 5 {
+            // Format 5: field indexes (none declared yet).
+            tx.execute_batch(FIELD_INDEX_SCHEMA).map_err(e)?;
         }
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(e)?;

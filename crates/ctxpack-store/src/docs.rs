@@ -36,7 +36,11 @@
 //! let mut store = Store::open_or_create(dir)?;
 //! store.insert_documents(
 //!     "docs",
-//!     &[NewDocument { id_key: "1".into(), body: r#"{"_id":1,"text":"hello"}"#.into() }],
+//!     &[NewDocument {
+//!         id_key: "1".into(),
+//!         body: r#"{"_id":1,"text":"hello"}"#.into(),
+//!         index_keys: Vec::new(),
+//!     }],
 //! )?;
 //! store.scan_documents("docs", |doc| {
 //!     assert_eq!(doc.body, r#"{"_id":1,"text":"hello"}"#);
@@ -54,8 +58,12 @@ use rusqlite::{ErrorCode, OptionalExtension, params};
 use crate::db::{Store, sql_error};
 use crate::error::StoreError;
 
+#[path = "fields.rs"]
+pub mod fields;
 #[path = "vectors.rs"]
 pub mod vectors;
+
+pub use fields::{FieldIndexInfo, IndexKey};
 
 pub use vectors::VectorFileSummary;
 
@@ -100,6 +108,9 @@ pub struct NewDocument {
     pub id_key: String,
     /// The document text, stored and returned byte for byte.
     pub body: String,
+    /// Its keys in the collection's declared field indexes ([`Store::indexed_fields`]); a
+    /// field left out has no key for this document.
+    pub index_keys: Vec<IndexKey>,
 }
 
 /// A stored document, borrowed from a scan.
@@ -365,7 +376,7 @@ impl Store {
                 .map_err(e)?;
             for ((index, doc), seq) in documents.iter().enumerate().zip(first..) {
                 match stmt.execute(params![seq, collection, doc.id_key, doc.body]) {
-                    Ok(_) => {}
+                    Ok(_) => fields::write_keys(&tx, collection, seq, doc, false).map_err(e)?,
                     Err(err) if is_duplicate_key(&err) => {
                         // Dropping the transaction rolls the whole batch back.
                         return Err(DocsStoreError::DuplicateId {
@@ -493,8 +504,15 @@ impl Store {
             let mut vectors = tx
                 .prepare_cached("DELETE FROM embeddings WHERE collection = ?1 AND id_key = ?2")
                 .map_err(e)?;
+            let mut keys = tx
+                .prepare_cached(
+                    "DELETE FROM field_values WHERE seq = \
+                     (SELECT seq FROM documents WHERE collection = ?1 AND id_key = ?2)",
+                )
+                .map_err(e)?;
             let mut vectors_deleted = 0;
             for id_key in id_keys {
+                keys.execute([collection, id_key]).map_err(e)?;
                 deleted += doc.execute([collection, id_key]).map_err(e)? as u64;
                 vectors_deleted += vectors.execute([collection, id_key]).map_err(e)?;
             }
@@ -519,13 +537,18 @@ impl Store {
         let dir = self.dir.clone();
         let e = |err| DocsStoreError::Store(sql_error(&dir, err));
         let tx = self.conn.transaction().map_err(e)?;
-        let replaced = tx
-            .execute(
-                "UPDATE documents SET body = ?3 WHERE collection = ?1 AND id_key = ?2",
+        let seq: Option<i64> = tx
+            .query_row(
+                "UPDATE documents SET body = ?3 WHERE collection = ?1 AND id_key = ?2 RETURNING seq",
                 params![collection, document.id_key, document.body],
+                |r| r.get(0),
             )
-            .map_err(e)?
-            > 0;
+            .optional()
+            .map_err(e)?;
+        if let Some(seq) = seq {
+            fields::write_keys(&tx, collection, seq, document, true).map_err(e)?;
+        }
+        let replaced = seq.is_some();
         tx.commit().map_err(e)?;
         if !replaced {
             self.insert_documents(collection, std::slice::from_ref(document))?;
@@ -792,6 +815,7 @@ mod tests {
         NewDocument {
             id_key: id.into(),
             body: body.into(),
+            index_keys: Vec::new(),
         }
     }
 

@@ -680,6 +680,7 @@ mod tests {
             .map(|id| NewDocument {
                 id_key: (*id).into(),
                 body: "{}".into(),
+                index_keys: Vec::new(),
             })
             .collect();
         store.insert_documents("c", &docs).expect("insert");
@@ -741,6 +742,7 @@ mod tests {
         let replaced = NewDocument {
             id_key: "1".into(),
             body: r#"{"new":1}"#.into(),
+            index_keys: Vec::new(),
         };
         store.replace_document("c", &replaced).expect("replace");
         store.delete_documents("c", &["3".into()]).expect("delete");

@@ -14,6 +14,7 @@
 //! lock; reads open the store read-only and never take it.
 
 mod ids;
+mod plan;
 mod search;
 mod sync;
 mod write;
@@ -22,7 +23,7 @@ use ctxpack_core::{Budget, Meter, RenderOptions, Selector, Warning};
 use ctxpack_docs::context::ContextPack;
 use ctxpack_docs::document;
 use ctxpack_docs::filter::Filter;
-use ctxpack_store::docs::CollectionInfo;
+use ctxpack_store::docs::{CollectionInfo, FieldIndexInfo};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -402,6 +403,38 @@ impl Workspace {
             &request.field,
             control,
         )
+    }
+
+    /// Declares an index of a field of a collection (creating the collection) and lists every
+    /// stored document in it, in one transaction; returns false when it was already declared.
+    /// Filters with equality or `$in` on the field then read only the documents listed.
+    pub fn create_field_index(&self, request: &FieldRequest) -> Result<bool> {
+        let path = plan::parse_index_field(&request.field)?;
+        let mut writer = self.writer("creating a field index", request.wait, false)?;
+        let store = &mut writer.store;
+        store.create_collection(&request.collection)?;
+        let collection = request.collection.as_str();
+        store.create_field_index(&request.collection, &request.field, |id_key, body| {
+            let value: Value = serde_json::from_str(body)
+                .map_err(|e| crate::error::corrupt_document(collection, id_key, &e))?;
+            Ok::<_, Error>(ctxpack_docs::filter::index_keys(&value, &path))
+        })
+    }
+
+    /// Removes the index of a field; returns whether one was declared.
+    pub fn drop_field_index(&self, request: &FieldRequest) -> Result<bool> {
+        let mut writer = self.writer("dropping a field index", request.wait, false)?;
+        writer.store.require_collection(&request.collection)?;
+        Ok(writer
+            .store
+            .drop_field_index(&request.collection, &request.field)?)
+    }
+
+    /// The declared field indexes of a collection, by field, with their sizes.
+    pub fn field_indexes(&self, collection: &str) -> Result<Vec<FieldIndexInfo>> {
+        let store = self.open_document_store()?;
+        store.require_collection(collection)?;
+        Ok(store.field_indexes(collection)?)
     }
 
     /// Builds a document pack (seed 001's `context`), recorded in the ledger with `record`

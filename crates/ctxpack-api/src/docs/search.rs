@@ -43,20 +43,6 @@ impl Scored {
     }
 }
 
-/// The `_id` keys of the documents matching a filter (reads every body: filters need them).
-fn matching_ids(store: &Store, collection: &str, filter: &Filter) -> Result<HashSet<String>> {
-    let mut ids = HashSet::new();
-    store.scan_documents(collection, |doc| {
-        let value: Value = serde_json::from_str(doc.body)
-            .map_err(|e| corrupt_document(collection, doc.id_key, &e))?;
-        if filter.matches(&value) {
-            ids.insert(doc.id_key.to_owned());
-        }
-        Ok::<_, Error>(ControlFlow::Continue(()))
-    })?;
-    Ok(ids)
-}
-
 /// Scores every eligible document of `field` against `query`.
 ///
 /// The stored vectors are read from the field's vector file when it is current (sequential
@@ -172,7 +158,7 @@ fn walk(
     let path = parse_field(field)?;
     store.require_collection(collection)?;
     let allowed = filter
-        .map(|f| matching_ids(store, collection, f))
+        .map(|f| super::plan::matching_ids(store, collection, f))
         .transpose()?;
     let scored = score_documents(store, collection, field, &path, query, allowed.as_ref())?;
     let total = scored.scores.len();

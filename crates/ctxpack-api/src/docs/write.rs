@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ids::IdGenerator;
+use super::plan::{self, Declared};
 use crate::control::{Control, Progress};
 use crate::error::{Error, ErrorKind, Hint, Result, corrupt_document};
 
@@ -25,15 +26,10 @@ pub(super) fn insert(
     ids: &mut IdGenerator,
 ) -> Result<Value> {
     let doc = ParsedDocument::parse(text).map_err(|e| Error::from(e).with_field("document"))?;
-    let (id_key, body) = keyed(&doc, ids)?;
-    store.insert_documents(
-        collection,
-        &[NewDocument {
-            id_key: id_key.clone(),
-            body,
-        }],
-    )?;
-    Ok(document::id_value(&id_key))
+    let declared = Declared::load(store, collection)?;
+    let new = keyed(&doc, ids, &declared)?;
+    store.insert_documents(collection, std::slice::from_ref(&new))?;
+    Ok(document::id_value(&new.id_key))
 }
 
 /// Stores one document (JSON text), replacing the stored one with the same `_id` (which
@@ -47,14 +43,10 @@ pub(super) fn replace(
     ids: &mut IdGenerator,
 ) -> Result<(Value, bool)> {
     let doc = ParsedDocument::parse(text).map_err(|e| Error::from(e).with_field("document"))?;
-    let (id_key, body) = keyed(&doc, ids)?;
-    let replaced = store.replace_document(
-        collection,
-        &NewDocument {
-            id_key: id_key.clone(),
-            body: body.clone(),
-        },
-    )?;
+    let declared = Declared::load(store, collection)?;
+    let new = keyed(&doc, ids, &declared)?;
+    let replaced = store.replace_document(collection, &new)?;
+    let NewDocument { id_key, body, .. } = new;
     // Every field embedded for the old document is embedded again from the new one (the
     // embedder is local and cheap): searches never rank a replaced document by its old text.
     let value: Value =
@@ -74,13 +66,22 @@ pub(super) fn replace(
     Ok((document::id_value(&id_key), replaced))
 }
 
-/// The key and stored body of a parsed document, generating an `_id` when it has none.
-fn keyed(doc: &ParsedDocument, ids: &mut IdGenerator) -> Result<(String, String)> {
+/// The document to store for a parsed one, generating an `_id` when it has none, with its
+/// keys in the declared field indexes.
+fn keyed(doc: &ParsedDocument, ids: &mut IdGenerator, declared: &Declared) -> Result<NewDocument> {
     Ok(match &doc.id_key {
-        Some(key) => (key.clone(), doc.body.clone()),
+        Some(key) => NewDocument {
+            id_key: key.clone(),
+            body: doc.body.clone(),
+            index_keys: declared.keys(&doc.value, None),
+        },
         None => {
             let id = ids.next_id();
-            (document::id_key(&id)?, doc.body_with_id(&id))
+            NewDocument {
+                id_key: document::id_key(&id)?,
+                body: doc.body_with_id(&id),
+                index_keys: declared.keys(&doc.value, Some(&id)),
+            }
         }
     })
 }
@@ -237,6 +238,7 @@ pub(super) fn import(
     drop(given);
 
     // Pass 2: write batch by batch.
+    let declared = Declared::load(store, collection)?;
     let mut report = ImportReport {
         collection: collection.to_owned(),
         imported: 0,
@@ -281,8 +283,7 @@ pub(super) fn import(
     };
     source.for_each_line(&name, |line_no, line| {
         let doc = parse(line_no, line)?;
-        let (id_key, body) = keyed(&doc, ids)?;
-        batch.push(NewDocument { id_key, body });
+        batch.push(keyed(&doc, ids, &declared)?);
         lines.push(line_no);
         if batch.len() >= batch_size {
             flush(store, &mut batch, &mut lines, &mut report)?;
@@ -308,21 +309,14 @@ pub(super) fn find(
     if limit == 0 {
         return Ok(0);
     }
-    store.scan_documents(collection, |doc| {
-        if let Some(filter) = filter {
-            let value: Value = serde_json::from_str(doc.body)
-                .map_err(|e| corrupt_document(collection, doc.id_key, &e))?;
-            if !filter.matches(&value) {
-                return Ok::<_, Error>(ControlFlow::Continue(()));
-            }
-        }
+    plan::for_each_match(store, collection, filter, |doc| {
         out(doc.body);
         found += 1;
-        Ok(if found >= limit {
+        if found >= limit {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())
-        })
+        }
     })?;
     Ok(found)
 }
@@ -331,13 +325,9 @@ pub(super) fn find(
 pub(super) fn delete(store: &mut Store, collection: &str, filter: &Filter) -> Result<u64> {
     store.require_collection(collection)?;
     let mut doomed = Vec::new();
-    store.scan_documents(collection, |doc| {
-        let value: Value = serde_json::from_str(doc.body)
-            .map_err(|e| corrupt_document(collection, doc.id_key, &e))?;
-        if filter.matches(&value) {
-            doomed.push(doc.id_key.to_owned());
-        }
-        Ok::<_, Error>(ControlFlow::Continue(()))
+    plan::for_each_match(store, collection, Some(filter), |doc| {
+        doomed.push(doc.id_key.to_owned());
+        ControlFlow::Continue(())
     })?;
     Ok(store.delete_documents(collection, &doomed)?)
 }

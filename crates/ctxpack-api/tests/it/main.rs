@@ -6,6 +6,7 @@ pub mod deltas;
 mod determinism;
 mod docs;
 mod eval;
+mod field_index;
 mod fit;
 mod fixture;
 mod gc;

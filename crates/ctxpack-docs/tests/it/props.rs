@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use ctxpack_docs::embed::{DIM, Vector};
-use ctxpack_docs::filter::{Filter, compare_values};
+use ctxpack_docs::filter::{Filter, compare_values, index_keys, index_path};
 use ctxpack_docs::knn::top_k;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -57,6 +57,66 @@ fn value() -> impl Strategy<Value = Value> {
             prop::collection::vec((key(), inner), 0..5)
                 .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
         ]
+    })
+}
+
+/// Values that are often equal to one another in different spellings.
+fn near_leaf() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        json!(null),
+        json!(true),
+        json!(false),
+        json!(0),
+        json!(-0.0),
+        json!(1),
+        json!(1.0),
+        json!(1.5),
+        json!(u64::MAX),
+        json!(18_446_744_073_709_551_616.0),
+        json!(-1),
+        json!("1"),
+        json!("a"),
+        json!("A"),
+        json!({"$oid": "00000000000000000000000A"}),
+        json!({"$oid": "00000000000000000000000a"}),
+        json!({"$minKey": 1}),
+        json!([]),
+        json!({}),
+    ])
+}
+
+/// Documents built from [`near_leaf`]s under the paths [`planned_filter`] uses.
+fn near_value() -> impl Strategy<Value = Value> {
+    near_leaf().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(vec!["a", "b", "0"]), inner), 0..4)
+                .prop_map(|pairs| Value::Object(
+                    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                )),
+        ]
+    })
+}
+
+/// Objects with the fields [`planned_filter`] looks at.
+fn near_document() -> impl Strategy<Value = Value> {
+    prop::collection::vec((prop::sample::select(vec!["a", "b"]), near_value()), 0..3).prop_map(
+        |pairs| Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
+    )
+}
+
+/// Filters of equalities, `$in`s and a few operators a field index cannot answer.
+fn planned_filter() -> impl Strategy<Value = Value> {
+    let path = prop::sample::select(vec!["a", "b", "a.b", "a.0", "a.0.b", "b.a.b"]);
+    let condition = prop_oneof![
+        3 => near_leaf(),
+        2 => near_leaf().prop_map(|v| json!({"$eq": v})),
+        2 => prop::collection::vec(near_leaf(), 0..3).prop_map(|v| json!({"$in": v})),
+        1 => near_leaf().prop_map(|v| json!({"$ne": v})),
+        1 => near_leaf().prop_map(|v| json!({"$gte": v})),
+    ];
+    prop::collection::vec((path, condition), 0..3).prop_map(|pairs| {
+        Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
     })
 }
 
@@ -134,5 +194,31 @@ proptest! {
         let got_idx: Vec<usize> = got.iter().map(|g| g.0).collect();
         let want_idx: Vec<usize> = all.iter().map(|w| w.0).collect();
         prop_assert_eq!(got_idx, want_idx);
+    }
+}
+
+proptest! {
+    // Equal values in different spellings must meet often enough to be tested.
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn index_plans_agree_with_the_filter(
+        filter in planned_filter(),
+        docs in prop::collection::vec(near_document(), 1..6),
+    ) {
+        let compiled = Filter::parse(&filter).expect("planned filters are valid");
+        let plan = compiled.index_plan();
+        for doc in &docs {
+            let hits = plan.lookups.iter().all(|lookup| {
+                let parts = index_path(&lookup.path).expect("a filter path");
+                index_keys(doc, &parts).iter().any(|k| lookup.keys.binary_search(k).is_ok())
+            });
+            let matches = compiled.matches(doc);
+            // Lookups never lose a match; an exact plan is the filter itself.
+            prop_assert!(!matches || hits, "{} matches {} but misses a lookup", filter, doc);
+            if plan.exact {
+                prop_assert_eq!(matches, hits, "{} on {}", filter, doc);
+            }
+        }
     }
 }

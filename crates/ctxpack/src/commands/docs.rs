@@ -35,6 +35,32 @@ pub enum DocsCommand {
     Vstale(FieldArgs),
     /// A budgeted, cited context pack of the documents most similar to a query.
     Context(super::search::ContextArgs),
+    /// Declare, drop or list field indexes, which answer equality and `$in` filters.
+    #[command(subcommand)]
+    Index(IndexCommand),
+}
+
+/// The `ctxpack docs index` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Declare an index of a field and list every stored document in it.
+    Create(FieldArgs),
+    /// Remove the index of a field.
+    Drop(FieldArgs),
+    /// List the field indexes of a collection.
+    List(CollectionArgs),
+}
+
+/// Options of `docs index list`.
+#[derive(Debug, Args)]
+pub struct CollectionArgs {
+    /// The store directory.
+    pub store: PathBuf,
+    /// The collection.
+    pub collection: String,
+    /// Output format: text or json.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
 }
 
 /// Options of `docs create` and `docs collections`.
@@ -144,7 +170,12 @@ impl DocsCommand {
             | DocsCommand::Delete(FindArgs { format, .. })
             | DocsCommand::Collections(StoreArgs { format, .. })
             | DocsCommand::Vsync(FieldArgs { format, .. })
-            | DocsCommand::Vstale(FieldArgs { format, .. }) => format == "json",
+            | DocsCommand::Vstale(FieldArgs { format, .. })
+            | DocsCommand::Index(
+                IndexCommand::Create(FieldArgs { format, .. })
+                | IndexCommand::Drop(FieldArgs { format, .. })
+                | IndexCommand::List(CollectionArgs { format, .. }),
+            ) => format == "json",
             _ => false,
         }
     }
@@ -258,6 +289,63 @@ impl DocsCommand {
                 Ok(report.to_string())
             }
             DocsCommand::Context(args) => super::search::context(args),
+            DocsCommand::Index(command) => command.run(),
+        }
+    }
+}
+
+impl IndexCommand {
+    fn run(self) -> Result<String, Error> {
+        match self {
+            IndexCommand::Create(args) => {
+                let created = store(&args.store)?.create_field_index(&field_request(&args))?;
+                let text = if created {
+                    format!("created index {}.{}", args.collection, args.field)
+                } else {
+                    format!("exists: index {}.{}", args.collection, args.field)
+                };
+                let value =
+                    json!({"collection": args.collection, "field": args.field, "created": created});
+                Ok(line(args.format == "json", value, text))
+            }
+            IndexCommand::Drop(args) => {
+                let dropped = store(&args.store)?.drop_field_index(&field_request(&args))?;
+                if !dropped {
+                    return Err(Error::new(
+                        ctxpack_api::ErrorKind::NotFound,
+                        format!(
+                            "collection `{}` has no index of `{}`",
+                            args.collection, args.field
+                        ),
+                    )
+                    .with_hint(ctxpack_api::Hint::Advice(format!(
+                        "`ctxpack docs index list {} {}` lists the indexes it has",
+                        args.store.display(),
+                        args.collection
+                    ))));
+                }
+                let value =
+                    json!({"collection": args.collection, "field": args.field, "dropped": true});
+                Ok(line(
+                    args.format == "json",
+                    value,
+                    format!("dropped index {}.{}", args.collection, args.field),
+                ))
+            }
+            IndexCommand::List(args) => {
+                let list = store(&args.store)?.field_indexes(&args.collection)?;
+                if args.format == "json" {
+                    let items: Vec<Value> = list
+                        .iter()
+                        .map(|i| json!({"field": i.field, "entries": i.entries, "createdAt": i.created_at}))
+                        .collect();
+                    return Ok(format!("{}\n", Value::Array(items)));
+                }
+                Ok(list
+                    .iter()
+                    .map(|i| format!("{}\t{} entries\n", i.field, i.entries))
+                    .collect())
+            }
         }
     }
 }

@@ -278,6 +278,29 @@ fn commands_print_their_results() {
                 "{\"id\":{\"$oid\":\"65a1f0c2a1b2c3d4e5f60001\"},\"score\":0.7071,\"document\":{\"_id\":{\"$oid\":\"65A1F0C2A1B2C3D4E5F60001\"},\"text\":\"search\"}}\n",
             ),
         ),
+        // A field index answers equality filters; the results are the scan's.
+        (
+            &["index", "create", "STORE", "c", "_id"],
+            "",
+            "created index c._id\n",
+        ),
+        (
+            &["index", "create", "STORE", "c", "_id", "--format", "json"],
+            "",
+            "{\"collection\":\"c\",\"field\":\"_id\",\"created\":false}\n",
+        ),
+        (&["index", "list", "STORE", "c"], "", "_id\t5 entries\n"),
+        (
+            &[
+                "find",
+                "STORE",
+                "c",
+                "--filter",
+                r#"{"_id":{"$in":[3,"stdin"]}}"#,
+            ],
+            "",
+            "{\"_id\":\"stdin\",\"text\":\"database search\"}\n{\"_id\":3,\"text\":\"database search and indexing\"}\n",
+        ),
         (
             &[
                 "delete",
@@ -362,6 +385,16 @@ fn failures_have_exit_codes_and_envelopes() {
             &["find", "STORE", "c", "--filter", "{"],
             2,
             "--filter: not valid JSON",
+        ),
+        (
+            &["index", "create", "STORE", "c", "a..b"],
+            2,
+            "FIELD: invalid field",
+        ),
+        (
+            &["index", "drop", "STORE", "c", "status"],
+            3,
+            "collection `c` has no index of `status`",
         ),
         (
             &["import", "STORE", "c", "FILE", "--batch-size", "0"],
