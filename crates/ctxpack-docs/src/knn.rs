@@ -196,3 +196,169 @@ pub fn dot_le_bytes(bytes: &[u8], query: &Vector) -> Option<f32> {
     let s = [lo[0] + hi[0], lo[1] + hi[1], lo[2] + hi[2], lo[3] + hi[3]];
     Some((s[0] + s[1]) + (s[2] + s[3]) + 0.0)
 }
+
+/// Reads the little-endian `f32` at position `i` of a column.
+fn component(column: &[u8], i: usize) -> f32 {
+    let b = &column[4 * i..4 * i + 4];
+    f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The dot product of each row of a block with `query`, bit for bit as [`dot_le_bytes`]
+/// computes it from the row: `columns` holds the block's [`DIM`] columns one after the other,
+/// each `rows` little-endian `f32`s. Every accumulator adds the same products in the same
+/// order as the row-wise loop, so the scores (and hence the ranking) are the same whichever
+/// way a vector was stored. `out` receives `rows` scores; a short `columns` yields none.
+pub fn dot_columns(columns: &[u8], rows: usize, query: &Vector, out: &mut Vec<f32>) {
+    out.clear();
+    let column = rows * 4;
+    if columns.len() != column * DIM {
+        return;
+    }
+    let mut lo = vec![[0.0f32; LANES / 2]; rows];
+    let mut hi = vec![[0.0f32; LANES / 2]; rows];
+    for chunk in 0..DIM / LANES {
+        for i in 0..LANES / 2 {
+            let (d_lo, d_hi) = (chunk * LANES + i, chunk * LANES + i + LANES / 2);
+            let (q_lo, q_hi) = (query.0[d_lo], query.0[d_hi]);
+            let c_lo = &columns[d_lo * column..(d_lo + 1) * column];
+            let c_hi = &columns[d_hi * column..(d_hi + 1) * column];
+            for r in 0..rows {
+                lo[r][i] += component(c_lo, r) * q_lo;
+                hi[r][i] += component(c_hi, r) * q_hi;
+            }
+        }
+    }
+    out.extend(lo.iter().zip(&hi).map(|(lo, hi)| {
+        let s = [lo[0] + hi[0], lo[1] + hi[1], lo[2] + hi[2], lo[3] + hi[3]];
+        (s[0] + s[1]) + (s[2] + s[3]) + 0.0
+    }));
+}
+
+/// The dimensions where `query` is not zero, ascending: the only columns whose components
+/// can change a dot product with it. The embedding of a short query has few.
+pub fn support(query: &Vector) -> Vec<usize> {
+    (0..DIM).filter(|&d| query.0[d] != 0.0).collect()
+}
+
+/// Partial sums of a block over the `support` columns, which `columns` holds one after the
+/// other (`rows` components each): for each row, the sum of its products with the query in
+/// `support` order and the sum of their magnitudes, appended to `sums` and `magnitudes`.
+pub fn partial_columns(
+    columns: &[u8],
+    rows: usize,
+    support: &[usize],
+    query: &Vector,
+    sums: &mut Vec<f32>,
+    magnitudes: &mut Vec<f32>,
+) {
+    let column = rows * 4;
+    let start = sums.len();
+    sums.resize(start + rows, 0.0);
+    magnitudes.resize(start + rows, 0.0);
+    if columns.len() != column * support.len() {
+        sums[start..].fill(f32::NAN);
+        return;
+    }
+    for (k, &d) in support.iter().enumerate() {
+        let q = query.0[d];
+        let col = &columns[k * column..(k + 1) * column];
+        for r in 0..rows {
+            let product = component(col, r) * q;
+            sums[start + r] += product;
+            magnitudes[start + r] += product.abs();
+        }
+    }
+}
+
+/// The rows that can be among the `want` best of a sparse scan, as found by
+/// [`sparse_candidates`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SparseCandidates {
+    /// Rows whose exact dot product must be computed from their stored vector.
+    pub rescore: Vec<usize>,
+    /// Rows none of whose products with the query's support is non-zero: their dot product
+    /// is exactly `+0.0`, as [`dot_le_bytes`] computes it for a finite vector.
+    pub zero: Vec<usize>,
+}
+
+/// How far a partial sum may be from the dot product of the same row, as a multiple of the
+/// sum of the products' magnitudes. Both add the same non-zero products (every other product
+/// is an exact zero) in different orders; each order is within `(n - 1) · 2⁻²⁴` of the exact
+/// sum for n ≤ 256 terms, so the two are within `2 · 255 · 2⁻²⁴ ≈ 3.1e-5` of each other.
+/// Twice that again covers the rounding of the magnitudes and of the query's scale.
+const PARTIAL_ERROR: f32 = 1e-4;
+
+/// Which rows can be among the `want` best by dot product, given each row's partial sum and
+/// magnitude from [`partial_columns`], among the rows `eligible` accepts; `None` when a sum is
+/// not finite (the caller then scores every row).
+///
+/// The exact dot product of row `r` lies within `PARTIAL_ERROR · magnitudes[r]` of
+/// `sums[r]`. With `T` the `want`-th highest lower bound among eligible rows, at least `want`
+/// eligible rows score at least `T`, so every row of the `want` best (ties included) has an
+/// upper bound of at least `T`: those rows are the candidates. Rows with zero magnitude score
+/// exactly zero and are candidates only when `T` is not positive. Rows are asked about
+/// eligibility best lower bound first, and only as far as needed.
+pub fn sparse_candidates(
+    sums: &[f32],
+    magnitudes: &[f32],
+    want: usize,
+    mut eligible: impl FnMut(usize) -> bool,
+) -> Option<SparseCandidates> {
+    if sums.iter().chain(magnitudes).any(|x| !x.is_finite()) {
+        return None;
+    }
+    let bounds = |r: usize| {
+        let e = PARTIAL_ERROR * magnitudes[r] + f32::MIN_POSITIVE;
+        (sums[r] - e, sums[r] + e)
+    };
+    let nonzero: Vec<usize> = (0..sums.len()).filter(|&r| magnitudes[r] > 0.0).collect();
+    let mut asked = vec![None; sums.len()];
+    let mut is_eligible = |r: usize| *asked[r].get_or_insert_with(|| eligible(r));
+    // The `want`-th highest lower bound among eligible non-zero rows, looking at the best
+    // lower bounds first in windows that double.
+    let mut threshold = None;
+    if want > 0 && !nonzero.is_empty() {
+        let lower = |r: &usize| bounds(*r).0;
+        let mut window = want.saturating_mul(2).max(16);
+        let mut order = nonzero.clone();
+        loop {
+            let w = window.min(order.len());
+            if w < order.len() {
+                order.select_nth_unstable_by(w - 1, |a, b| lower(b).total_cmp(&lower(a)));
+            }
+            let mut top = order[..w].to_vec();
+            top.sort_unstable_by(|a, b| lower(b).total_cmp(&lower(a)).then(a.cmp(b)));
+            let mut found = 0;
+            for &r in &top {
+                if is_eligible(r) {
+                    found += 1;
+                    if found == want {
+                        threshold = Some(lower(&r));
+                        break;
+                    }
+                }
+            }
+            if threshold.is_some() || w == order.len() {
+                break;
+            }
+            window = window.saturating_mul(2);
+        }
+    }
+    if want == 0 {
+        return Some(SparseCandidates::default());
+    }
+    // Fewer than `want` eligible non-zero rows: every one of them ranks, and zero rows too.
+    let threshold = threshold.unwrap_or(f32::NEG_INFINITY);
+    let mut out = SparseCandidates::default();
+    for &r in &nonzero {
+        if bounds(r).1 >= threshold && is_eligible(r) {
+            out.rescore.push(r);
+        }
+    }
+    if threshold <= 0.0 {
+        out.zero = (0..sums.len())
+            .filter(|&r| magnitudes[r] == 0.0 && is_eligible(r))
+            .collect();
+    }
+    Some(out)
+}

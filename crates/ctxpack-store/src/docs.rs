@@ -778,6 +778,32 @@ impl Store {
         Ok(out)
     }
 
+    /// The vector bytes of the embedding rows with these rowids, of `field` by `embedder`, in
+    /// the order asked; `None` for a row that is gone or belongs to something else.
+    pub fn vectors_by_rowid(
+        &self,
+        collection: &str,
+        field: &str,
+        embedder: &str,
+        rowids: &[i64],
+    ) -> Result<Vec<Option<Vec<u8>>>, DocsStoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT vector FROM embeddings \
+                 WHERE rowid = ?1 AND collection = ?2 AND field = ?3 AND embedder = ?4",
+            )
+            .map_err(self.sql())?;
+        rowids
+            .iter()
+            .map(|&rowid| {
+                stmt.query_row(params![rowid, collection, field, embedder], |r| r.get(0))
+                    .optional()
+                    .map_err(self.sql())
+            })
+            .collect()
+    }
+
     /// The `seq`s of the documents that have no embedding row of a field by `embedder`, in
     /// insertion order.
     pub fn documents_without_embedding(

@@ -10,11 +10,17 @@
 //! | section  | content                                                                    |
 //! |----------|----------------------------------------------------------------------------|
 //! | header   | [`HEADER_BYTES`]: magic, format version, dimension, row count, generation and token, the summary of the rows it was made from, section sizes |
-//! | vectors  | `count × dim` little-endian `f32`s, in embedding rowid order               |
+//! | vectors  | `count × dim` little-endian `f32`s, in embedding rowid order, in blocks of [`BLOCK_ROWS`] rows (the last may be shorter), each block stored column by column: all of its rows' first components, then all their second ones, … |
 //! | rowids   | `count` little-endian `i64`s: each row's embedding rowid                   |
 //! | id ends  | `count` little-endian `u64`s: where each row's `_id` key ends in `ids`     |
 //! | ids      | the canonical JSON `_id` keys, concatenated                                |
 //! | names    | collection, field and embedder, each as a `u32` length and UTF-8 bytes     |
+//!
+//! Blocks of columns let a search read only the components a query uses: the embedding of a
+//! short query has few non-zero components, and the dot products of every row with it need
+//! only those columns (a few MB of a GB file at a million rows). A whole scan reads a block at a
+//! time either way. A vector with a component that is not a finite number is never written
+//! (no file is; searches scan the table).
 //!
 //! Only non-empty vectors by one embedder are rows; markers and rows of other embedders are
 //! only counted, so a reader learns exactly what a scan of the table would have told it.
@@ -46,17 +52,18 @@ use crate::error::StoreError;
 /// The first eight bytes of a vector file.
 const MAGIC: [u8; 8] = *b"CTXPVEC\n";
 
-/// The layout version this build writes and reads.
-pub const VECTOR_FILE_FORMAT: u32 = 1;
+/// The layout version this build writes and reads (files of format 1, row by row, are
+/// ignored and rewritten by the next `vsync`).
+pub const VECTOR_FILE_FORMAT: u32 = 2;
+
+/// Rows per block of columns.
+pub const BLOCK_ROWS: usize = 1024;
 
 /// The size of the fixed header.
 pub const HEADER_BYTES: usize = 128;
 
 /// The directory of vector files inside the store.
 const DIR: &str = "vectors";
-
-/// Rows read per `read` call while streaming a file's vectors.
-const READ_ROWS: usize = 512;
 
 /// The table of generations; created on first write, absent in stores never written since.
 const GENERATIONS_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS vector_generations (
@@ -273,6 +280,103 @@ struct Checked {
     layout: Layout,
 }
 
+/// A current vector file, checked, with its rowids read: its vectors are read a block of
+/// columns at a time.
+#[derive(Debug)]
+pub struct VectorFile {
+    file: File,
+    header: Header,
+    layout: Layout,
+    count: usize,
+    dims: usize,
+    rowids: Vec<i64>,
+    ids: Option<Ids>,
+}
+
+impl VectorFile {
+    /// The vectors in the file.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether it holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The components of each vector.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// What a scan of the table would have counted.
+    pub fn summary(&self) -> VectorFileSummary {
+        self.header.summary
+    }
+
+    /// The embedding rowid of a row.
+    pub fn rowid(&self, row: usize) -> i64 {
+        self.rowids[row]
+    }
+
+    /// Reads and checks the `_id` keys (once); `None` when they are damaged.
+    pub fn load_ids(&mut self) -> Option<()> {
+        if self.ids.is_none() {
+            self.ids = Some(read_ids(&mut self.file, &self.layout, self.count)?);
+        }
+        Some(())
+    }
+
+    /// The `_id` key of a row; empty until [`VectorFile::load_ids`] succeeded.
+    pub fn id_key(&self, row: usize) -> &str {
+        self.ids.as_ref().map_or("", |ids| ids.get(row))
+    }
+
+    /// The number of blocks.
+    pub fn blocks(&self) -> usize {
+        self.count.div_ceil(BLOCK_ROWS)
+    }
+
+    /// The first row of block `b` and how many rows it holds.
+    pub fn block_rows(&self, b: usize) -> (usize, usize) {
+        let first = b * BLOCK_ROWS;
+        (first, BLOCK_ROWS.min(self.count.saturating_sub(first)))
+    }
+
+    /// Reads block `b` into `out`: the columns `dims` (every column for `None`), one after
+    /// the other, each the block's rows' components as little-endian `f32` bytes. Returns
+    /// false when the file cannot be read (the caller then scans the table).
+    pub fn read_block(&mut self, b: usize, dims: Option<&[usize]>, out: &mut Vec<u8>) -> bool {
+        let (first, rows) = self.block_rows(b);
+        let start = HEADER_BYTES as u64 + (first * self.dims * 4) as u64;
+        let column = rows * 4;
+        match dims {
+            None => {
+                out.resize(column * self.dims, 0);
+                self.file.seek(SeekFrom::Start(start)).is_ok() && self.file.read_exact(out).is_ok()
+            }
+            Some(dims) => {
+                out.resize(column * dims.len(), 0);
+                for (i, &d) in dims.iter().enumerate() {
+                    if d >= self.dims {
+                        return false;
+                    }
+                    let at = start + (d * column) as u64;
+                    if self.file.seek(SeekFrom::Start(at)).is_err()
+                        || self
+                            .file
+                            .read_exact(&mut out[i * column..(i + 1) * column])
+                            .is_err()
+                    {
+                        return false;
+                    }
+                }
+                true
+            }
+        }
+    }
+}
+
 /// Opens the file at `path` and checks it against what it must be; `None` if it is not that.
 fn open_checked(
     path: &Path,
@@ -317,32 +421,24 @@ impl Store {
             .join(format!("{}.vec", file_name(field)))
     }
 
-    /// Calls `f` with every row of the current vector file of `field` of `collection` by
-    /// `embedder` (vectors of `row_bytes` bytes, in rowid order) and returns what a scan of
-    /// the table would have counted besides; `Ok(None)` when there is no current file (none
-    /// was written, the embeddings changed since, or it is truncated, garbage or unreadable),
-    /// so the caller scans the table instead.
-    ///
-    /// Each row's `id_key` is filled only `with_ids`, and is empty otherwise; `embedder` is
-    /// always the one asked for. The file is checked before the first row is passed on; if
-    /// reading still fails part way, the result is `Ok(None)` and the rows already passed
-    /// must be discarded. Errors of `f` stop the scan and are returned.
-    pub fn scan_vector_file<E: From<DocsStoreError>>(
+    /// Opens the current vector file of `field` of `collection` by `embedder` (vectors of
+    /// `row_bytes` bytes); `Ok(None)` when there is no current file (none was written, the
+    /// embeddings changed since, or it is truncated, garbage or unreadable), so the caller
+    /// scans the table instead.
+    pub fn open_vector_file(
         &self,
         collection: &str,
         field: &str,
         embedder: &str,
         row_bytes: usize,
-        with_ids: bool,
-        mut f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
-    ) -> Result<Option<VectorFileSummary>, E> {
-        crate::guard::no_links_below(&self.dir, Path::new(DIR)).map_err(DocsStoreError::from)?;
+    ) -> Result<Option<VectorFile>, DocsStoreError> {
+        crate::guard::no_links_below(&self.dir, Path::new(DIR))?;
         let Some(generation) =
             current_generation(&self.conn, collection, field).map_err(self.sql())?
         else {
             return Ok(None);
         };
-        if row_bytes == 0 {
+        if row_bytes == 0 || !row_bytes.is_multiple_of(4) {
             return Ok(None);
         }
         let path = self.vector_file_path(collection, field);
@@ -361,42 +457,66 @@ impl Store {
         let Some(rowids) = read_at(&mut file, layout.rowids, layout.id_ends - layout.rowids) else {
             return Ok(None);
         };
-        let rowids: Vec<i64> = rowids
+        let rowids = rowids
             .chunks_exact(8)
             .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
             .collect();
-        let ids = if with_ids {
-            match read_ids(&mut file, &layout, count) {
-                Some(ids) => Some(ids),
-                None => return Ok(None),
-            }
-        } else {
-            None
+        Ok(Some(VectorFile {
+            file,
+            header,
+            layout,
+            count,
+            dims: row_bytes / 4,
+            rowids,
+            ids: None,
+        }))
+    }
+
+    /// Calls `f` with every row of the current vector file of `field` of `collection` by
+    /// `embedder` (vectors of `row_bytes` bytes, in rowid order) and returns what a scan of
+    /// the table would have counted besides; `Ok(None)` when there is no current file (see
+    /// [`Store::open_vector_file`]).
+    ///
+    /// Each row's `id_key` is filled only `with_ids`, and is empty otherwise; `embedder` is
+    /// always the one asked for. The file is checked before the first row is passed on; if
+    /// reading still fails part way, the result is `Ok(None)` and the rows already passed
+    /// must be discarded. Errors of `f` stop the scan and are returned.
+    pub fn scan_vector_file<E: From<DocsStoreError>>(
+        &self,
+        collection: &str,
+        field: &str,
+        embedder: &str,
+        row_bytes: usize,
+        with_ids: bool,
+        mut f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
+    ) -> Result<Option<VectorFileSummary>, E> {
+        let Some(mut file) = self.open_vector_file(collection, field, embedder, row_bytes)? else {
+            return Ok(None);
         };
-        if file.seek(SeekFrom::Start(HEADER_BYTES as u64)).is_err() {
+        if with_ids && file.load_ids().is_none() {
             return Ok(None);
         }
-        let mut buf = vec![0u8; row_bytes * READ_ROWS.min(count.max(1))];
-        let mut row = 0;
-        while row < count {
-            let n = READ_ROWS.min(count - row);
-            let chunk = &mut buf[..n * row_bytes];
-            if file.read_exact(chunk).is_err() {
+        let dims = row_bytes / 4;
+        let (mut block, mut row) = (Vec::new(), vec![0u8; row_bytes]);
+        for b in 0..file.blocks() {
+            let (first, rows) = file.block_rows(b);
+            if !file.read_block(b, None, &mut block) {
                 return Ok(None);
             }
-            for (i, vector) in chunk.chunks_exact(row_bytes).enumerate() {
-                let at = row + i;
-                let id_key = ids.as_ref().map_or("", |ids| ids.get(at));
+            for i in 0..rows {
+                for d in 0..dims {
+                    let from = (d * rows + i) * 4;
+                    row[d * 4..d * 4 + 4].copy_from_slice(&block[from..from + 4]);
+                }
                 f(VectorRef {
-                    rowid: rowids[at],
-                    id_key,
+                    rowid: file.rowid(first + i),
+                    id_key: file.id_key(first + i),
                     embedder,
-                    vector,
+                    vector: &row,
                 })?;
             }
-            row += n;
         }
-        Ok(Some(header.summary))
+        Ok(Some(file.summary()))
     }
 
     /// Makes the vector file of `field` of `collection` current: rewrites it from the table
@@ -483,7 +603,10 @@ impl Store {
             vectors: 0,
         };
         let (mut rowids, mut id_ends, mut ids) = (Vec::new(), Vec::new(), Vec::new());
-        let mut fits = true;
+        let mut fits = target.row_bytes.is_multiple_of(4);
+        // Rows as they come, then written column by column a block at a time.
+        let mut block = Vec::with_capacity(BLOCK_ROWS * target.row_bytes);
+        let mut columns = Vec::with_capacity(block.capacity());
         self.scan_vectors(target.collection, target.field, |row| {
             summary.rows += 1;
             summary.last_rowid = summary.last_rowid.max(row.rowid);
@@ -494,11 +617,16 @@ impl Store {
             if row.vector.is_empty() {
                 return Ok(());
             }
-            if row.vector.len() != target.row_bytes {
+            if row.vector.len() != target.row_bytes || !all_finite(row.vector) {
                 fits = false;
             }
             if fits {
-                out.write_all(row.vector).map_err(io(&tmp))?;
+                block.extend_from_slice(row.vector);
+                if block.len() == BLOCK_ROWS * target.row_bytes {
+                    write_columns(&block, target.row_bytes, &mut columns);
+                    out.write_all(&columns).map_err(io(&tmp))?;
+                    block.clear();
+                }
                 rowids.extend_from_slice(&row.rowid.to_le_bytes());
                 ids.extend_from_slice(row.id_key.as_bytes());
                 id_ends.extend_from_slice(&(ids.len() as u64).to_le_bytes());
@@ -506,6 +634,10 @@ impl Store {
             }
             Ok::<_, DocsStoreError>(())
         })?;
+        if fits && !block.is_empty() {
+            write_columns(&block, target.row_bytes, &mut columns);
+            out.write_all(&columns).map_err(io(&tmp))?;
+        }
         if !fits {
             drop(out);
             let _ = std::fs::remove_file(&tmp);
@@ -536,6 +668,26 @@ impl Store {
     }
 }
 
+/// Whether every little-endian `f32` in `bytes` is a finite number.
+fn all_finite(bytes: &[u8]) -> bool {
+    bytes
+        .chunks_exact(4)
+        .all(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_finite())
+}
+
+/// Lays out a block of rows (row after row, each `row_bytes` long) column by column in `out`.
+fn write_columns(block: &[u8], row_bytes: usize, out: &mut Vec<u8>) {
+    let rows = block.len() / row_bytes;
+    out.clear();
+    out.resize(block.len(), 0);
+    for (i, row) in block.chunks_exact(row_bytes).enumerate() {
+        for (d, component) in row.chunks_exact(4).enumerate() {
+            let at = (d * rows + i) * 4;
+            out[at..at + 4].copy_from_slice(component);
+        }
+    }
+}
+
 /// What a vector file is made of: one field's rows by one embedder, each `row_bytes` long.
 #[derive(Clone, Copy, Debug)]
 struct Target<'a> {
@@ -546,6 +698,7 @@ struct Target<'a> {
 }
 
 /// The `_id` keys of a checked file, validated whole before any is used.
+#[derive(Debug)]
 struct Ids {
     ends: Vec<usize>,
     text: String,

@@ -201,3 +201,44 @@ pub(super) fn matching_ids(
     }
     Ok(ids)
 }
+
+/// How a ranked search applies a filter.
+pub(super) enum RankFilter {
+    /// Rank only these documents (by `_id` key).
+    Allowed(HashSet<String>),
+    /// Rank every document and skip those the filter rejects as they come up: the filter
+    /// matches so many documents that listing them costs more than the few extra bodies a
+    /// search reads. The order of the matches is the same either way.
+    Skip,
+}
+
+/// An indexed filter that matches more than this many documents, and more than one in
+/// [`SKIP_SHARE`] of them, is applied while walking the ranking rather than before it: walking
+/// then reads at most a few times more bodies than it returns, while listing the matches would
+/// read one index entry and one `_id` per match.
+const SKIP_ABOVE: u64 = 1000;
+
+/// See [`SKIP_ABOVE`].
+const SKIP_SHARE: u64 = 8;
+
+/// Chooses how a ranked search applies `filter`: a filter that one declared index answers
+/// exactly and that matches many documents ([`SKIP_ABOVE`]) is checked as the ranking is
+/// walked; any other is listed first.
+pub(super) fn rank_filter(store: &Store, collection: &str, filter: &Filter) -> Result<RankFilter> {
+    let plan = filter.index_plan();
+    if let [lookup] = plan.lookups.as_slice()
+        && plan.exact
+        && store
+            .indexed_fields(collection)?
+            .binary_search(&lookup.path)
+            .is_ok()
+    {
+        let floor = SKIP_ABOVE.max(store.count_documents(collection)? / SKIP_SHARE);
+        if store.count_indexed(collection, &lookup.path, &lookup.keys, floor)? > floor {
+            return Ok(RankFilter::Skip);
+        }
+    }
+    Ok(RankFilter::Allowed(matching_ids(
+        store, collection, filter,
+    )?))
+}

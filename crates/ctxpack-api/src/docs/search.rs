@@ -10,7 +10,7 @@ use ctxpack_docs::embed::{EMBEDDER_ID, Vector, embed};
 use ctxpack_docs::filter::Filter;
 use ctxpack_docs::knn;
 use ctxpack_store::Store;
-use ctxpack_store::docs::{StoredDocument, VectorRef};
+use ctxpack_store::docs::StoredDocument;
 use serde_json::{Value, json};
 
 use super::{DocumentPackRequest, VsearchRequest, parse_field};
@@ -25,7 +25,8 @@ enum Source {
     Fresh(i64),
 }
 
-/// Every eligible document of a field scored against a query.
+/// Documents of a field scored against a query.
+#[derive(Default)]
 struct Scored {
     scores: Vec<f32>,
     /// Tie-break keys: stored rows in the order their embeddings were written (insertion
@@ -41,28 +42,63 @@ impl Scored {
         self.keys.push(key);
         self.sources.push(source);
     }
+
+    fn clear(&mut self) {
+        self.scores.clear();
+        self.keys.clear();
+        self.sources.clear();
+    }
+
+    /// The first `want` rows in rank order, and whether there are no more.
+    fn top(&self, want: usize) -> Window {
+        let order = knn::rank(&self.scores, &self.keys, Some(want));
+        let rows = order
+            .iter()
+            .map(|&i| (self.sources[i], self.scores[i]))
+            .collect();
+        (rows, want >= self.scores.len())
+    }
 }
+
+/// The first rows of a ranking, best first, and whether the ranking has no more.
+type Window = (Vec<(Source, f32)>, bool);
+
+/// A query, embedded, with the factor that turns its dot products into cosines.
+struct Query {
+    vector: Vector,
+    scale: f32,
+}
+
+impl Query {
+    fn new(text: &str) -> Query {
+        let vector = embed(text);
+        let norm = vector.norm();
+        let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+        Query { vector, scale }
+    }
+}
+
+/// Which documents a ranking may return: all of them, or those with these `_id` keys.
+type Allowed<'a> = Option<&'a HashSet<String>>;
 
 /// Scores every eligible document of `field` against `query`.
 ///
-/// The stored vectors are read from the field's vector file when it is current (sequential
-/// reads of contiguous rows), else streamed from the embeddings table; either way
-/// they are scored where they lie, in rowid order, so memory holds one score per document,
-/// no body is read and both give the same scores and tie keys. Every document has at most
-/// one embedding row per field and deleting a document deletes its rows, so when the rows
-/// number as many as the documents, all by this embedder, nothing is missing; otherwise the
-/// documents without a vector are read and embedded on the fly.
+/// The stored vectors are read from the field's vector file when it is current (a block of
+/// columns at a time), else streamed from the embeddings table; either way they are scored
+/// where they lie, in rowid order, so memory holds one score per document, no body is read
+/// and both give the same scores and tie keys, bit for bit. Every document has at most one
+/// embedding row per field and deleting a document deletes its rows, so when the rows number
+/// as many as the documents, all by this embedder, nothing is missing; otherwise the documents
+/// without a vector are read and embedded on the fly (those `fresh_filter` rejects are left
+/// out).
 fn score_documents(
     store: &Store,
-    collection: &str,
-    field: &str,
-    path: &[String],
-    query: &str,
-    allowed: Option<&HashSet<String>>,
+    target: (&str, &str, &[String]),
+    query: &Query,
+    allowed: Allowed<'_>,
+    fresh_filter: Option<&Filter>,
 ) -> Result<Scored> {
-    let query = embed(query);
-    let norm = query.norm();
-    let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+    let (collection, field, path) = target;
     let documents = store.count_documents(collection)?;
     let capacity = usize::try_from(documents).unwrap_or(0);
     let mut scored = Scored {
@@ -71,48 +107,35 @@ fn score_documents(
         sources: Vec::with_capacity(capacity),
         embedded_on_the_fly: 0,
     };
-    // Scores one stored row by this embedder.
-    let score_row = |scored: &mut Scored, row: &VectorRef<'_>| -> Result<()> {
-        // A marker (no string at the field), or filtered out.
-        if row.vector.is_empty() || allowed.is_some_and(|a| !a.contains(row.id_key)) {
-            return Ok(());
-        }
-        let Some(dot) = knn::dot_le_bytes(row.vector, &query) else {
-            // Says what is wrong with the blob.
-            Vector::from_le_bytes(row.vector)?;
-            return Ok(());
+    let (rows, foreign, last_rowid) =
+        match score_file(store, collection, field, query, allowed, &mut scored)? {
+            Some(summary) => (summary.rows, summary.foreign, summary.last_rowid),
+            None => {
+                // No current file (or it failed part way): the table is the truth.
+                scored.clear();
+                let (mut rows, mut foreign, mut last_rowid) = (0u64, 0u64, 0i64);
+                store.scan_vectors(collection, field, |row| {
+                    rows += 1;
+                    last_rowid = last_rowid.max(row.rowid);
+                    if row.embedder != EMBEDDER_ID {
+                        foreign += 1;
+                        return Ok::<_, Error>(());
+                    }
+                    // A marker (no string at the field), or filtered out.
+                    if row.vector.is_empty() || allowed.is_some_and(|a| !a.contains(row.id_key)) {
+                        return Ok(());
+                    }
+                    let Some(dot) = knn::dot_le_bytes(row.vector, &query.vector) else {
+                        // Says what is wrong with the blob.
+                        Vector::from_le_bytes(row.vector)?;
+                        return Ok(());
+                    };
+                    scored.push(dot * query.scale, row.rowid, Source::Stored(row.rowid));
+                    Ok(())
+                })?;
+                (rows, foreign, last_rowid)
+            }
         };
-        scored.push(dot * scale, row.rowid, Source::Stored(row.rowid));
-        Ok(())
-    };
-    let from_file = store.scan_vector_file(
-        collection,
-        field,
-        EMBEDDER_ID,
-        Vector::BYTES,
-        allowed.is_some(),
-        |row| score_row(&mut scored, &row),
-    )?;
-    let (rows, foreign, last_rowid) = match from_file {
-        Some(summary) => (summary.rows, summary.foreign, summary.last_rowid),
-        None => {
-            // No current file (or it failed part way): the table is the truth.
-            scored.scores.clear();
-            scored.keys.clear();
-            scored.sources.clear();
-            let (mut rows, mut foreign, mut last_rowid) = (0u64, 0u64, 0i64);
-            store.scan_vectors(collection, field, |row| {
-                rows += 1;
-                last_rowid = last_rowid.max(row.rowid);
-                if row.embedder != EMBEDDER_ID {
-                    foreign += 1;
-                    return Ok::<_, Error>(());
-                }
-                score_row(&mut scored, &row)
-            })?;
-            (rows, foreign, last_rowid)
-        }
-    };
     if foreign == 0 && rows == documents {
         return Ok(scored);
     }
@@ -124,8 +147,11 @@ fn score_documents(
             }
             let value: Value = serde_json::from_str(&doc.body)
                 .map_err(|e| corrupt_document(collection, &doc.id_key, &e))?;
+            if fresh_filter.is_some_and(|f| !f.matches(&value)) {
+                continue;
+            }
             if let Some(text) = document::string_at(&value, path) {
-                let score = knn::dot(embed(text).as_slice(), query.as_slice()) * scale;
+                let score = knn::dot(embed(text).as_slice(), query.vector.as_slice()) * query.scale;
                 scored.push(
                     score,
                     last_rowid.saturating_add(doc.seq),
@@ -138,14 +164,186 @@ fn score_documents(
     Ok(scored)
 }
 
+/// Scores the rows of the field's current vector file into `scored`; `None` when there is no
+/// current file or it cannot be read whole (then `scored` must be discarded).
+fn score_file(
+    store: &Store,
+    collection: &str,
+    field: &str,
+    query: &Query,
+    allowed: Allowed<'_>,
+    scored: &mut Scored,
+) -> Result<Option<ctxpack_store::docs::VectorFileSummary>> {
+    let Some(mut file) = store.open_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)?
+    else {
+        return Ok(None);
+    };
+    if allowed.is_some() && file.load_ids().is_none() {
+        return Ok(None);
+    }
+    let (mut block, mut dots) = (Vec::new(), Vec::new());
+    for b in 0..file.blocks() {
+        let (first, rows) = file.block_rows(b);
+        if !file.read_block(b, None, &mut block) {
+            return Ok(None);
+        }
+        knn::dot_columns(&block, rows, &query.vector, &mut dots);
+        for (i, dot) in dots.iter().enumerate() {
+            let row = first + i;
+            if allowed.is_some_and(|a| !a.contains(file.id_key(row))) {
+                continue;
+            }
+            let rowid = file.rowid(row);
+            scored.push(dot * query.scale, rowid, Source::Stored(rowid));
+        }
+    }
+    Ok(Some(file.summary()))
+}
+
+/// The most non-zero query components a sparse scan reads; a query with more is scored in
+/// full (it would read a large share of the columns anyway).
+const SPARSE_MAX_DIMS: usize = 64;
+
+/// The most rows a sparse scan scores one by one from their stored vectors before it gives
+/// way to a full scan (a context pack that offers every document walks the whole ranking).
+const SPARSE_MAX_RESCORE: usize = 4096;
+
+/// A sparse scan of a field's vector file: the partial dot product of every row over the
+/// query's non-zero components, from which [`knn::sparse_candidates`] finds the rows that can
+/// rank among the best; only those are scored exactly, from their stored vectors, and the
+/// scores are the ones a full scan computes, bit for bit.
+struct Sparse {
+    file: ctxpack_store::docs::vectors::VectorFile,
+    sums: Vec<f32>,
+    magnitudes: Vec<f32>,
+    /// Exact scores of rows already scored (`None`: the row is gone from the table).
+    exact: std::collections::HashMap<usize, Option<f32>>,
+}
+
+impl Sparse {
+    /// Reads the partial sums; `None` when a sparse scan does not apply: no current file, a
+    /// collection with documents that have no stored vector, a query with no or too many
+    /// non-zero components, or a file that cannot be read.
+    fn open(
+        store: &Store,
+        collection: &str,
+        field: &str,
+        query: &Query,
+        allowed: Allowed<'_>,
+    ) -> Result<Option<Sparse>> {
+        let support = knn::support(&query.vector);
+        if support.is_empty() || support.len() > SPARSE_MAX_DIMS {
+            return Ok(None);
+        }
+        let Some(mut file) =
+            store.open_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)?
+        else {
+            return Ok(None);
+        };
+        let summary = file.summary();
+        if summary.foreign != 0 || summary.rows != store.count_documents(collection)? {
+            return Ok(None);
+        }
+        if allowed.is_some() && file.load_ids().is_none() {
+            return Ok(None);
+        }
+        let (mut sums, mut magnitudes) = (
+            Vec::with_capacity(file.len()),
+            Vec::with_capacity(file.len()),
+        );
+        let mut block = Vec::new();
+        for b in 0..file.blocks() {
+            let (_, rows) = file.block_rows(b);
+            if !file.read_block(b, Some(&support), &mut block) {
+                return Ok(None);
+            }
+            knn::partial_columns(
+                &block,
+                rows,
+                &support,
+                &query.vector,
+                &mut sums,
+                &mut magnitudes,
+            );
+        }
+        if sums.iter().chain(&magnitudes).any(|x| !x.is_finite()) {
+            return Ok(None);
+        }
+        Ok(Some(Sparse {
+            file,
+            sums,
+            magnitudes,
+            exact: std::collections::HashMap::new(),
+        }))
+    }
+
+    /// The first `want` allowed rows in rank order, and whether there are no more; `None`
+    /// when so many rows would be scored one by one that a full scan is cheaper.
+    fn top(
+        &mut self,
+        store: &Store,
+        target: (&str, &str),
+        query: &Query,
+        allowed: Allowed<'_>,
+        want: usize,
+    ) -> Result<Option<Window>> {
+        if want > SPARSE_MAX_RESCORE {
+            return Ok(None);
+        }
+        let file = &self.file;
+        let found = knn::sparse_candidates(&self.sums, &self.magnitudes, want, |row| {
+            allowed.is_none_or(|a| a.contains(file.id_key(row)))
+        })
+        .ok_or_else(|| Error::internal("a sparse scan's partial sums stopped being finite"))?;
+        let missing: Vec<usize> = found
+            .rescore
+            .iter()
+            .copied()
+            .filter(|row| !self.exact.contains_key(row))
+            .collect();
+        if missing.len() > SPARSE_MAX_RESCORE {
+            return Ok(None);
+        }
+        let rowids: Vec<i64> = missing.iter().map(|&row| file.rowid(row)).collect();
+        let vectors = store.vectors_by_rowid(target.0, target.1, EMBEDDER_ID, &rowids)?;
+        for (row, vector) in missing.into_iter().zip(vectors) {
+            let score = vector
+                .and_then(|v| knn::dot_le_bytes(&v, &query.vector))
+                .map(|dot| dot * query.scale);
+            self.exact.insert(row, score);
+        }
+        let mut scored = Scored::default();
+        for &row in &found.rescore {
+            if let Some(Some(score)) = self.exact.get(&row) {
+                let rowid = file.rowid(row);
+                scored.push(*score, rowid, Source::Stored(rowid));
+            }
+        }
+        for &row in &found.zero {
+            let rowid = file.rowid(row);
+            scored.push(0.0, rowid, Source::Stored(rowid));
+        }
+        let (rows, _) = scored.top(want);
+        let complete = found.rescore.len() + found.zero.len() < want;
+        Ok(Some((rows, complete)))
+    }
+}
+
+/// How a walk ranks the documents.
+enum Ranking {
+    Full(Scored),
+    Sparse(Box<Sparse>),
+}
+
 /// Visits the eligible documents of a field in rank order (best first, ties by [`Scored`]'s
 /// keys) with their score and field text, until `visit` breaks or `limit` documents were
 /// visited; returns how many documents were embedded on the fly.
 ///
 /// The ranking is computed for a window that doubles as it is consumed, and bodies are read a
-/// batch at a time, so a search that stops early reads only the bodies near the top. A stored
-/// vector whose document no longer has a string at the field (it was replaced since the last
-/// `vsync`) is passed over.
+/// batch at a time, so a search that stops early reads only the bodies near the top. A short
+/// query is ranked by a sparse scan of the vector file ([`Sparse`]) when it applies, else every
+/// document is scored. A stored vector whose document no longer has a string at the field (it
+/// was replaced since the last `vsync`) is passed over.
 fn walk(
     store: &Store,
     target: (&str, &str),
@@ -157,38 +355,71 @@ fn walk(
     let (collection, field) = target;
     let path = parse_field(field)?;
     store.require_collection(collection)?;
-    let allowed = filter
-        .map(|f| super::plan::matching_ids(store, collection, f))
+    let rank_filter = filter
+        .map(|f| super::plan::rank_filter(store, collection, f))
         .transpose()?;
-    let scored = score_documents(store, collection, field, &path, query, allowed.as_ref())?;
-    let total = scored.scores.len();
-    let limit = limit.unwrap_or(total);
-    let mut want = limit.clamp(1, WALK_BATCH).min(total);
+    let (allowed, skip) = match &rank_filter {
+        Some(super::plan::RankFilter::Allowed(ids)) => (Some(ids), None),
+        Some(super::plan::RankFilter::Skip) => (None, filter),
+        None => (None, None),
+    };
+    let query = Query::new(query);
+    let mut ranking = match Sparse::open(store, collection, field, &query, allowed)? {
+        Some(sparse) => Ranking::Sparse(Box::new(sparse)),
+        None => Ranking::Full(score_documents(
+            store,
+            (collection, field, &path),
+            &query,
+            allowed,
+            skip,
+        )?),
+    };
+    let embedded_on_the_fly = match &ranking {
+        Ranking::Full(scored) => scored.embedded_on_the_fly,
+        Ranking::Sparse(_) => 0,
+    };
+    let limit = limit.unwrap_or(usize::MAX);
+    let mut want = limit.clamp(1, WALK_BATCH);
     let (mut done, mut visited) = (0, 0);
-    while visited < limit && done < total {
-        let order = knn::rank(&scored.scores, &scored.keys, Some(want));
-        for chunk in order[done..].chunks(WALK_BATCH) {
-            let rows: Vec<(Source, f32)> = chunk
-                .iter()
-                .map(|&i| (scored.sources[i], scored.scores[i]))
-                .collect();
-            for (score, doc) in with_documents(store, collection, &rows)? {
+    loop {
+        let top = match &mut ranking {
+            Ranking::Full(scored) => Some(scored.top(want)),
+            Ranking::Sparse(sparse) => sparse.top(store, target, &query, allowed, want)?,
+        };
+        let Some((order, complete)) = top else {
+            // Both rank in the same total order, so the rows already visited stay a prefix.
+            ranking = Ranking::Full(score_documents(
+                store,
+                (collection, field, &path),
+                &query,
+                allowed,
+                skip,
+            )?);
+            continue;
+        };
+        for chunk in order.get(done..).unwrap_or_default().chunks(WALK_BATCH) {
+            for (score, doc) in with_documents(store, collection, chunk)? {
                 let value: Value = serde_json::from_str(&doc.body)
                     .map_err(|e| corrupt_document(collection, &doc.id_key, &e))?;
+                if skip.is_some_and(|f| !f.matches(&value)) {
+                    continue;
+                }
                 let Some(text) = document::string_at(&value, &path) else {
                     continue;
                 };
                 let text = text.to_owned();
                 visited += 1;
                 if visit(score, doc, &text).is_break() || visited >= limit {
-                    return Ok(scored.embedded_on_the_fly);
+                    return Ok(embedded_on_the_fly);
                 }
             }
             done += chunk.len();
         }
-        want = want.saturating_mul(2).min(total);
+        if complete {
+            return Ok(embedded_on_the_fly);
+        }
+        want = want.saturating_mul(2);
     }
-    Ok(scored.embedded_on_the_fly)
 }
 
 /// How many ranked documents [`walk`] reads at a time.

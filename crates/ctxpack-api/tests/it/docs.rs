@@ -1423,9 +1423,16 @@ impl Docs {
 /// Zeroes the first vector of a vector file (the first document synced), keeping its length,
 /// so a search that reads the file gives that document a score of 0.
 fn zero_first_vector(vector_file: &Path) {
+    use ctxpack_store::docs::vectors::{BLOCK_ROWS, HEADER_BYTES};
     let mut bytes = std::fs::read(vector_file).expect("read");
-    let start = ctxpack_store::docs::vectors::HEADER_BYTES;
-    bytes[start..start + 1024].fill(0);
+    // The first block is stored column by column: the first row's component `d` is the first
+    // of column `d`, whose length is the block's row count.
+    let count = u64::from_le_bytes(bytes[16..24].try_into().expect("eight bytes"));
+    let rows = BLOCK_ROWS.min(usize::try_from(count).expect("a small count"));
+    for d in 0..256 {
+        let at = HEADER_BYTES + d * rows * 4;
+        bytes[at..at + 4].fill(0);
+    }
     std::fs::write(vector_file, bytes).expect("write");
 }
 

@@ -18,6 +18,7 @@ mod plan;
 mod progress;
 mod select;
 mod snapshot;
+mod sparse;
 mod trees;
 mod upgrade;
 mod worktree;

@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 
 use ctxpack_docs::embed::{DIM, Vector};
 use ctxpack_docs::filter::{Filter, compare_values, index_keys, index_path};
-use ctxpack_docs::knn::top_k;
+use ctxpack_docs::knn::{
+    dot_columns, dot_le_bytes, partial_columns, rank, sparse_candidates, support, top_k,
+};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -221,4 +223,130 @@ proptest! {
             }
         }
     }
+}
+
+/// Rows as a vector file stores them: one block, column after column.
+fn columns_of(rows: &[Vector], dims: &[usize]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &d in dims {
+        for row in rows {
+            out.extend_from_slice(&row.0[d].to_le_bytes());
+        }
+    }
+    out
+}
+
+/// Rows of a few repeated values, so that ties, zero rows and sums that cancel are common.
+fn rows_strategy() -> impl Strategy<Value = Vec<Vector>> {
+    let row = prop_oneof![
+        1 => Just(Vector::default()),
+        4 => prop::collection::vec((0usize..DIM, -3i8..4), 0..12).prop_map(|entries| {
+            let mut v = [0.0f32; DIM];
+            for (d, x) in entries {
+                v[d] = f32::from(x) * 0.25;
+            }
+            Vector(v)
+        }),
+        // Sums that round differently in different orders.
+        2 => prop::collection::vec((0usize..8, -1.0f32..1.0), 0..8).prop_map(|entries| {
+            let mut v = [0.0f32; DIM];
+            for (d, x) in entries {
+                v[d * 3] = x;
+            }
+            Vector(v)
+        }),
+    ];
+    prop::collection::vec(row, 0..60).prop_map(|mut rows| {
+        // Repeat some rows exactly.
+        let n = rows.len();
+        for i in (0..n).step_by(5).skip(1) {
+            rows[i] = rows[i / 2].clone();
+        }
+        rows
+    })
+}
+
+proptest! {
+    #[test]
+    fn column_scores_are_the_row_scores_bit_for_bit(rows in rows_strategy(), seed in prop::collection::vec(-4i8..4, 1..8)) {
+        let q: Vec<f32> = seed.iter().map(|&x| f32::from(x) / 3.0).collect();
+        let query = Vector(std::array::from_fn(|d| q[d % q.len()] * ((d % 5) as f32 - 2.0)));
+        let all: Vec<usize> = (0..DIM).collect();
+        let mut out = Vec::new();
+        dot_columns(&columns_of(&rows, &all), rows.len(), &query, &mut out);
+        let want: Vec<u32> = rows.iter().map(|r| dot_le_bytes(&r.to_le_bytes(), &query).expect("a row").to_bits()).collect();
+        let got: Vec<u32> = out.iter().map(|s| s.to_bits()).collect();
+        prop_assert_eq!(got, want);
+    }
+
+    #[test]
+    fn sparse_candidates_hold_the_exact_top_k(
+        rows in rows_strategy(),
+        entries in prop::collection::vec((0usize..DIM, -3i8..4), 0..6),
+        dense in prop::collection::vec(-1.0f32..1.0, 8),
+        want in 0usize..12,
+        mask in prop::collection::vec(any::<bool>(), 60),
+        filtered in any::<bool>(),
+    ) {
+        let mut q = [0.0f32; DIM];
+        for (d, x) in entries {
+            q[d] = f32::from(x) / 7.0;
+        }
+        if filtered {
+            for (d, x) in dense.into_iter().enumerate() {
+                q[d * 3] = x;
+            }
+        }
+        let query = Vector(q);
+        let eligible = |r: usize| !filtered || mask[r];
+        let exact: Vec<f32> = rows.iter().map(|r| dot_le_bytes(&r.to_le_bytes(), &query).expect("a row")).collect();
+        let keys: Vec<i64> = (0..rows.len() as i64).collect();
+        let pool: Vec<usize> = (0..rows.len()).filter(|&r| eligible(r)).collect();
+        let pool_scores: Vec<f32> = pool.iter().map(|&r| exact[r]).collect();
+        let pool_keys: Vec<i64> = pool.iter().map(|&r| keys[r]).collect();
+        let truth: Vec<usize> = rank(&pool_scores, &pool_keys, Some(want)).into_iter().map(|i| pool[i]).collect();
+
+        let dims = support(&query);
+        let (mut sums, mut magnitudes) = (Vec::new(), Vec::new());
+        partial_columns(&columns_of(&rows, &dims), rows.len(), &dims, &query, &mut sums, &mut magnitudes);
+        let found = sparse_candidates(&sums, &magnitudes, want, eligible).expect("finite sums");
+        let mut cand: Vec<usize> = found.rescore.clone();
+        for &r in &found.zero {
+            prop_assert_eq!(exact[r].to_bits(), 0.0f32.to_bits(), "row {} is not an exact zero", r);
+            cand.push(r);
+        }
+        prop_assert!(cand.iter().all(|&r| eligible(r)));
+        let cand_scores: Vec<f32> = cand.iter().map(|&r| exact[r]).collect();
+        let cand_keys: Vec<i64> = cand.iter().map(|&r| keys[r]).collect();
+        let got: Vec<usize> = rank(&cand_scores, &cand_keys, Some(want)).into_iter().map(|i| cand[i]).collect();
+        prop_assert_eq!(got, truth);
+    }
+}
+
+#[test]
+fn a_partial_sum_that_rounds_away_from_the_exact_one_keeps_its_rivals() {
+    // Row 1 sums to 1e-8 in support order, ((1 + 1e-8) - 1) + 1e-8, but to exactly 0 in the
+    // row-wise lanes, (1 + 1e-8) + (-1 + 1e-8): it ties with the zero row 0, which ranks
+    // first by key. Trusting the partial sum would put row 1 alone on top.
+    let mut a = [0.0f32; DIM];
+    a[..4].copy_from_slice(&[1.0, 1e-8, -1.0, 1e-8]);
+    let rows = [Vector::default(), Vector(a)];
+    let mut q = [0.0f32; DIM];
+    q[..4].fill(1.0);
+    let query = Vector(q);
+    assert_eq!(dot_le_bytes(&rows[1].to_le_bytes(), &query), Some(0.0));
+    let dims = support(&query);
+    let (mut sums, mut magnitudes) = (Vec::new(), Vec::new());
+    partial_columns(
+        &columns_of(&rows, &dims),
+        2,
+        &dims,
+        &query,
+        &mut sums,
+        &mut magnitudes,
+    );
+    assert!(sums[1] > 0.0, "the partial sum rounds away: {}", sums[1]);
+    let found = sparse_candidates(&sums, &magnitudes, 1, |_| true).expect("finite");
+    assert_eq!(found.zero, [0], "{found:?}");
+    assert_eq!(found.rescore, [1], "{found:?}");
 }

@@ -1,0 +1,186 @@
+//! Fast paths of ranked search give the answers of the slow ones, byte for byte: a sparse
+//! scan of the vector file (short queries), a full scan of its blocks of columns (long
+//! queries), an indexed filter applied while walking the ranking, against a scan of the
+//! embeddings table with every filter listed from the bodies.
+
+use ctxpack_api::docs::{
+    DocumentPackRequest, FieldRequest, ImportRequest, ImportSource, VsearchRequest,
+};
+use ctxpack_api::{Access, Budget, Control, Selector, Workspace};
+use serde_json::{Value, json};
+
+/// A deterministic stream of numbers (a 64-bit LCG), so the corpus is the same on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+const WORDS: [&str; 24] = [
+    "alpha", "beta", "gamma", "delta", "search", "index", "cake", "store", "vector", "query",
+    "budget", "token", "rank", "score", "filter", "field", "pack", "cite", "drop", "scale",
+    "block", "column", "sparse", "exact",
+];
+
+/// 2,500 documents (three blocks of the vector file): texts of 0 to 30 words drawn mostly
+/// from the first words, repeated texts (ties), documents without the field or with a number
+/// there, and a status that is common (`a`), middling (`b`) or rare (`c`).
+fn corpus() -> String {
+    let mut rng = Lcg(7);
+    let mut lines = String::new();
+    let mut previous = String::new();
+    for i in 0..2500u64 {
+        let status = match rng.next(20) {
+            0 => "c",
+            1..=6 => "b",
+            _ => "a",
+        };
+        let text: String = if rng.next(10) == 0 {
+            previous.clone()
+        } else {
+            let len = rng.next(31);
+            (0..len)
+                .map(|_| WORDS[(rng.next(24) * rng.next(24) / 23) as usize])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let doc = match rng.next(40) {
+            0 => json!({"_id": i, "status": status, "n": i % 11}),
+            1 => json!({"_id": i, "status": status, "n": i % 11, "text": i}),
+            _ => json!({"_id": i, "status": status, "n": i % 11, "text": text}),
+        };
+        previous = text;
+        lines.push_str(&format!("{doc}\n"));
+    }
+    lines
+}
+
+fn queries() -> Vec<String> {
+    let mut out: Vec<String> = WORDS.iter().step_by(3).map(|w| (*w).to_owned()).collect();
+    out.extend(
+        [
+            "alpha beta",
+            "search index store",
+            "sparse exact column block",
+            "cake",
+            "nowhere",
+            "alpha nowhere",
+        ]
+        .map(str::to_owned),
+    );
+    // More distinct words than a sparse scan reads: scored in full.
+    out.push(
+        (0..80)
+            .map(|i| format!("w{i}"))
+            .chain(WORDS.iter().map(|w| (*w).to_owned()))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    out
+}
+
+fn filters() -> Vec<Option<Value>> {
+    vec![
+        None,
+        Some(json!({"status": "a"})),
+        Some(json!({"status": "c"})),
+        Some(json!({"status": {"$in": ["b", "c"]}})),
+        Some(json!({"n": {"$gt": 5}})),
+    ]
+}
+
+/// Every answer: vsearch at three depths and packs with two selectors, for every query and
+/// filter.
+fn answers(workspace: &Workspace) -> Vec<String> {
+    let mut out = Vec::new();
+    for query in queries() {
+        for filter in filters() {
+            for k in [1, 10, 200] {
+                let outcome = workspace
+                    .vsearch(&VsearchRequest {
+                        collection: "c".into(),
+                        field: "text".into(),
+                        query: query.clone(),
+                        k,
+                        filter: filter.clone(),
+                    })
+                    .expect("vsearch");
+                out.push(outcome.to_json_line());
+            }
+            for (selector, top_k) in [(Selector::Prefix, None), (Selector::Skip, Some(300))] {
+                let pack = workspace
+                    .document_pack(
+                        &DocumentPackRequest {
+                            collection: "c".into(),
+                            field: "text".into(),
+                            query: query.clone(),
+                            budget: Budget::new(300).expect("a budget"),
+                            selector,
+                            top_k,
+                            filter: filter.clone(),
+                            ..DocumentPackRequest::default()
+                        },
+                        None,
+                    )
+                    .expect("pack");
+                out.push(pack.pack.to_json_line());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fast_paths_answer_exactly_what_the_table_scan_answers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("app.ctxpack");
+    let workspace = Workspace::for_store(&store, Access::ReadWrite).expect("workspace");
+    workspace.create_store(false).expect("store");
+    let file = dir.path().join("docs.jsonl");
+    std::fs::write(&file, corpus()).expect("write");
+    workspace
+        .import_documents(
+            &ImportRequest {
+                collection: "c".into(),
+                ..ImportRequest::default()
+            },
+            &ImportSource::File(file),
+            &Control::new(),
+        )
+        .expect("import");
+    let field = |name: &str| FieldRequest {
+        collection: "c".into(),
+        field: name.into(),
+        wait: false,
+    };
+    workspace
+        .vsync(&field("text"), &Control::new())
+        .expect("vsync");
+    workspace
+        .create_field_index(&field("status"))
+        .expect("index");
+    let fast = answers(&workspace);
+
+    // The slow way: no vector file (the table is scanned) and no index (filters read bodies).
+    let vectors = store.join("vectors");
+    std::fs::rename(&vectors, dir.path().join("vectors.aside")).expect("move aside");
+    assert!(workspace.drop_field_index(&field("status")).expect("drop"));
+    let slow = answers(&workspace);
+    assert_eq!(fast.len(), slow.len());
+    for (i, (fast, slow)) in fast.iter().zip(&slow).enumerate() {
+        assert_eq!(fast, slow, "answer {i}");
+    }
+    // The answers are not trivial: most rank something.
+    let empty = fast.iter().filter(|a| a.contains("\"hits\":[]")).count();
+    assert!(
+        empty < fast.len() / 4,
+        "{empty} of {} are empty",
+        fast.len()
+    );
+}
