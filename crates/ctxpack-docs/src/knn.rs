@@ -241,31 +241,33 @@ pub fn support(query: &Vector) -> Vec<usize> {
 }
 
 /// Partial sums of a block over the `support` columns, which `columns` holds one after the
-/// other (`rows` components each): for each row, the sum of its products with the query in
-/// `support` order and the sum of their magnitudes, appended to `sums` and `magnitudes`.
+/// other (`rows` components each): adds to each row's `sums` its products with the query in
+/// `support` order, and to its `magnitudes` their magnitudes (both start at zero). A block of
+/// the wrong size makes every sum NaN, which [`sparse_candidates`] refuses.
 pub fn partial_columns(
     columns: &[u8],
-    rows: usize,
     support: &[usize],
     query: &Vector,
-    sums: &mut Vec<f32>,
-    magnitudes: &mut Vec<f32>,
+    sums: &mut [f32],
+    magnitudes: &mut [f32],
 ) {
+    let rows = sums.len();
     let column = rows * 4;
-    let start = sums.len();
-    sums.resize(start + rows, 0.0);
-    magnitudes.resize(start + rows, 0.0);
-    if columns.len() != column * support.len() {
-        sums[start..].fill(f32::NAN);
+    if columns.len() != column * support.len() || magnitudes.len() != rows {
+        sums.fill(f32::NAN);
         return;
     }
     for (k, &d) in support.iter().enumerate() {
         let q = query.0[d];
         let col = &columns[k * column..(k + 1) * column];
-        for r in 0..rows {
-            let product = component(col, r) * q;
-            sums[start + r] += product;
-            magnitudes[start + r] += product.abs();
+        for ((sum, magnitude), bytes) in sums
+            .iter_mut()
+            .zip(magnitudes.iter_mut())
+            .zip(col.as_chunks::<4>().0)
+        {
+            let product = f32::from_le_bytes(*bytes) * q;
+            *sum += product;
+            *magnitude += product.abs();
         }
     }
 }
@@ -304,61 +306,105 @@ pub fn sparse_candidates(
     want: usize,
     mut eligible: impl FnMut(usize) -> bool,
 ) -> Option<SparseCandidates> {
-    if sums.iter().chain(magnitudes).any(|x| !x.is_finite()) {
+    if sums.len() != magnitudes.len() || sums.iter().chain(magnitudes).any(|x| !x.is_finite()) {
         return None;
-    }
-    let bounds = |r: usize| {
-        let e = PARTIAL_ERROR * magnitudes[r] + f32::MIN_POSITIVE;
-        (sums[r] - e, sums[r] + e)
-    };
-    let nonzero: Vec<usize> = (0..sums.len()).filter(|&r| magnitudes[r] > 0.0).collect();
-    let mut asked = vec![None; sums.len()];
-    let mut is_eligible = |r: usize| *asked[r].get_or_insert_with(|| eligible(r));
-    // The `want`-th highest lower bound among eligible non-zero rows, looking at the best
-    // lower bounds first in windows that double.
-    let mut threshold = None;
-    if want > 0 && !nonzero.is_empty() {
-        let lower = |r: &usize| bounds(*r).0;
-        let mut window = want.saturating_mul(2).max(16);
-        let mut order = nonzero.clone();
-        loop {
-            let w = window.min(order.len());
-            if w < order.len() {
-                order.select_nth_unstable_by(w - 1, |a, b| lower(b).total_cmp(&lower(a)));
-            }
-            let mut top = order[..w].to_vec();
-            top.sort_unstable_by(|a, b| lower(b).total_cmp(&lower(a)).then(a.cmp(b)));
-            let mut found = 0;
-            for &r in &top {
-                if is_eligible(r) {
-                    found += 1;
-                    if found == want {
-                        threshold = Some(lower(&r));
-                        break;
-                    }
-                }
-            }
-            if threshold.is_some() || w == order.len() {
-                break;
-            }
-            window = window.saturating_mul(2);
-        }
     }
     if want == 0 {
         return Some(SparseCandidates::default());
     }
+    let error = |magnitude: f32| PARTIAL_ERROR * magnitude + f32::MIN_POSITIVE;
+    let mut asked = std::collections::HashMap::new();
+    let mut is_eligible = |r: usize| *asked.entry(r).or_insert_with(|| eligible(r));
+    // The `want`-th highest lower bound among eligible non-zero rows: the best lower bounds
+    // first, in windows that double until `want` of them are eligible.
+    let mut threshold = None;
+    let nonzero = magnitudes.iter().filter(|&&m| m > 0.0).count();
+    let mut window = want.saturating_mul(2).max(16);
+    while threshold.is_none() && nonzero > 0 {
+        let mut found = 0;
+        for (lower, r) in best_lower(sums, magnitudes, window, error) {
+            if is_eligible(r) {
+                found += 1;
+                if found == want {
+                    threshold = Some(lower);
+                    break;
+                }
+            }
+        }
+        if window >= nonzero {
+            break;
+        }
+        window = window.saturating_mul(2);
+    }
     // Fewer than `want` eligible non-zero rows: every one of them ranks, and zero rows too.
     let threshold = threshold.unwrap_or(f32::NEG_INFINITY);
     let mut out = SparseCandidates::default();
-    for &r in &nonzero {
-        if bounds(r).1 >= threshold && is_eligible(r) {
+    for (r, (&sum, &magnitude)) in sums.iter().zip(magnitudes).enumerate() {
+        if magnitude > 0.0 && sum + error(magnitude) >= threshold && is_eligible(r) {
             out.rescore.push(r);
         }
     }
     if threshold <= 0.0 {
-        out.zero = (0..sums.len())
-            .filter(|&r| magnitudes[r] == 0.0 && is_eligible(r))
-            .collect();
+        // Zero rows tie at exactly zero and rank by key, which follows row order: only the
+        // first `want` eligible ones can be among the best.
+        for (r, &magnitude) in magnitudes.iter().enumerate() {
+            if out.zero.len() == want {
+                break;
+            }
+            if magnitude == 0.0 && is_eligible(r) {
+                out.zero.push(r);
+            }
+        }
     }
     Some(out)
+}
+
+/// The `window` non-zero rows with the highest lower bound (`sum - error(magnitude)`), best
+/// first, as `(bound, row)`; one pass over the rows, keeping the best in a bounded heap.
+fn best_lower(
+    sums: &[f32],
+    magnitudes: &[f32],
+    window: usize,
+    error: impl Fn(f32) -> f32,
+) -> Vec<(f32, usize)> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    /// A bound ordered by `total_cmp`, ties by row (the earlier row is the better).
+    #[derive(PartialEq)]
+    struct Key(f32, usize);
+    impl Eq for Key {}
+    impl PartialOrd for Key {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for Key {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<Key>> = BinaryHeap::with_capacity(window + 1);
+    // Rows at or below the worst kept bound cannot enter: one comparison for most rows.
+    let mut floor = f32::NEG_INFINITY;
+    for (r, (&sum, &magnitude)) in sums.iter().zip(magnitudes).enumerate() {
+        if magnitude <= 0.0 {
+            continue;
+        }
+        let lower = sum - error(magnitude);
+        if heap.len() == window && lower <= floor {
+            continue;
+        }
+        heap.push(Reverse(Key(lower, r)));
+        if heap.len() > window {
+            heap.pop();
+        }
+        if heap.len() == window {
+            floor = heap
+                .peek()
+                .map_or(f32::NEG_INFINITY, |Reverse(Key(l, _))| *l);
+        }
+    }
+    let mut out: Vec<(f32, usize)> = heap.into_iter().map(|Reverse(Key(l, r))| (l, r)).collect();
+    out.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    out
 }

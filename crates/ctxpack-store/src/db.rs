@@ -103,8 +103,11 @@ CREATE TABLE embeddings (
 );
 ";
 
-/// The tables of field indexes (format 5), created with [`SCHEMA`] in a new store.
-const FIELD_INDEX_SCHEMA: &str = "
+/// What format 5 adds to [`SCHEMA`]: field indexes, and each collection's document count
+/// (kept in the transactions that insert and delete documents, so it is read, not counted).
+const FORMAT_5: &str = "
+ALTER TABLE collections ADD COLUMN documents INTEGER NOT NULL DEFAULT 0;
+UPDATE collections SET documents = (SELECT count(*) FROM documents d WHERE d.collection = collections.name);
 CREATE TABLE field_indexes (
     collection TEXT NOT NULL,
     field TEXT NOT NULL,
@@ -524,8 +527,7 @@ impl Store {
         }
         let tx = store.conn.transaction().map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(SCHEMA).map_err(|e| sql_error(dir, e))?;
-        tx.execute_batch(FIELD_INDEX_SCHEMA)
-            .map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FORMAT_5).map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -605,8 +607,8 @@ impl Store {
             .map_err(e)?;
         }
         if from < 5 {
-            // Format 5: field indexes (none declared yet).
-            tx.execute_batch(FIELD_INDEX_SCHEMA).map_err(e)?;
+            // Format 5: field indexes (none declared yet) and counted collections.
+            tx.execute_batch(FORMAT_5).map_err(e)?;
         }
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(e)?;

@@ -228,6 +228,37 @@ fn now_seconds() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// Stores (replacing) embeddings of one field inside the caller's transaction, bumping the
+/// field's generation when there are any.
+fn write_embeddings(
+    tx: &rusqlite::Transaction<'_>,
+    collection: &str,
+    field: &str,
+    embedder: &str,
+    rows: &[NewEmbedding],
+) -> rusqlite::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR REPLACE INTO embeddings \
+         (collection, id_key, field, embedder, text_hash, vector, checksum) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for row in rows {
+        stmt.execute(params![
+            collection,
+            row.id_key,
+            field,
+            embedder,
+            row.text_hash,
+            row.vector,
+            crate::db::checksum(&row.vector)
+        ])?;
+    }
+    vectors::bump_generation(tx, collection, Some(field))
+}
+
 /// Whether an insert failed on the `(collection, id_key)` primary key.
 fn is_duplicate_key(err: &rusqlite::Error) -> bool {
     match err {
@@ -278,20 +309,20 @@ impl Store {
 
     /// Every collection with its document count, by name.
     pub fn collections(&self) -> Result<Vec<CollectionInfo>, DocsStoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT c.name, c.created_at, \
-                 (SELECT count(*) FROM documents d WHERE d.collection = c.name) \
-                 FROM collections c ORDER BY c.name",
-            )
-            .map_err(self.sql())?;
+        let sql = if self.format_version() >= 5 {
+            "SELECT name, created_at, documents FROM collections ORDER BY name"
+        } else {
+            "SELECT c.name, c.created_at, \
+             (SELECT count(*) FROM documents d WHERE d.collection = c.name) \
+             FROM collections c ORDER BY c.name"
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.sql())?;
         let rows = stmt
             .query_map([], |r| {
                 Ok(CollectionInfo {
                     name: r.get(0)?,
                     created_at: r.get(1)?,
-                    documents: r.get::<_, i64>(2)? as u64,
+                    documents: r.get::<_, i64>(2)?.max(0) as u64,
                 })
             })
             .map_err(self.sql())?;
@@ -320,10 +351,15 @@ impl Store {
 
     /// The number of documents in a collection (0 for an unknown one).
     pub fn count_documents(&self, collection: &str) -> Result<u64, DocsStoreError> {
+        let sql = if self.format_version() >= 5 {
+            "SELECT coalesce((SELECT documents FROM collections WHERE name = ?1), 0)"
+        } else {
+            "SELECT count(*) FROM documents WHERE collection = ?1"
+        };
         self.conn
-            .prepare_cached("SELECT count(*) FROM documents WHERE collection = ?1")
+            .prepare_cached(sql)
             .and_then(|mut s| s.query_row([collection], |r| r.get::<_, i64>(0)))
-            .map(|n| n as u64)
+            .map(|n| n.max(0) as u64)
             .map_err(self.sql())
     }
 
@@ -346,6 +382,19 @@ impl Store {
         &mut self,
         collection: &str,
         documents: &[NewDocument],
+    ) -> Result<Vec<i64>, DocsStoreError> {
+        self.insert_documents_embedded(collection, documents, "", &[])
+    }
+
+    /// [`Store::insert_documents`], writing in the same transaction the embeddings of some
+    /// fields of those documents, computed by `embedder` (each field's rows name documents of
+    /// the batch), so the batch is stored with its embeddings or not at all.
+    pub fn insert_documents_embedded(
+        &mut self,
+        collection: &str,
+        documents: &[NewDocument],
+        embedder: &str,
+        embeddings: &[(&str, &[NewEmbedding])],
     ) -> Result<Vec<i64>, DocsStoreError> {
         self.require_writable()?;
         validate_collection_name(collection)?;
@@ -388,6 +437,14 @@ impl Store {
                     Err(err) => return Err(e(err)),
                 }
                 seqs.push(seq);
+            }
+            tx.execute(
+                "UPDATE collections SET documents = documents + ?2 WHERE name = ?1",
+                params![collection, seqs.len() as i64],
+            )
+            .map_err(e)?;
+            for (field, rows) in embeddings {
+                write_embeddings(&tx, collection, field, embedder, rows).map_err(e)?;
             }
         }
         tx.commit().map_err(e)?;
@@ -519,6 +576,11 @@ impl Store {
             if vectors_deleted > 0 {
                 vectors::bump_generation(&tx, collection, None).map_err(e)?;
             }
+            tx.execute(
+                "UPDATE collections SET documents = documents - ?2 WHERE name = ?1",
+                params![collection, deleted as i64],
+            )
+            .map_err(e)?;
         }
         tx.commit().map_err(e)?;
         Ok(deleted)
@@ -643,30 +705,7 @@ impl Store {
         let dir = self.dir.clone();
         let e = |err| DocsStoreError::Store(sql_error(&dir, err));
         let tx = self.conn.transaction().map_err(e)?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO embeddings \
-                     (collection, id_key, field, embedder, text_hash, vector, checksum) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(e)?;
-            for row in rows {
-                stmt.execute(params![
-                    collection,
-                    row.id_key,
-                    field,
-                    embedder,
-                    row.text_hash,
-                    row.vector,
-                    crate::db::checksum(&row.vector)
-                ])
-                .map_err(e)?;
-            }
-            if !rows.is_empty() {
-                vectors::bump_generation(&tx, collection, Some(field)).map_err(e)?;
-            }
-        }
+        write_embeddings(&tx, collection, field, embedder, rows).map_err(e)?;
         tx.commit().map_err(e)?;
         Ok(())
     }

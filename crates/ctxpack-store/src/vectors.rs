@@ -10,7 +10,7 @@
 //! | section  | content                                                                    |
 //! |----------|----------------------------------------------------------------------------|
 //! | header   | [`HEADER_BYTES`]: magic, format version, dimension, row count, generation and token, the summary of the rows it was made from, section sizes |
-//! | vectors  | `count × dim` little-endian `f32`s, in embedding rowid order, in blocks of [`BLOCK_ROWS`] rows (the last may be shorter), each block stored column by column: all of its rows' first components, then all their second ones, … |
+//! | vectors  | `count × dim` little-endian `f32`s, in embedding rowid order, in blocks of the header's block size ([`BLOCK_ROWS`] when written by this build; the last block may be shorter), each block stored column by column: all of its rows' first components, then all their second ones, … |
 //! | rowids   | `count` little-endian `i64`s: each row's embedding rowid                   |
 //! | id ends  | `count` little-endian `u64`s: where each row's `_id` key ends in `ids`     |
 //! | ids      | the canonical JSON `_id` keys, concatenated                                |
@@ -56,8 +56,11 @@ const MAGIC: [u8; 8] = *b"CTXPVEC\n";
 /// ignored and rewritten by the next `vsync`).
 pub const VECTOR_FILE_FORMAT: u32 = 2;
 
-/// Rows per block of columns.
-pub const BLOCK_ROWS: usize = 1024;
+/// Rows per block of columns in the files this build writes (the header records it).
+pub const BLOCK_ROWS: usize = 8192;
+
+/// The largest block size a reader accepts (a block is read into memory whole).
+const MAX_BLOCK_ROWS: u32 = 1 << 16;
 
 /// The size of the fixed header.
 pub const HEADER_BYTES: usize = 128;
@@ -103,6 +106,7 @@ struct Header {
     summary: VectorFileSummary,
     ids_bytes: u64,
     names_bytes: u64,
+    block_rows: u32,
 }
 
 impl Header {
@@ -140,6 +144,7 @@ impl Header {
         out[56..64].copy_from_slice(&self.summary.last_rowid.to_le_bytes());
         out[64..72].copy_from_slice(&self.ids_bytes.to_le_bytes());
         out[72..80].copy_from_slice(&self.names_bytes.to_le_bytes());
+        out[80..84].copy_from_slice(&self.block_rows.to_le_bytes());
         out
     }
 
@@ -167,6 +172,7 @@ impl Header {
             },
             ids_bytes: u64_at(64)?,
             names_bytes: u64_at(72)?,
+            block_rows: u32_at(80).filter(|b| (1..=MAX_BLOCK_ROWS).contains(b))?,
         })
     }
 }
@@ -266,11 +272,39 @@ fn names_section(collection: &str, field: &str, embedder: &str) -> Vec<u8> {
 }
 
 /// Reads exactly `len` bytes at `offset`; `None` on any failure.
-fn read_at(file: &mut File, offset: u64, len: u64) -> Option<Vec<u8>> {
+fn read_at(file: &File, offset: u64, len: u64) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; usize::try_from(len).ok()?];
-    file.seek(SeekFrom::Start(offset)).ok()?;
-    file.read_exact(&mut buf).ok()?;
+    read_exact_at(file, &mut buf, offset).ok()?;
     Some(buf)
+}
+
+/// Fills `buf` from `offset` without moving a shared cursor, so threads can read one file.
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        let (mut done, mut buf) = (0u64, buf);
+        while !buf.is_empty() {
+            match std::os::windows::fs::FileExt::seek_read(file, buf, offset + done) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    done += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (file, buf, offset);
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
 }
 
 /// An open vector file whose header, length and names were checked.
@@ -289,7 +323,8 @@ pub struct VectorFile {
     layout: Layout,
     count: usize,
     dims: usize,
-    rowids: Vec<i64>,
+    /// Every row's rowid, once [`VectorFile::load_rowids`] read them.
+    rowids: Option<Vec<i64>>,
     ids: Option<Ids>,
 }
 
@@ -314,15 +349,41 @@ impl VectorFile {
         self.header.summary
     }
 
-    /// The embedding rowid of a row.
-    pub fn rowid(&self, row: usize) -> i64 {
-        self.rowids[row]
+    /// Reads every row's rowid (once), for a caller about to visit every row; `None` when the
+    /// file cannot be read.
+    pub fn load_rowids(&mut self) -> Option<()> {
+        if self.rowids.is_none() {
+            let raw = read_at(
+                &self.file,
+                self.layout.rowids,
+                self.layout.id_ends - self.layout.rowids,
+            )?;
+            self.rowids = Some(
+                raw.chunks_exact(8)
+                    .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                    .collect(),
+            );
+        }
+        Some(())
+    }
+
+    /// The embedding rowid of a row: from memory after [`VectorFile::load_rowids`], else read
+    /// from the file; `None` for a row past the end or a file that cannot be read.
+    pub fn rowid(&mut self, row: usize) -> Option<i64> {
+        if let Some(rowids) = &self.rowids {
+            return rowids.get(row).copied();
+        }
+        if row >= self.count {
+            return None;
+        }
+        let raw = read_at(&self.file, self.layout.rowids + 8 * row as u64, 8)?;
+        Some(i64::from_le_bytes(raw.try_into().ok()?))
     }
 
     /// Reads and checks the `_id` keys (once); `None` when they are damaged.
     pub fn load_ids(&mut self) -> Option<()> {
         if self.ids.is_none() {
-            self.ids = Some(read_ids(&mut self.file, &self.layout, self.count)?);
+            self.ids = Some(read_ids(&self.file, &self.layout, self.count)?);
         }
         Some(())
     }
@@ -332,28 +393,36 @@ impl VectorFile {
         self.ids.as_ref().map_or("", |ids| ids.get(row))
     }
 
+    /// Rows per block (the last block may hold fewer).
+    fn rows_per_block(&self) -> usize {
+        self.header.block_rows as usize
+    }
+
     /// The number of blocks.
     pub fn blocks(&self) -> usize {
-        self.count.div_ceil(BLOCK_ROWS)
+        self.count.div_ceil(self.rows_per_block())
     }
 
     /// The first row of block `b` and how many rows it holds.
     pub fn block_rows(&self, b: usize) -> (usize, usize) {
-        let first = b * BLOCK_ROWS;
-        (first, BLOCK_ROWS.min(self.count.saturating_sub(first)))
+        let first = b * self.rows_per_block();
+        (
+            first,
+            self.rows_per_block().min(self.count.saturating_sub(first)),
+        )
     }
 
     /// Reads block `b` into `out`: the columns `dims` (every column for `None`), one after
     /// the other, each the block's rows' components as little-endian `f32` bytes. Returns
     /// false when the file cannot be read (the caller then scans the table).
-    pub fn read_block(&mut self, b: usize, dims: Option<&[usize]>, out: &mut Vec<u8>) -> bool {
+    pub fn read_block(&self, b: usize, dims: Option<&[usize]>, out: &mut Vec<u8>) -> bool {
         let (first, rows) = self.block_rows(b);
         let start = HEADER_BYTES as u64 + (first * self.dims * 4) as u64;
         let column = rows * 4;
         match dims {
             None => {
                 out.resize(column * self.dims, 0);
-                self.file.seek(SeekFrom::Start(start)).is_ok() && self.file.read_exact(out).is_ok()
+                read_exact_at(&self.file, out, start).is_ok()
             }
             Some(dims) => {
                 out.resize(column * dims.len(), 0);
@@ -362,11 +431,8 @@ impl VectorFile {
                         return false;
                     }
                     let at = start + (d * column) as u64;
-                    if self.file.seek(SeekFrom::Start(at)).is_err()
-                        || self
-                            .file
-                            .read_exact(&mut out[i * column..(i + 1) * column])
-                            .is_err()
+                    if read_exact_at(&self.file, &mut out[i * column..(i + 1) * column], at)
+                        .is_err()
                     {
                         return false;
                     }
@@ -402,7 +468,7 @@ fn open_checked(
     {
         return None;
     }
-    if read_at(&mut file, layout.names, header.names_bytes)? != names {
+    if read_at(&file, layout.names, header.names_bytes)? != names {
         return None;
     }
     Some(Checked {
@@ -444,7 +510,7 @@ impl Store {
         let path = self.vector_file_path(collection, field);
         let names = names_section(collection, field, embedder);
         let Some(Checked {
-            mut file,
+            file,
             header,
             layout,
         }) = open_checked(&path, &names, generation, row_bytes)
@@ -454,20 +520,13 @@ impl Store {
         let Ok(count) = usize::try_from(header.count) else {
             return Ok(None);
         };
-        let Some(rowids) = read_at(&mut file, layout.rowids, layout.id_ends - layout.rowids) else {
-            return Ok(None);
-        };
-        let rowids = rowids
-            .chunks_exact(8)
-            .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-            .collect();
         Ok(Some(VectorFile {
             file,
             header,
             layout,
             count,
             dims: row_bytes / 4,
-            rowids,
+            rowids: None,
             ids: None,
         }))
     }
@@ -493,7 +552,7 @@ impl Store {
         let Some(mut file) = self.open_vector_file(collection, field, embedder, row_bytes)? else {
             return Ok(None);
         };
-        if with_ids && file.load_ids().is_none() {
+        if file.load_rowids().is_none() || (with_ids && file.load_ids().is_none()) {
             return Ok(None);
         }
         let dims = row_bytes / 4;
@@ -508,8 +567,11 @@ impl Store {
                     let from = (d * rows + i) * 4;
                     row[d * 4..d * 4 + 4].copy_from_slice(&block[from..from + 4]);
                 }
+                let Some(rowid) = file.rowid(first + i) else {
+                    return Ok(None);
+                };
                 f(VectorRef {
-                    rowid: file.rowid(first + i),
+                    rowid,
                     id_key: file.id_key(first + i),
                     embedder,
                     vector: &row,
@@ -650,6 +712,7 @@ impl Store {
             summary,
             ids_bytes: ids.len() as u64,
             names_bytes: names.len() as u64,
+            block_rows: BLOCK_ROWS as u32,
         };
         for section in [&rowids[..], &id_ends, &ids, &names] {
             out.write_all(section).map_err(io(&tmp))?;
@@ -712,7 +775,7 @@ impl Ids {
 }
 
 /// Reads and checks the id sections: ends ascending within the text, every key UTF-8.
-fn read_ids(file: &mut File, layout: &Layout, count: usize) -> Option<Ids> {
+fn read_ids(file: &File, layout: &Layout, count: usize) -> Option<Ids> {
     let raw_ends = read_at(file, layout.id_ends, layout.ids - layout.id_ends)?;
     let text = String::from_utf8(read_at(file, layout.ids, layout.names - layout.ids)?).ok()?;
     let mut ends = Vec::with_capacity(count);
@@ -865,6 +928,80 @@ mod tests {
             })
             .expect("scan");
         summary.map(|s| (rows, s))
+    }
+
+    #[test]
+    fn blocks_of_columns_hold_every_row_across_blocks() {
+        let (_dir, mut store) = store();
+        // Two full blocks and a short one; each row's components are distinct numbers.
+        let n = 2 * BLOCK_ROWS + 3;
+        let ids: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        let docs: Vec<_> = ids
+            .iter()
+            .map(|id| NewDocument {
+                id_key: id.clone(),
+                body: "{}".into(),
+                index_keys: Vec::new(),
+            })
+            .collect();
+        store.insert_documents("c", &docs).expect("insert");
+        let vector = |i: usize| -> Vec<u8> {
+            [i as f32, -(i as f32)]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect()
+        };
+        let rows: Vec<NewEmbedding> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| NewEmbedding {
+                id_key: id.clone(),
+                text_hash: "h".into(),
+                vector: vector(i),
+            })
+            .collect();
+        store.put_embeddings("c", "f", "e", &rows).expect("put");
+        assert!(store.sync_vector_file("c", "f", "e", ROW).expect("sync"));
+        // Row by row, in rowid order, with their ids.
+        let mut seen = Vec::new();
+        store
+            .scan_vector_file("c", "f", "e", ROW, true, |row| {
+                seen.push((row.id_key.to_owned(), row.vector.to_vec()));
+                Ok::<_, DocsStoreError>(())
+            })
+            .expect("scan")
+            .expect("a current file");
+        let want: Vec<(String, Vec<u8>)> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), vector(i)))
+            .collect();
+        assert_eq!(seen, want);
+        // One column of each block, and the rowids read one at a time.
+        let mut file = store
+            .open_vector_file("c", "f", "e", ROW)
+            .expect("open")
+            .expect("current");
+        assert_eq!((file.len(), file.blocks()), (n, 3));
+        let mut column = Vec::new();
+        for b in 0..file.blocks() {
+            let (first, rows) = file.block_rows(b);
+            assert!(file.read_block(b, Some(&[1]), &mut column));
+            let got: Vec<f32> = column
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            let want: Vec<f32> = (first..first + rows).map(|i| -(i as f32)).collect();
+            assert_eq!(got, want, "block {b}");
+            assert!(
+                !file.read_block(b, Some(&[2]), &mut column),
+                "no third column"
+            );
+        }
+        let last = file.rowid(n - 1).expect("a rowid");
+        assert!(file.rowid(n).is_none());
+        file.load_rowids().expect("rowids");
+        assert_eq!(file.rowid(n - 1), Some(last));
     }
 
     #[test]

@@ -70,8 +70,43 @@ impl Store {
         }
         self.verify_lexical(&mut problems)?;
         self.verify_vectors(&mut problems)?;
+        if self.format_version() >= 5 {
+            self.verify_collections(&mut problems)?;
+        }
         verify_ledger(&self.dir, &mut problems)?;
         Ok(problems)
+    }
+
+    /// Compares each collection's kept document count with a count of its documents (searches
+    /// trust it to know whether every document has a stored vector).
+    fn verify_collections(&self, problems: &mut Vec<Problem>) -> Result<(), StoreError> {
+        let e = |err| crate::db::sql_error(&self.dir, err);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT name, documents, (SELECT count(*) FROM documents d WHERE d.collection = c.name) \
+                 FROM collections c ORDER BY name",
+            )
+            .map_err(e)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(e)?;
+        for row in rows {
+            let (name, kept, counted) = row.map_err(e)?;
+            if kept != counted {
+                problems.push(Problem::new(
+                    "database",
+                    format!("collection `{name}` records {kept} documents but holds {counted}"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn verify_checksums(&self, problems: &mut Vec<Problem>) -> Result<(), StoreError> {

@@ -78,6 +78,10 @@ pub struct ImportRequest {
     /// Documents per transaction.
     #[schemars(range(min = 1))]
     pub batch_size: usize,
+    /// String fields (dotted paths) whose embeddings are computed in the same pass and
+    /// written with their documents, as `vsync` would compute them, so the collection can be
+    /// searched as soon as the import ends.
+    pub embed: Vec<String>,
     /// Wait for another writer instead of failing.
     #[schemars(skip)]
     pub wait: bool,
@@ -88,6 +92,7 @@ impl Default for ImportRequest {
         ImportRequest {
             collection: String::new(),
             batch_size: 1000,
+            embed: Vec::new(),
             wait: false,
         }
     }
@@ -324,10 +329,9 @@ impl Workspace {
         let mut writer = self.writer("importing documents", request.wait, false)?;
         write::import(
             &mut writer.store,
-            &request.collection,
+            request,
             source,
             name,
-            request.batch_size,
             &mut IdGenerator::new(),
             control,
         )

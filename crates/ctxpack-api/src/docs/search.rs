@@ -178,7 +178,7 @@ fn score_file(
     else {
         return Ok(None);
     };
-    if allowed.is_some() && file.load_ids().is_none() {
+    if file.load_rowids().is_none() || (allowed.is_some() && file.load_ids().is_none()) {
         return Ok(None);
     }
     let (mut block, mut dots) = (Vec::new(), Vec::new());
@@ -193,7 +193,9 @@ fn score_file(
             if allowed.is_some_and(|a| !a.contains(file.id_key(row))) {
                 continue;
             }
-            let rowid = file.rowid(row);
+            let Some(rowid) = file.rowid(row) else {
+                return Ok(None);
+            };
             scored.push(dot * query.scale, rowid, Source::Stored(rowid));
         }
     }
@@ -216,8 +218,9 @@ struct Sparse {
     file: ctxpack_store::docs::vectors::VectorFile,
     sums: Vec<f32>,
     magnitudes: Vec<f32>,
-    /// Exact scores of rows already scored (`None`: the row is gone from the table).
-    exact: std::collections::HashMap<usize, Option<f32>>,
+    /// Exact scores and rowids of rows already scored (`None`: the row is gone from the
+    /// table).
+    exact: std::collections::HashMap<usize, Option<(f32, i64)>>,
 }
 
 impl Sparse {
@@ -247,24 +250,9 @@ impl Sparse {
         if allowed.is_some() && file.load_ids().is_none() {
             return Ok(None);
         }
-        let (mut sums, mut magnitudes) = (
-            Vec::with_capacity(file.len()),
-            Vec::with_capacity(file.len()),
-        );
-        let mut block = Vec::new();
-        for b in 0..file.blocks() {
-            let (_, rows) = file.block_rows(b);
-            if !file.read_block(b, Some(&support), &mut block) {
-                return Ok(None);
-            }
-            knn::partial_columns(
-                &block,
-                rows,
-                &support,
-                &query.vector,
-                &mut sums,
-                &mut magnitudes,
-            );
+        let (mut sums, mut magnitudes) = (vec![0.0f32; file.len()], vec![0.0f32; file.len()]);
+        if !partial_sums(&file, &support, &query.vector, &mut sums, &mut magnitudes) {
+            return Ok(None);
         }
         if sums.iter().chain(&magnitudes).any(|x| !x.is_finite()) {
             return Ok(None);
@@ -278,7 +266,8 @@ impl Sparse {
     }
 
     /// The first `want` allowed rows in rank order, and whether there are no more; `None`
-    /// when so many rows would be scored one by one that a full scan is cheaper.
+    /// when so many rows would be scored one by one that a full scan is cheaper, or the file
+    /// cannot be read any more.
     fn top(
         &mut self,
         store: &Store,
@@ -304,29 +293,65 @@ impl Sparse {
         if missing.len() > SPARSE_MAX_RESCORE {
             return Ok(None);
         }
-        let rowids: Vec<i64> = missing.iter().map(|&row| file.rowid(row)).collect();
+        let mut rowids = Vec::with_capacity(missing.len());
+        for &row in &missing {
+            // A file that fails part way gives way to a full scan (which scans the table).
+            let Some(rowid) = self.file.rowid(row) else {
+                return Ok(None);
+            };
+            rowids.push(rowid);
+        }
         let vectors = store.vectors_by_rowid(target.0, target.1, EMBEDDER_ID, &rowids)?;
-        for (row, vector) in missing.into_iter().zip(vectors) {
+        for ((row, rowid), vector) in missing.into_iter().zip(rowids).zip(vectors) {
             let score = vector
                 .and_then(|v| knn::dot_le_bytes(&v, &query.vector))
                 .map(|dot| dot * query.scale);
-            self.exact.insert(row, score);
+            self.exact.insert(row, score.map(|s| (s, rowid)));
         }
         let mut scored = Scored::default();
         for &row in &found.rescore {
-            if let Some(Some(score)) = self.exact.get(&row) {
-                let rowid = file.rowid(row);
-                scored.push(*score, rowid, Source::Stored(rowid));
+            if let Some(Some((score, rowid))) = self.exact.get(&row) {
+                scored.push(*score, *rowid, Source::Stored(*rowid));
             }
         }
         for &row in &found.zero {
-            let rowid = file.rowid(row);
+            let Some(rowid) = self.file.rowid(row) else {
+                return Ok(None);
+            };
             scored.push(0.0, rowid, Source::Stored(rowid));
         }
         let (rows, _) = scored.top(want);
         let complete = found.rescore.len() + found.zero.len() < want;
         Ok(Some((rows, complete)))
     }
+}
+
+/// Fills every row's partial sums from the file's blocks; false when the file cannot be
+/// read. (One thread: on two cores, two readers were slower, the copies from the page cache
+/// being the bound.)
+fn partial_sums(
+    file: &ctxpack_store::docs::vectors::VectorFile,
+    support: &[usize],
+    query: &Vector,
+    sums: &mut [f32],
+    magnitudes: &mut [f32],
+) -> bool {
+    let mut block = Vec::new();
+    for b in 0..file.blocks() {
+        let (first, rows) = file.block_rows(b);
+        let part = first..first + rows;
+        if part.end > sums.len() || !file.read_block(b, Some(support), &mut block) {
+            return false;
+        }
+        knn::partial_columns(
+            &block,
+            support,
+            query,
+            &mut sums[part.clone()],
+            &mut magnitudes[part],
+        );
+    }
+    true
 }
 
 /// How a walk ranks the documents.

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use ctxpack_docs::document::{self, ParsedDocument};
-use ctxpack_docs::embed::{EMBEDDER_ID, embed, text_hash};
+use ctxpack_docs::embed::{EMBEDDER_ID, Vector, embed, text_hash};
 use ctxpack_docs::filter::Filter;
 use ctxpack_store::Store;
 use ctxpack_store::docs::{DocsStoreError, NewDocument, NewEmbedding};
@@ -168,6 +168,14 @@ pub struct ImportReport {
     pub imported: u64,
     /// Transactions committed.
     pub batches: u64,
+    /// Embeddings computed in the same pass (documents without a string at a field are not
+    /// counted).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub embedded: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Imports JSON Lines into a collection (created if needed), one transaction per batch.
@@ -179,16 +187,22 @@ pub struct ImportReport {
 /// between the two passes. Cancelling stops between batches.
 pub(super) fn import(
     store: &mut Store,
-    collection: &str,
+    request: &super::ImportRequest,
     source: &ImportSource,
     name: Option<&str>,
-    batch_size: usize,
     ids: &mut IdGenerator,
     control: &Control,
 ) -> Result<ImportReport> {
+    let collection = request.collection.as_str();
     ctxpack_store::docs::validate_collection_name(collection)?;
     let name = name.map_or_else(|| source.name(), str::to_owned);
-    let batch_size = batch_size.max(1);
+    let batch_size = request.batch_size.max(1);
+    let fields: Vec<(&str, Vec<String>)> = request
+        .embed
+        .iter()
+        .map(|field| Ok((field.as_str(), super::parse_field(field)?)))
+        .collect::<Result<_>>()?;
+
     let at = |line: u64, message: String| format!("{name}:{line}: {message}");
     let parse = |line_no: u64, line: &str| {
         ParsedDocument::parse(line).map_err(|e| {
@@ -237,29 +251,26 @@ pub(super) fn import(
     })?;
     drop(given);
 
-    // Pass 2: write batch by batch.
+    // Pass 2: one thread parses (and embeds), this one writes, a batch at a time.
     let declared = Declared::load(store, collection)?;
     let mut report = ImportReport {
         collection: collection.to_owned(),
         imported: 0,
         batches: 0,
+        embedded: 0,
     };
-    let mut batch: Vec<NewDocument> = Vec::with_capacity(batch_size.min(100_000));
-    let mut lines: Vec<u64> = Vec::with_capacity(batch.capacity());
-    let flush = |store: &mut Store,
-                 batch: &mut Vec<NewDocument>,
-                 lines: &mut Vec<u64>,
-                 report: &mut ImportReport|
-     -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
+    let write = |store: &mut Store, batch: Batch, report: &mut ImportReport| -> Result<()> {
         control.check()?;
+        let embeddings: Vec<(&str, &[NewEmbedding])> = fields
+            .iter()
+            .zip(&batch.embeddings)
+            .map(|((field, _), rows)| (*field, rows.as_slice()))
+            .collect();
         store
-            .insert_documents(collection, batch)
+            .insert_documents_embedded(collection, &batch.documents, EMBEDDER_ID, &embeddings)
             .map_err(|e| match e {
                 DocsStoreError::DuplicateId { index, .. } => {
-                    let line = lines.get(index).copied().unwrap_or(0);
+                    let line = batch.lines.get(index).copied().unwrap_or(0);
                     Error::new(ErrorKind::Conflict, at(line, e.to_string()))
                 }
                 e => Error::from(e),
@@ -270,10 +281,14 @@ pub(super) fn import(
                     report.imported, report.batches
                 )))
             })?;
-        report.imported += batch.len() as u64;
+        report.imported += batch.documents.len() as u64;
         report.batches += 1;
-        batch.clear();
-        lines.clear();
+        report.embedded += batch
+            .embeddings
+            .iter()
+            .flatten()
+            .filter(|row| !row.vector.is_empty())
+            .count() as u64;
         control.report(Progress {
             phase: "importing",
             done: report.imported,
@@ -281,17 +296,77 @@ pub(super) fn import(
         });
         Ok(())
     };
-    source.for_each_line(&name, |line_no, line| {
-        let doc = parse(line_no, line)?;
-        batch.push(keyed(&doc, ids, &declared)?);
-        lines.push(line_no);
-        if batch.len() >= batch_size {
-            flush(store, &mut batch, &mut lines, &mut report)?;
+    std::thread::scope(|scope| {
+        // Two batches in flight at most: memory holds a bounded window of the input.
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Batch>>(2);
+        let (fields, name, parse) = (&fields, &name, &parse);
+        scope.spawn(move || {
+            let mut batch = Batch::new(fields.len(), batch_size);
+            let read = source.for_each_line(name, |line_no, line| {
+                let doc = parse(line_no, line)?;
+                let new = keyed(&doc, ids, &declared)?;
+                for ((_, path), rows) in fields.iter().zip(&mut batch.embeddings) {
+                    rows.push(embedding_of(&doc.value, path, &new.id_key));
+                }
+                batch.documents.push(new);
+                batch.lines.push(line_no);
+                if batch.documents.len() >= batch_size {
+                    let full = std::mem::replace(&mut batch, Batch::new(fields.len(), batch_size));
+                    // The writer stopped (an error or a cancel): stop reading.
+                    sender
+                        .send(Ok(full))
+                        .map_err(|_| Error::new(ErrorKind::Cancelled, "the import stopped"))?;
+                }
+                Ok(())
+            });
+            // A failed send means the writer already stopped and reports why.
+            let _ = sender.send(read.map(|()| batch));
+        });
+        for item in &receiver {
+            let batch = item?;
+            if !batch.documents.is_empty() {
+                write(store, batch, &mut report)?;
+            }
         }
-        Ok(())
+        Ok::<_, Error>(())
     })?;
-    flush(store, &mut batch, &mut lines, &mut report)?;
+    // The derived copies searches read, current from the start.
+    for (field, _) in &fields {
+        store.sync_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)?;
+    }
     Ok(report)
+}
+
+/// Documents parsed for one transaction, with their line numbers and the embeddings of each
+/// field asked for.
+struct Batch {
+    documents: Vec<NewDocument>,
+    lines: Vec<u64>,
+    embeddings: Vec<Vec<NewEmbedding>>,
+}
+
+impl Batch {
+    fn new(fields: usize, batch_size: usize) -> Batch {
+        let capacity = batch_size.min(100_000);
+        Batch {
+            documents: Vec::with_capacity(capacity),
+            lines: Vec::with_capacity(capacity),
+            embeddings: (0..fields).map(|_| Vec::with_capacity(capacity)).collect(),
+        }
+    }
+}
+
+/// The embedding of the string at `path` of a document, or the marker saying it has none,
+/// as `vsync` computes it.
+fn embedding_of(value: &Value, path: &[String], id_key: &str) -> NewEmbedding {
+    match document::string_at(value, path) {
+        Some(text) => NewEmbedding {
+            id_key: id_key.to_owned(),
+            text_hash: text_hash(text),
+            vector: embed(text).to_le_bytes(),
+        },
+        None => NewEmbedding::marker(id_key.to_owned()),
+    }
 }
 
 /// Calls `out` with the stored text of every document matching `filter` (all without one),

@@ -489,6 +489,7 @@ fn documents_round_trip_exactly() {
                 collection: (*collection).into(),
                 imported: 4,
                 batches: 2,
+                embedded: 0,
             }
         );
         assert_eq!(f.find(collection), docs, "{collection}");
@@ -654,6 +655,7 @@ fn import_errors_name_the_line_and_write_nothing() {
             collection: "c".into(),
             imported: 3,
             batches: 2,
+            embedded: 0,
         }
     );
     assert_eq!(f.count("c"), 3);

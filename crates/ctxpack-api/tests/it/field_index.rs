@@ -189,7 +189,7 @@ fn an_index_answers_exactly_what_a_scan_finds_through_every_kind_of_write() {
                 &ImportRequest {
                     collection: "c".into(),
                     batch_size: 37,
-                    wait: false,
+                    ..ImportRequest::default()
                 },
                 &ImportSource::File(path.clone()),
                 &Control::new(),

@@ -167,6 +167,37 @@ fn fast_paths_answer_exactly_what_the_table_scan_answers() {
         .expect("index");
     let fast = answers(&workspace);
 
+    // Embedding while importing stores what import then vsync store: the same answers, and
+    // nothing left to sync.
+    let other_store = dir.path().join("other.ctxpack");
+    let other = Workspace::for_store(&other_store, Access::ReadWrite).expect("workspace");
+    other.create_store(false).expect("store");
+    let report = other
+        .import_documents(
+            &ImportRequest {
+                collection: "c".into(),
+                batch_size: 300,
+                embed: vec!["text".into()],
+                ..ImportRequest::default()
+            },
+            &ImportSource::File(dir.path().join("docs.jsonl")),
+            &Control::new(),
+        )
+        .expect("import with embeddings");
+    assert_eq!(report.imported, 2500);
+    let stale = other.vstale(&field("text")).expect("vstale");
+    assert!(
+        stale.missing.is_empty() && stale.stale.is_empty(),
+        "{stale:?}"
+    );
+    assert_eq!(report.embedded, stale.current);
+    assert!(
+        other_store.join("vectors").is_dir(),
+        "the vector file is written"
+    );
+    other.create_field_index(&field("status")).expect("index");
+    assert_eq!(answers(&other), fast);
+
     // The slow way: no vector file (the table is scanned) and no index (filters read bodies).
     let vectors = store.join("vectors");
     std::fs::rename(&vectors, dir.path().join("vectors.aside")).expect("move aside");

@@ -307,8 +307,8 @@ proptest! {
         let truth: Vec<usize> = rank(&pool_scores, &pool_keys, Some(want)).into_iter().map(|i| pool[i]).collect();
 
         let dims = support(&query);
-        let (mut sums, mut magnitudes) = (Vec::new(), Vec::new());
-        partial_columns(&columns_of(&rows, &dims), rows.len(), &dims, &query, &mut sums, &mut magnitudes);
+        let (mut sums, mut magnitudes) = (vec![0.0; rows.len()], vec![0.0; rows.len()]);
+        partial_columns(&columns_of(&rows, &dims), &dims, &query, &mut sums, &mut magnitudes);
         let found = sparse_candidates(&sums, &magnitudes, want, eligible).expect("finite sums");
         let mut cand: Vec<usize> = found.rescore.clone();
         for &r in &found.zero {
@@ -336,10 +336,9 @@ fn a_partial_sum_that_rounds_away_from_the_exact_one_keeps_its_rivals() {
     let query = Vector(q);
     assert_eq!(dot_le_bytes(&rows[1].to_le_bytes(), &query), Some(0.0));
     let dims = support(&query);
-    let (mut sums, mut magnitudes) = (Vec::new(), Vec::new());
+    let (mut sums, mut magnitudes) = (vec![0.0; 2], vec![0.0; 2]);
     partial_columns(
         &columns_of(&rows, &dims),
-        2,
         &dims,
         &query,
         &mut sums,

@@ -123,6 +123,10 @@ pub struct ImportArgs {
     /// Documents per transaction.
     #[arg(long, default_value_t = ImportRequest::default().batch_size, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub batch_size: usize,
+    /// Also compute the embeddings of this string field (a dotted path; repeatable) in the
+    /// same pass, as `vsync` would.
+    #[arg(long = "embed", value_name = "FIELD")]
+    pub embed: Vec<String>,
     /// Wait for another writer instead of failing.
     #[arg(long)]
     pub wait: bool,
@@ -208,6 +212,7 @@ impl DocsCommand {
                 let request = ImportRequest {
                     collection: args.collection,
                     batch_size: args.batch_size,
+                    embed: args.embed,
                     wait: args.wait,
                 };
                 let (control, bar) = progress("documents");
@@ -219,10 +224,13 @@ impl DocsCommand {
                     workspace.import_documents(&request, &source, &control)?
                 };
                 drop(bar);
-                let text = format!(
+                let mut text = format!(
                     "imported {} documents into {} ({} batches)",
                     report.imported, report.collection, report.batches
                 );
+                if report.embedded > 0 {
+                    text.push_str(&format!(", {} embeddings", report.embedded));
+                }
                 Ok(line(args.format == "json", json!(report), text))
             }
             DocsCommand::Find(args) => {
