@@ -240,35 +240,87 @@ pub fn support(query: &Vector) -> Vec<usize> {
     (0..DIM).filter(|&d| query.0[d] != 0.0).collect()
 }
 
-/// Partial sums of a block over the `support` columns, which `columns` holds one after the
-/// other (`rows` components each): adds to each row's `sums` its products with the query in
-/// `support` order, and to its `magnitudes` their magnitudes (both start at zero). A block of
-/// the wrong size makes every sum NaN, which [`sparse_candidates`] refuses.
-pub fn partial_columns(
-    columns: &[u8],
-    support: &[usize],
-    query: &Vector,
-    sums: &mut [f32],
-    magnitudes: &mut [f32],
-) {
-    let rows = sums.len();
-    let column = rows * 4;
-    if columns.len() != column * support.len() || magnitudes.len() != rows {
-        sums.fill(f32::NAN);
-        return;
-    }
-    for (k, &d) in support.iter().enumerate() {
-        let q = query.0[d];
-        let col = &columns[k * column..(k + 1) * column];
-        for ((sum, magnitude), bytes) in sums
-            .iter_mut()
-            .zip(magnitudes.iter_mut())
-            .zip(col.as_chunks::<4>().0)
-        {
-            let product = f32::from_le_bytes(*bytes) * q;
-            *sum += product;
-            *magnitude += product.abs();
+/// The partial sums of a sparse scan: each row's sum of its products with the query over the
+/// query's support (in support order), whether any of those products is non-zero, and per
+/// block the largest sum of product magnitudes, which bounds how far each row's sum can be
+/// from its dot product.
+#[derive(Clone, Debug, Default)]
+pub struct PartialSums {
+    sums: Vec<f32>,
+    nonzero: Vec<bool>,
+    /// Per block: the row after its last, and its error bound.
+    blocks: Vec<(usize, f32)>,
+    finite: bool,
+    /// The magnitudes of the block being added.
+    scratch: Vec<f32>,
+}
+
+impl PartialSums {
+    /// Room for `rows` rows.
+    pub fn with_capacity(rows: usize) -> PartialSums {
+        PartialSums {
+            sums: Vec::with_capacity(rows),
+            nonzero: Vec::with_capacity(rows),
+            blocks: Vec::new(),
+            finite: true,
+            scratch: Vec::new(),
         }
+    }
+
+    /// The rows added so far.
+    pub fn len(&self) -> usize {
+        self.sums.len()
+    }
+
+    /// Whether no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.sums.is_empty()
+    }
+
+    /// Adds a block of `rows` rows whose `support` columns `columns` holds one after the other
+    /// (`rows` little-endian `f32`s each). A block of the wrong size, or a sum that is not a
+    /// finite number, makes [`sparse_candidates`] refuse the scan.
+    pub fn push_block(&mut self, columns: &[u8], rows: usize, support: &[usize], query: &Vector) {
+        let column = rows * 4;
+        if columns.len() != column * support.len() {
+            self.finite = false;
+            return;
+        }
+        // Column by column (the loop the compiler vectorises), into this block's sums and a
+        // scratch row of magnitudes.
+        let start = self.sums.len();
+        self.sums.resize(start + rows, 0.0);
+        self.scratch.clear();
+        self.scratch.resize(rows, 0.0);
+        let sums = &mut self.sums[start..];
+        for (k, &d) in support.iter().enumerate() {
+            let q = query.0[d];
+            let col = columns[k * column..(k + 1) * column].as_chunks::<4>().0;
+            for ((sum, magnitude), bytes) in sums.iter_mut().zip(&mut self.scratch).zip(col) {
+                let product = f32::from_le_bytes(*bytes) * q;
+                *sum += product;
+                *magnitude += product.abs();
+            }
+        }
+        let mut largest = 0.0f32;
+        for (&sum, &magnitude) in sums.iter().zip(&self.scratch) {
+            self.nonzero.push(magnitude > 0.0);
+            largest = largest.max(magnitude);
+            self.finite &= sum.is_finite() && magnitude.is_finite();
+        }
+        let error = PARTIAL_ERROR * largest + f32::MIN_POSITIVE;
+        self.blocks.push((self.sums.len(), error));
+    }
+
+    /// Every row as `(row, sum, error bound)`, non-zero rows only.
+    fn nonzero_rows(&self) -> impl Iterator<Item = (usize, f32, f32)> + '_ {
+        let mut start = 0;
+        self.blocks.iter().flat_map(move |&(end, error)| {
+            let rows = start..end;
+            start = end;
+            rows.filter(|&r| self.nonzero[r])
+                .map(move |r| (r, self.sums[r], error))
+        })
     }
 }
 
@@ -284,45 +336,43 @@ pub struct SparseCandidates {
 }
 
 /// How far a partial sum may be from the dot product of the same row, as a multiple of the
-/// sum of the products' magnitudes. Both add the same non-zero products (every other product
+/// sum of the products' magnitudes (a block's largest, for every row of the block). Both add the same non-zero products (every other product
 /// is an exact zero) in different orders; each order is within `(n - 1) · 2⁻²⁴` of the exact
 /// sum for n ≤ 256 terms, so the two are within `2 · 255 · 2⁻²⁴ ≈ 3.1e-5` of each other.
 /// Twice that again covers the rounding of the magnitudes and of the query's scale.
 const PARTIAL_ERROR: f32 = 1e-4;
 
-/// Which rows can be among the `want` best by dot product, given each row's partial sum and
-/// magnitude from [`partial_columns`], among the rows `eligible` accepts; `None` when a sum is
-/// not finite (the caller then scores every row).
+/// Which rows can be among the `want` best by dot product, given the [`PartialSums`] of every
+/// row, among the rows `eligible` accepts; `None` when a sum is not finite (the caller then
+/// scores every row).
 ///
-/// The exact dot product of row `r` lies within `PARTIAL_ERROR · magnitudes[r]` of
-/// `sums[r]`. With `T` the `want`-th highest lower bound among eligible rows, at least `want`
-/// eligible rows score at least `T`, so every row of the `want` best (ties included) has an
-/// upper bound of at least `T`: those rows are the candidates. Rows with zero magnitude score
-/// exactly zero and are candidates only when `T` is not positive. Rows are asked about
-/// eligibility best lower bound first, and only as far as needed.
+/// The exact dot product of a row lies within its block's error bound of its partial sum.
+/// With `T` the `want`-th highest lower bound among eligible rows, at least `want` eligible
+/// rows score at least `T`, so every row of the `want` best (ties included) has an upper
+/// bound of at least `T`: those rows are the candidates. Rows none of whose products is
+/// non-zero score exactly zero and are candidates only when `T` is not positive. Rows are asked
+/// about eligibility best lower bound first, and only as far as needed.
 pub fn sparse_candidates(
-    sums: &[f32],
-    magnitudes: &[f32],
+    partial: &PartialSums,
     want: usize,
     mut eligible: impl FnMut(usize) -> bool,
 ) -> Option<SparseCandidates> {
-    if sums.len() != magnitudes.len() || sums.iter().chain(magnitudes).any(|x| !x.is_finite()) {
+    if !partial.finite {
         return None;
     }
     if want == 0 {
         return Some(SparseCandidates::default());
     }
-    let error = |magnitude: f32| PARTIAL_ERROR * magnitude + f32::MIN_POSITIVE;
     let mut asked = std::collections::HashMap::new();
     let mut is_eligible = |r: usize| *asked.entry(r).or_insert_with(|| eligible(r));
     // The `want`-th highest lower bound among eligible non-zero rows: the best lower bounds
     // first, in windows that double until `want` of them are eligible.
     let mut threshold = None;
-    let nonzero = magnitudes.iter().filter(|&&m| m > 0.0).count();
+    let nonzero = partial.nonzero.iter().filter(|&&n| n).count();
     let mut window = want.saturating_mul(2).max(16);
     while threshold.is_none() && nonzero > 0 {
         let mut found = 0;
-        for (lower, r) in best_lower(sums, magnitudes, window, error) {
+        for (lower, r) in best_lower(partial, window) {
             if is_eligible(r) {
                 found += 1;
                 if found == want {
@@ -339,19 +389,19 @@ pub fn sparse_candidates(
     // Fewer than `want` eligible non-zero rows: every one of them ranks, and zero rows too.
     let threshold = threshold.unwrap_or(f32::NEG_INFINITY);
     let mut out = SparseCandidates::default();
-    for (r, (&sum, &magnitude)) in sums.iter().zip(magnitudes).enumerate() {
-        if magnitude > 0.0 && sum + error(magnitude) >= threshold && is_eligible(r) {
+    for (r, sum, error) in partial.nonzero_rows() {
+        if sum + error >= threshold && is_eligible(r) {
             out.rescore.push(r);
         }
     }
     if threshold <= 0.0 {
         // Zero rows tie at exactly zero and rank by key, which follows row order: only the
         // first `want` eligible ones can be among the best.
-        for (r, &magnitude) in magnitudes.iter().enumerate() {
+        for (r, &nonzero) in partial.nonzero.iter().enumerate() {
             if out.zero.len() == want {
                 break;
             }
-            if magnitude == 0.0 && is_eligible(r) {
+            if !nonzero && is_eligible(r) {
                 out.zero.push(r);
             }
         }
@@ -359,14 +409,9 @@ pub fn sparse_candidates(
     Some(out)
 }
 
-/// The `window` non-zero rows with the highest lower bound (`sum - error(magnitude)`), best
+/// The `window` non-zero rows with the highest lower bound (sum minus error bound), best
 /// first, as `(bound, row)`; one pass over the rows, keeping the best in a bounded heap.
-fn best_lower(
-    sums: &[f32],
-    magnitudes: &[f32],
-    window: usize,
-    error: impl Fn(f32) -> f32,
-) -> Vec<(f32, usize)> {
+fn best_lower(partial: &PartialSums, window: usize) -> Vec<(f32, usize)> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     /// A bound ordered by `total_cmp`, ties by row (the earlier row is the better).
@@ -386,11 +431,8 @@ fn best_lower(
     let mut heap: BinaryHeap<Reverse<Key>> = BinaryHeap::with_capacity(window + 1);
     // Rows at or below the worst kept bound cannot enter: one comparison for most rows.
     let mut floor = f32::NEG_INFINITY;
-    for (r, (&sum, &magnitude)) in sums.iter().zip(magnitudes).enumerate() {
-        if magnitude <= 0.0 {
-            continue;
-        }
-        let lower = sum - error(magnitude);
+    for (r, sum, error) in partial.nonzero_rows() {
+        let lower = sum - error;
         if heap.len() == window && lower <= floor {
             continue;
         }

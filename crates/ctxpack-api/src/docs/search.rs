@@ -216,8 +216,7 @@ const SPARSE_MAX_RESCORE: usize = 4096;
 /// scores are the ones a full scan computes, bit for bit.
 struct Sparse {
     file: ctxpack_store::docs::vectors::VectorFile,
-    sums: Vec<f32>,
-    magnitudes: Vec<f32>,
+    partial: knn::PartialSums,
     /// Exact scores and rowids of rows already scored (`None`: the row is gone from the
     /// table).
     exact: std::collections::HashMap<usize, Option<(f32, i64)>>,
@@ -250,17 +249,18 @@ impl Sparse {
         if allowed.is_some() && file.load_ids().is_none() {
             return Ok(None);
         }
-        let (mut sums, mut magnitudes) = (vec![0.0f32; file.len()], vec![0.0f32; file.len()]);
-        if !partial_sums(&file, &support, &query.vector, &mut sums, &mut magnitudes) {
-            return Ok(None);
-        }
-        if sums.iter().chain(&magnitudes).any(|x| !x.is_finite()) {
-            return Ok(None);
+        let mut partial = knn::PartialSums::with_capacity(file.len());
+        let mut block = Vec::new();
+        for b in 0..file.blocks() {
+            let (_, rows) = file.block_rows(b);
+            if !file.read_block(b, Some(&support), &mut block) {
+                return Ok(None);
+            }
+            partial.push_block(&block, rows, &support, &query.vector);
         }
         Ok(Some(Sparse {
             file,
-            sums,
-            magnitudes,
+            partial,
             exact: std::collections::HashMap::new(),
         }))
     }
@@ -280,10 +280,12 @@ impl Sparse {
             return Ok(None);
         }
         let file = &self.file;
-        let found = knn::sparse_candidates(&self.sums, &self.magnitudes, want, |row| {
+        let Some(found) = knn::sparse_candidates(&self.partial, want, |row| {
             allowed.is_none_or(|a| a.contains(file.id_key(row)))
-        })
-        .ok_or_else(|| Error::internal("a sparse scan's partial sums stopped being finite"))?;
+        }) else {
+            // A sum that is not a finite number: score every row instead.
+            return Ok(None);
+        };
         let missing: Vec<usize> = found
             .rescore
             .iter()
@@ -324,34 +326,6 @@ impl Sparse {
         let complete = found.rescore.len() + found.zero.len() < want;
         Ok(Some((rows, complete)))
     }
-}
-
-/// Fills every row's partial sums from the file's blocks; false when the file cannot be
-/// read. (One thread: on two cores, two readers were slower, the copies from the page cache
-/// being the bound.)
-fn partial_sums(
-    file: &ctxpack_store::docs::vectors::VectorFile,
-    support: &[usize],
-    query: &Vector,
-    sums: &mut [f32],
-    magnitudes: &mut [f32],
-) -> bool {
-    let mut block = Vec::new();
-    for b in 0..file.blocks() {
-        let (first, rows) = file.block_rows(b);
-        let part = first..first + rows;
-        if part.end > sums.len() || !file.read_block(b, Some(support), &mut block) {
-            return false;
-        }
-        knn::partial_columns(
-            &block,
-            support,
-            query,
-            &mut sums[part.clone()],
-            &mut magnitudes[part],
-        );
-    }
-    true
 }
 
 /// How a walk ranks the documents.

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use ctxpack_docs::embed::{DIM, Vector};
 use ctxpack_docs::filter::{Filter, compare_values, index_keys, index_path};
 use ctxpack_docs::knn::{
-    dot_columns, dot_le_bytes, partial_columns, rank, sparse_candidates, support, top_k,
+    PartialSums, dot_columns, dot_le_bytes, rank, sparse_candidates, support, top_k,
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -307,9 +307,12 @@ proptest! {
         let truth: Vec<usize> = rank(&pool_scores, &pool_keys, Some(want)).into_iter().map(|i| pool[i]).collect();
 
         let dims = support(&query);
-        let (mut sums, mut magnitudes) = (vec![0.0; rows.len()], vec![0.0; rows.len()]);
-        partial_columns(&columns_of(&rows, &dims), &dims, &query, &mut sums, &mut magnitudes);
-        let found = sparse_candidates(&sums, &magnitudes, want, eligible).expect("finite sums");
+        // Blocks of 7 rows: a row's error bound is its block's.
+        let mut partial = PartialSums::with_capacity(rows.len());
+        for block in rows.chunks(7) {
+            partial.push_block(&columns_of(block, &dims), block.len(), &dims, &query);
+        }
+        let found = sparse_candidates(&partial, want, eligible).expect("finite sums");
         let mut cand: Vec<usize> = found.rescore.clone();
         for &r in &found.zero {
             prop_assert_eq!(exact[r].to_bits(), 0.0f32.to_bits(), "row {} is not an exact zero", r);
@@ -336,16 +339,9 @@ fn a_partial_sum_that_rounds_away_from_the_exact_one_keeps_its_rivals() {
     let query = Vector(q);
     assert_eq!(dot_le_bytes(&rows[1].to_le_bytes(), &query), Some(0.0));
     let dims = support(&query);
-    let (mut sums, mut magnitudes) = (vec![0.0; 2], vec![0.0; 2]);
-    partial_columns(
-        &columns_of(&rows, &dims),
-        &dims,
-        &query,
-        &mut sums,
-        &mut magnitudes,
-    );
-    assert!(sums[1] > 0.0, "the partial sum rounds away: {}", sums[1]);
-    let found = sparse_candidates(&sums, &magnitudes, 1, |_| true).expect("finite");
+    let mut partial = PartialSums::with_capacity(2);
+    partial.push_block(&columns_of(&rows, &dims), 2, &dims, &query);
+    let found = sparse_candidates(&partial, 1, |_| true).expect("finite");
     assert_eq!(found.zero, [0], "{found:?}");
     assert_eq!(found.rescore, [1], "{found:?}");
 }
