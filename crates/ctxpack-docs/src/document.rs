@@ -59,6 +59,18 @@ impl ParsedDocument {
         })
     }
 
+    /// Checks a document as [`ParsedDocument::parse`] does and returns the canonical key of
+    /// its `_id`, without building its value or its stored text: only the `_id` is kept while
+    /// the rest is read and validated. The errors are `parse`'s.
+    pub fn check(text: &str) -> Result<Option<String>, DocsError> {
+        match serde_json::from_str::<IdOnly>(text) {
+            Ok(IdOnly(Some(id))) => Ok(Some(id_key(&id)?)),
+            Ok(IdOnly(None)) => Ok(None),
+            // Say what is wrong exactly as a full parse says it.
+            Err(_) => ParsedDocument::parse(text).map(|doc| doc.id_key),
+        }
+    }
+
     /// The stored text: the body as given, or with `id` inserted first when it had no `_id`.
     pub fn body_with_id(&self, id: &Value) -> String {
         if self.id_key.is_some() {
@@ -66,6 +78,37 @@ impl ParsedDocument {
         } else {
             with_id_first(&self.body, id)
         }
+    }
+}
+
+/// A JSON object read for its `_id` alone (the last one, as a parsed object keeps it); any
+/// other JSON value fails to read.
+struct IdOnly(Option<Value>);
+
+impl<'de> serde::Deserialize<'de> for IdOnly {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<IdOnly, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = IdOnly;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<IdOnly, A::Error> {
+                let mut id = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "_id" {
+                        id = Some(map.next_value::<Value>()?);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(IdOnly(id))
+            }
+        }
+        deserializer.deserialize_map(Fields)
     }
 }
 
@@ -123,29 +166,46 @@ pub fn id_key(id: &Value) -> Result<String, DocsError> {
 }
 
 /// Removes the whitespace between tokens of valid JSON text, keeping every other byte
-/// (strings with their escapes, numbers as spelled).
+/// (strings with their escapes, numbers as spelled). String literals are copied whole, a run
+/// at a time; outside them the bytes of valid JSON are ASCII, plus a byte-order mark, which
+/// goes like whitespace.
 pub fn minify(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in text.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
+    const BOM: &[u8] = "\u{feff}".as_bytes();
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                // To the closing quote, stepping over every escaped character; an unterminated
+                // string runs to the end.
+                loop {
+                    match bytes[i..].iter().position(|&b| b == b'"' || b == b'\\') {
+                        None => {
+                            i = bytes.len();
+                            break;
+                        }
+                        Some(at) if bytes[i + at] == b'\\' => i = (i + at + 2).min(bytes.len()),
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                    }
+                }
+                out.extend_from_slice(&bytes[start..i]);
             }
-        } else if !matches!(c, ' ' | '\t' | '\n' | '\r' | '\u{feff}') {
-            if c == '"' {
-                in_string = true;
+            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            _ if bytes[i..].starts_with(BOM) => i += BOM.len(),
+            b => {
+                out.push(b);
+                i += 1;
             }
-            out.push(c);
         }
     }
-    out
+    // Only whole characters were copied or skipped, so the bytes are UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Puts `"_id": id` first in a minified object text.

@@ -82,10 +82,10 @@ impl Vector {
 
 /// 64-bit FNV-1a of `bytes` (offset basis `0xcbf29ce484222325`, prime `0x100000001b3`).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut hash: u64 = FNV_BASIS;
     for &b in bytes {
         hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        hash = hash.wrapping_mul(FNV_PRIME);
     }
     hash
 }
@@ -106,12 +106,45 @@ pub fn dimension(token: &str) -> usize {
     (fnv1a64(token.as_bytes()) % DIM as u64) as usize
 }
 
+/// FNV-1a's offset basis and prime (see [`fnv1a64`]).
+const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// Adds one to the dimension of every word of `text`, as [`tokens`] and [`dimension`] define
+/// them, without allocating a string per word. ASCII text (the common case) is lowercased and
+/// hashed a byte at a time; any other text is lowercased whole first, since lowercasing can
+/// change its length.
+fn count_words(text: &str, counts: &mut [f64; DIM]) {
+    if !text.is_ascii() {
+        let lower = text.to_lowercase();
+        for token in lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|t| !t.is_empty())
+        {
+            counts[dimension(token)] += 1.0;
+        }
+        return;
+    }
+    // For ASCII, `char::is_alphanumeric` and `to_lowercase` are their ASCII forms.
+    let (mut hash, mut in_word) = (FNV_BASIS, false);
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() {
+            hash = (hash ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(FNV_PRIME);
+            in_word = true;
+        } else if in_word {
+            counts[(hash % DIM as u64) as usize] += 1.0;
+            (hash, in_word) = (FNV_BASIS, false);
+        }
+    }
+    if in_word {
+        counts[(hash % DIM as u64) as usize] += 1.0;
+    }
+}
+
 /// Embeds a text: word counts per hashed dimension, L2-normalised.
 pub fn embed(text: &str) -> Vector {
     let mut counts = [0.0f64; DIM];
-    for token in tokens(text) {
-        counts[dimension(&token)] += 1.0;
-    }
+    count_words(text, &mut counts);
     let norm = counts.iter().map(|c| c * c).sum::<f64>().sqrt();
     let mut out = [0.0f32; DIM];
     if norm > 0.0 {

@@ -505,6 +505,14 @@ impl Store {
             writable: true,
             version: 0,
         };
+        // Pages of 16 KiB for a new database (an existing one keeps its size: the pragma only
+        // takes effect before the first table): rows of a few KiB, such as JSON documents and
+        // their vectors, pack several to a page instead of one or two to a 4 KiB page, which
+        // left about half of every page empty.
+        store
+            .conn
+            .pragma_update(None, "page_size", 16384)
+            .map_err(|e| sql_error(dir, e))?;
         store.configure()?;
         let version = store.version()?;
         if version != 0 {

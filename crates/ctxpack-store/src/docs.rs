@@ -743,11 +743,24 @@ impl Store {
         &self,
         collection: &str,
         field: &str,
-        mut f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
+        f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         // Reading through a memory map saves a copy per page; SQLite maps at most this much.
+        self.scan_vectors_mapped(collection, field, 1i64 << 34, f)
+    }
+
+    /// [`Store::scan_vectors`] with SQLite's memory map limited to `mmap_size` bytes: a writer
+    /// that scans a large table once reads it through the page cache instead (0), so the pages
+    /// it passes over do not count towards its memory.
+    pub(crate) fn scan_vectors_mapped<E: From<DocsStoreError>>(
+        &self,
+        collection: &str,
+        field: &str,
+        mmap_size: i64,
+        mut f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         self.conn
-            .pragma_update(None, "mmap_size", 1i64 << 34)
+            .pragma_update(None, "mmap_size", mmap_size)
             .map_err(self.sql())?;
         // A full scan in rowid order streams the table; the primary-key index would visit it
         // in `_id` order, one random page at a time.

@@ -669,7 +669,9 @@ impl Store {
         // Rows as they come, then written column by column a block at a time.
         let mut block = Vec::with_capacity(BLOCK_ROWS * target.row_bytes);
         let mut columns = Vec::with_capacity(block.capacity());
-        self.scan_vectors(target.collection, target.field, |row| {
+        // Through the page cache, not a memory map: at a million rows the map's pages would
+        // count as a gigabyte of this process's memory.
+        self.scan_vectors_mapped(target.collection, target.field, 0, |row| {
             summary.rows += 1;
             summary.last_rowid = summary.last_rowid.max(row.rowid);
             if row.embedder != target.embedder {

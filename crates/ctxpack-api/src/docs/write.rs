@@ -204,20 +204,21 @@ pub(super) fn import(
         .collect::<Result<_>>()?;
 
     let at = |line: u64, message: String| format!("{name}:{line}: {message}");
+    let parse_error = |line_no: u64, e: &ctxpack_docs::DocsError| {
+        // The parser sees one line, so its "line 1" is noise next to the file's line.
+        let message = e.to_string().replace(" at line 1 column ", " at column ");
+        Error::invalid(at(line_no, message))
+    };
     let parse = |line_no: u64, line: &str| {
-        ParsedDocument::parse(line).map_err(|e| {
-            // The parser sees one line, so its "line 1" is noise next to the file's line.
-            let message = e.to_string().replace(" at line 1 column ", " at column ");
-            Error::invalid(at(line_no, message))
-        })
+        ParsedDocument::parse(line).map_err(|e| parse_error(line_no, &e))
     };
 
     // Pass 1: check everything, write nothing.
     let mut given: HashMap<String, u64> = HashMap::new();
     let mut total = 0u64;
     source.for_each_line(&name, |line_no, line| {
-        let doc = parse(line_no, line)?;
-        if let Some(key) = doc.id_key {
+        let id_key = ParsedDocument::check(line).map_err(|e| parse_error(line_no, &e))?;
+        if let Some(key) = id_key {
             if let Some(first) = given.get(&key) {
                 return Err(Error::new(
                     ErrorKind::Conflict,

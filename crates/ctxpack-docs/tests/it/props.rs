@@ -345,3 +345,73 @@ fn a_partial_sum_that_rounds_away_from_the_exact_one_keeps_its_rivals() {
     assert_eq!(found.zero, [0], "{found:?}");
     assert_eq!(found.rescore, [1], "{found:?}");
 }
+
+/// The character-by-character definition of `minify`, which the byte-level one must match.
+fn minify_reference(text: &str) -> String {
+    let mut out = String::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r' | '\u{feff}') {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+proptest! {
+    #[test]
+    fn minify_matches_its_definition(text in "[ \t\r\n\"\\\\a{}:,é\u{feff}0-9]{0,40}") {
+        prop_assert_eq!(ctxpack_docs::document::minify(&text), minify_reference(&text));
+    }
+}
+
+proptest! {
+    #[test]
+    fn checking_a_document_agrees_with_parsing_it(
+        doc in value(),
+        id in prop::option::of(leaf()),
+        raw in "[{}\\[\\]\":,_id0-9a ]{0,24}",
+    ) {
+        use ctxpack_docs::document::ParsedDocument;
+        let mut texts = vec![raw, doc.to_string()];
+        if let (Some(id), Value::Object(mut map)) = (id, doc) {
+            map.insert("_id".into(), id);
+            texts.push(Value::Object(map.clone()).to_string());
+            // A repeated `_id`: the last one counts.
+            let text = Value::Object(map).to_string();
+            texts.push(text.replacen('{', "{\"_id\":\"first\",", 1));
+        }
+        for text in texts {
+            let parsed = ParsedDocument::parse(&text).map(|d| d.id_key).map_err(|e| e.to_string());
+            let checked = ParsedDocument::check(&text).map_err(|e| e.to_string());
+            prop_assert_eq!(checked, parsed, "{}", text);
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn embedding_counts_the_words_tokens_lists(text in "[ a-zA-Z0-9_.,'\n-]{0,60}|[ aZ9éÉßİ日本-]{0,30}") {
+        use ctxpack_docs::embed::{DIM, dimension, embed, tokens};
+        let mut counts = [0.0f64; DIM];
+        for token in tokens(&text) {
+            counts[dimension(&token)] += 1.0;
+        }
+        let norm = counts.iter().map(|c| c * c).sum::<f64>().sqrt();
+        let want: Vec<f32> = counts
+            .iter()
+            .map(|c| if norm > 0.0 { (c / norm) as f32 } else { 0.0 })
+            .collect();
+        prop_assert_eq!(embed(&text).0.to_vec(), want);
+    }
+}
