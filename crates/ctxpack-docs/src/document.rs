@@ -40,18 +40,7 @@ impl ParsedDocument {
     /// Parses a document: valid JSON, an object, and an `_id` (if any) that is a scalar or
     /// `{"$oid": "<24 hex digits>"}`.
     pub fn parse(text: &str) -> Result<ParsedDocument, DocsError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| DocsError::InvalidJson {
-            message: e.to_string(),
-        })?;
-        if !value.is_object() {
-            return Err(DocsError::NotAnObject {
-                found: type_name(&value),
-            });
-        }
-        let id_key = match value.get("_id") {
-            Some(id) => Some(id_key(id)?),
-            None => None,
-        };
+        let (value, id_key) = parse_value(text)?;
         Ok(ParsedDocument {
             body: minify(text),
             value,
@@ -59,16 +48,11 @@ impl ParsedDocument {
         })
     }
 
-    /// Checks a document as [`ParsedDocument::parse`] does and returns the canonical key of
-    /// its `_id`, without building its value or its stored text: only the `_id` is kept while
-    /// the rest is read and validated. The errors are `parse`'s.
+    /// Checks a document exactly as [`ParsedDocument::parse`] does (the same JSON value is
+    /// read, so the same errors) and returns the canonical key of its `_id`, without building
+    /// its stored text.
     pub fn check(text: &str) -> Result<Option<String>, DocsError> {
-        match serde_json::from_str::<IdOnly>(text) {
-            Ok(IdOnly(Some(id))) => Ok(Some(id_key(&id)?)),
-            Ok(IdOnly(None)) => Ok(None),
-            // Say what is wrong exactly as a full parse says it.
-            Err(_) => ParsedDocument::parse(text).map(|doc| doc.id_key),
-        }
+        Ok(parse_value(text)?.1)
     }
 
     /// The stored text: the body as given, or with `id` inserted first when it had no `_id`.
@@ -81,35 +65,22 @@ impl ParsedDocument {
     }
 }
 
-/// A JSON object read for its `_id` alone (the last one, as a parsed object keeps it); any
-/// other JSON value fails to read.
-struct IdOnly(Option<Value>);
-
-impl<'de> serde::Deserialize<'de> for IdOnly {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<IdOnly, D::Error> {
-        struct Fields;
-        impl<'de> serde::de::Visitor<'de> for Fields {
-            type Value = IdOnly;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<IdOnly, A::Error> {
-                let mut id = None;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if key == "_id" {
-                        id = Some(map.next_value::<Value>()?);
-                    } else {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
-                }
-                Ok(IdOnly(id))
-            }
-        }
-        deserializer.deserialize_map(Fields)
+/// Reads a document's JSON value: an object, with an `_id` (if any) that is a scalar or
+/// `{"$oid": "<24 hex digits>"}`, whose canonical key comes with it.
+fn parse_value(text: &str) -> Result<(Value, Option<String>), DocsError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| DocsError::InvalidJson {
+        message: e.to_string(),
+    })?;
+    if !value.is_object() {
+        return Err(DocsError::NotAnObject {
+            found: type_name(&value),
+        });
     }
+    let id_key = match value.get("_id") {
+        Some(id) => Some(id_key(id)?),
+        None => None,
+    };
+    Ok((value, id_key))
 }
 
 fn type_name(value: &Value) -> &'static str {

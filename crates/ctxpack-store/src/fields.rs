@@ -4,7 +4,8 @@
 //! in `field_values`. The store does not know what a key means: the caller computes a
 //! document's keys (for a filter, the canonical text of every value at the field's path) and
 //! passes them with the document ([`NewDocument::index_keys`]), so rows are written, replaced
-//! and deleted in the same transaction as their document and an index is never behind it.
+//! and deleted in the same transaction as their document: an index is never behind it, as
+//! long as every writer passes the keys of every declared field (the API does).
 //! Declaring an index lists every stored document in that one transaction too.
 //!
 //! Stores older than format 5 have no field indexes; they read as having none.
@@ -186,8 +187,9 @@ impl Store {
         Ok(dropped)
     }
 
-    /// How many documents have any of `keys` in the index of `field`, counting no further
-    /// than `cap` (so a planner can ask "more than `cap`?" cheaply).
+    /// The index rows of `field` under any of `keys`, counting no further than `cap + 1` (so
+    /// a planner can ask "more than `cap`?" cheaply). A document listed under two of the keys
+    /// counts twice, so this bounds the matching documents from above.
     pub fn count_indexed(
         &self,
         collection: &str,

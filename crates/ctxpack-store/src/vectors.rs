@@ -314,8 +314,8 @@ struct Checked {
     layout: Layout,
 }
 
-/// A current vector file, checked, with its rowids read: its vectors are read a block of
-/// columns at a time.
+/// A current vector file, its header, length and names checked: its vectors are read a block
+/// of columns at a time, its rowids and `_id` keys when asked for.
 #[derive(Debug)]
 pub struct VectorFile {
     file: File,

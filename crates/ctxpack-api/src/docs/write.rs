@@ -331,9 +331,17 @@ pub(super) fn import(
         }
         Ok::<_, Error>(())
     })?;
-    // The derived copies searches read, current from the start.
+    // The derived copies searches read, current from the start. Every document is stored by
+    // now, so a failure here says so: running the import again would find them all.
     for (field, _) in &fields {
-        store.sync_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)?;
+        store
+            .sync_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)
+            .map_err(|e| {
+                Error::from(e).with_hint(Hint::Advice(format!(
+                    "all {} documents and their embeddings were imported; only the vector file of `{field}` was not written: `ctxpack docs vsync` on the field writes it",
+                    report.imported
+                )))
+            })?;
     }
     Ok(report)
 }

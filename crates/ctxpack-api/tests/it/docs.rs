@@ -625,6 +625,15 @@ fn import_errors_name_the_line_and_write_nothing() {
             b"{\"a\":1}\n{\"a\":2} {\"b\":3}\n",
             "2: invalid JSON: trailing characters",
         ),
+        // Deep inside a document: the check reads every value as the import does.
+        (
+            b"{\"_id\":1}\n{\"_id\":2,\"n\":1e400}\n",
+            "2: invalid JSON: number out of range",
+        ),
+        (
+            b"{\"a\":1}\n{\"a\":\"\\ud800\"}\n",
+            "2: invalid JSON: unexpected end of hex escape",
+        ),
     ];
     for (content, message) in cases {
         // A file is named by its path, standard input (bytes) as `<stdin>`.

@@ -380,7 +380,7 @@ proptest! {
     fn checking_a_document_agrees_with_parsing_it(
         doc in value(),
         id in prop::option::of(leaf()),
-        raw in "[{}\\[\\]\":,_id0-9a ]{0,24}",
+        raw in "[{}\\[\\]\":,_id0-9ae+.\\\\u ]{0,24}",
     ) {
         use ctxpack_docs::document::ParsedDocument;
         let mut texts = vec![raw, doc.to_string()];
@@ -413,5 +413,19 @@ proptest! {
             .map(|c| if norm > 0.0 { (c / norm) as f32 } else { 0.0 })
             .collect();
         prop_assert_eq!(embed(&text).0.to_vec(), want);
+    }
+}
+
+#[test]
+fn checking_rejects_what_parsing_rejects_deep_inside_a_document() {
+    use ctxpack_docs::document::ParsedDocument;
+    let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
+    for text in [r#"{"a":1e400}"#, r#"{"a":"\ud800"}"#, deep.as_str()] {
+        let parsed = ParsedDocument::parse(text)
+            .map(|d| d.id_key)
+            .map_err(|e| e.to_string());
+        assert!(parsed.is_err(), "{text}");
+        let checked = ParsedDocument::check(text).map_err(|e| e.to_string());
+        assert_eq!(checked, parsed, "{text}");
     }
 }
