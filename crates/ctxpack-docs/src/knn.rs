@@ -267,16 +267,6 @@ impl PartialSums {
         }
     }
 
-    /// The rows added so far.
-    pub fn len(&self) -> usize {
-        self.sums.len()
-    }
-
-    /// Whether no row was added.
-    pub fn is_empty(&self) -> bool {
-        self.sums.is_empty()
-    }
-
     /// Adds a block of `rows` rows whose `support` columns `columns` holds one after the other
     /// (`rows` little-endian `f32`s each). A block of the wrong size, or a sum that is not a
     /// finite number, makes [`sparse_candidates`] refuse the scan.

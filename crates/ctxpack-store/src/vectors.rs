@@ -339,11 +339,6 @@ impl VectorFile {
         self.count == 0
     }
 
-    /// The components of each vector.
-    pub fn dims(&self) -> usize {
-        self.dims
-    }
-
     /// What a scan of the table would have counted.
     pub fn summary(&self) -> VectorFileSummary {
         self.header.summary

@@ -200,7 +200,10 @@ pub(super) fn import(
     let fields: Vec<(&str, Vec<String>)> = request
         .embed
         .iter()
-        .map(|field| Ok((field.as_str(), super::parse_field(field)?)))
+        .map(|field| {
+            let path = super::parse_field(field).map_err(|e| e.with_field("embed"))?;
+            Ok((field.as_str(), path))
+        })
         .collect::<Result<_>>()?;
 
     let at = |line: u64, message: String| format!("{name}:{line}: {message}");
