@@ -90,6 +90,7 @@ mod mask;
 pub mod plan;
 pub mod schema;
 mod select;
+pub mod server;
 mod snapshot;
 mod status;
 mod verify;

@@ -714,7 +714,7 @@ impl Workspace {
     /// Indexes `sha` when it is not indexed yet and the workspace may write; a read-only
     /// workspace writes nothing (the caller then finds the snapshot missing).
     fn index_if_missing(&self, sha: &str, control: &Control) -> Result<Option<IndexSummary>> {
-        if self.access() == Access::ReadOnly {
+        if self.access() != Access::ReadWrite {
             return Ok(None);
         }
         let missing = match self.try_open_store()? {

@@ -16,6 +16,10 @@ pub enum Access {
     /// Reads only: stores are opened read-only, no lock is taken, nothing is created and no
     /// pack is recorded in the ledger. Operations that write fail with invalid input.
     ReadOnly,
+    /// Reads only, as [`ReadOnly`](Access::ReadOnly), but records every pack in the ledger:
+    /// what a server's read scope does, so its ledger shows what every client was shown.
+    /// Nothing else is written: a commit that is not indexed is reported, never indexed.
+    ReadAndRecord,
     /// Reads and writes: indexing, artifacts, documents, and a ledger record of every pack.
     #[default]
     ReadWrite,
@@ -223,7 +227,7 @@ impl Workspace {
     pub(crate) fn require_write(&self, what: &str) -> Result<()> {
         match self.access {
             Access::ReadWrite => Ok(()),
-            Access::ReadOnly => Err(Error::invalid(format!(
+            Access::ReadOnly | Access::ReadAndRecord => Err(Error::invalid(format!(
                 "{what} writes to the store, and this workspace is read-only"
             ))),
         }

@@ -28,6 +28,7 @@ pub mod ledger;
 mod lexical;
 mod lock;
 mod manifest;
+pub mod registry;
 mod scope;
 pub mod verify;
 

@@ -84,6 +84,9 @@ enum Command {
     Show(ledger::ShowArgs),
     /// Serve packs to coding agents over the Model Context Protocol (stdio).
     Mcp(crate::mcp::McpArgs),
+    /// Serve packs, indexing and the ledger to a team over HTTP and MCP (streamable HTTP),
+    /// with per-repository access tokens; `serve repo` and `serve token` manage them.
+    Serve(crate::serve::ServeArgs),
     /// Show the effective configuration and where each value came from.
     ///
     /// A value comes from a flag, a `CTXPACK_*` variable, the repository's ctxpack.toml, the
@@ -169,7 +172,7 @@ impl Cli {
             Command::Verify(_) => false,
             Command::Query(args) => args.format == "json",
             Command::Docs(command) => command.wants_json(),
-            Command::Mcp(_) => false,
+            Command::Mcp(_) | Command::Serve(_) => false,
             Command::Config(args) => args.format == "json",
             Command::Hook(command) => command.wants_json(),
             Command::Completions(_) | Command::Man => false,
@@ -230,6 +233,7 @@ impl Cli {
             Command::Context(ContextCommand::Pack(args)) => pack::run(&args),
             Command::Docs(command) => command.run(),
             Command::Mcp(args) => crate::mcp::run(&args),
+            Command::Serve(args) => crate::serve::run(&args),
             Command::Log(args) => ledger::log(&args),
             Command::Plan(command) => command.run(),
             Command::Eval(command) => command.run(),

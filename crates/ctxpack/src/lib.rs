@@ -7,7 +7,9 @@
 
 pub mod args;
 pub mod cli;
-mod commands;
+pub mod client;
+pub(crate) mod commands;
 pub mod exit;
 pub mod mcp;
 mod output;
+pub mod serve;

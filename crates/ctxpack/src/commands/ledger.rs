@@ -3,10 +3,11 @@
 use std::fmt::Write;
 
 use clap::Args;
-use ctxpack_api::{Error, Format, Pack, RenderOptions, View, render};
+use ctxpack_api::{Error, Format, Log, Pack, RenderOptions, Shown, View, render};
 use serde_json::json;
 
 use crate::args::{Location, parse};
+use crate::client::{Remote, ServerArgs, url_segment};
 use crate::output::note;
 
 /// Options of `ctxpack log`.
@@ -21,6 +22,9 @@ pub struct LogArgs {
     /// Which repository and store.
     #[command(flatten)]
     pub location: Location,
+    /// Ask a ctxpack server instead.
+    #[command(flatten)]
+    pub remote: ServerArgs,
 }
 
 /// Options of `ctxpack show`.
@@ -43,6 +47,9 @@ pub struct ShowArgs {
     /// Which repository and store.
     #[command(flatten)]
     pub location: Location,
+    /// Ask a ctxpack server instead.
+    #[command(flatten)]
+    pub remote: ServerArgs,
 }
 
 fn torn(lines: &[usize]) {
@@ -58,11 +65,25 @@ fn torn(lines: &[usize]) {
 
 /// Runs `ctxpack log`.
 pub fn log(args: &LogArgs) -> Result<String, Error> {
+    if let Some(remote) = Remote::from_args(&args.remote)? {
+        return remote.get(
+            "ledger",
+            &[
+                ("limit", args.limit.to_string()),
+                ("format", args.format.clone()),
+            ],
+        );
+    }
     let log = args.location.workspace()?.log(args.limit)?;
     torn(&log.torn);
-    if args.format == "json" {
+    Ok(log_output(&log, args.format == "json"))
+}
+
+/// What `ctxpack log` prints for `log`.
+pub fn log_output(log: &Log, json: bool) -> String {
+    if json {
         let json = serde_json::to_string(&log.entries).expect("log entries serialize");
-        return Ok(format!("{json}\n"));
+        return format!("{json}\n");
     }
     let mut out = String::new();
     for r in &log.entries {
@@ -79,32 +100,67 @@ pub fn log(args: &LogArgs) -> Result<String, Error> {
             r.goal.replace(['\r', '\n'], " ")
         );
     }
-    Ok(out)
+    out
 }
 
 /// Runs `ctxpack show`.
 pub fn show(args: &ShowArgs) -> Result<String, Error> {
+    if let Some(remote) = Remote::from_args(&args.remote)? {
+        let mut query = Vec::new();
+        if let Some(format) = args.format {
+            query.push(("format", format.name().to_owned()));
+        }
+        if let Some(view) = args.view {
+            query.push(("view", view.name().to_owned()));
+        }
+        if args.pretty {
+            query.push(("pretty", "true".to_owned()));
+        }
+        if args.dropped {
+            query.push(("dropped", "true".to_owned()));
+        }
+        return remote.get(&format!("ledger/{}", url_segment(&args.id)), &query);
+    }
     let shown = args.location.workspace()?.show(&args.id)?;
     torn(&shown.torn);
+    Ok(shown_output(
+        shown,
+        args.dropped,
+        args.format,
+        args.view,
+        args.pretty,
+    ))
+}
+
+/// What `ctxpack show` prints for a recorded pack: its exact output when the surface kept it
+/// and no other rendering is asked for, the dropped list with `dropped`, otherwise the pack
+/// rendered as recorded, in the format, view and pretty-printing asked for instead.
+pub fn shown_output(
+    shown: Shown,
+    dropped_only: bool,
+    format: Option<Format>,
+    view: Option<View>,
+    pretty: bool,
+) -> String {
     // A surface whose output is not a rendering of the pack kept its exact bytes.
     if let Some(exact) = shown.exact_output
-        && !args.dropped
-        && args.format.is_none()
-        && args.view.is_none()
+        && !dropped_only
+        && format.is_none()
+        && view.is_none()
     {
-        return Ok(exact);
+        return exact;
     }
-    if args.dropped {
-        return Ok(dropped(&shown.pack, args.format == Some(Format::Json)));
+    if dropped_only {
+        return dropped(&shown.pack, format == Some(Format::Json));
     }
-    Ok(render(
+    render(
         &shown.pack,
         &RenderOptions {
-            format: args.format.unwrap_or(shown.rendering.format),
-            view: args.view.unwrap_or(shown.rendering.view),
-            pretty: args.pretty || shown.rendering.pretty,
+            format: format.unwrap_or(shown.rendering.format),
+            view: view.unwrap_or(shown.rendering.view),
+            pretty: pretty || shown.rendering.pretty,
         },
-    ))
+    )
 }
 
 fn dropped(pack: &Pack, as_json: bool) -> String {

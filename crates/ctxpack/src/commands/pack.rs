@@ -10,10 +10,11 @@ use ctxpack_api::config::{Config, Setting};
 use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
     Budget, Error, Meter, PackOptions, PackPayload, PackScope, QueryRequest, RenderOptions,
-    Selector, SnapshotPackRequest, render,
+    Selector, SnapshotPackRequest, Workspace, render,
 };
 
 use crate::args::{Location, OutputArgs, parse, parse_budget};
+use crate::client::{Remote, ServerArgs};
 use crate::commands::config;
 use crate::output::{MAX_PAYLOAD_BYTES, note, progress, read_input, recorded};
 
@@ -127,6 +128,9 @@ pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
     /// Format, view and pretty-printing.
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Ask a ctxpack server instead.
+    #[command(flatten)]
+    pub remote: ServerArgs,
     #[arg(skip)]
     preset: PhantomData<P>,
 }
@@ -162,6 +166,9 @@ pub struct QueryArgs {
     /// Output format: text or json.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Ask a ctxpack server instead.
+    #[command(flatten)]
+    pub remote: ServerArgs,
 }
 
 /// The request a pack command asks for, and the configuration it was built with: the
@@ -237,6 +244,22 @@ fn request<P: Preset + Clone + Send + Sync + 'static>(
 pub fn run<P: Preset + Clone + Send + Sync + 'static>(args: &PackArgs<P>) -> Result<String, Error> {
     let (request, config) = request(args)?;
     let rendering = config.apply_render(RenderOptions::default());
+    if let Some(remote) = Remote::from_args(&args.remote)? {
+        if args.worktree || args.no_ledger {
+            return Err(Error::invalid(
+                "--worktree and --no-ledger are local: a server packs committed snapshots and records every pack",
+            ));
+        }
+        return remote.post(
+            "pack",
+            &[
+                ("format", rendering.format.name().to_owned()),
+                ("view", rendering.view.name().to_owned()),
+                ("pretty", rendering.pretty.to_string()),
+            ],
+            &request,
+        );
+    }
     let effective = config
         .effective(&request, &rendering, &PlanRunRequest::default())
         .for_packs();
@@ -262,13 +285,26 @@ pub fn run<P: Preset + Clone + Send + Sync + 'static>(args: &PackArgs<P>) -> Res
 
 /// Runs `ctxpack query`: raw hits with their score breakdown.
 pub fn query(args: &QueryArgs) -> Result<String, Error> {
-    let hits = args.location.workspace()?.query(&QueryRequest {
+    let request = QueryRequest {
         goal: args.goal.clone(),
         at: args.at.clone(),
         top_k: args.top_k,
         meter: args.meter,
-    })?;
-    if args.format == "json" {
+    };
+    if let Some(remote) = Remote::from_args(&args.remote)? {
+        return remote.post("query", &[("format", args.format.clone())], &request);
+    }
+    query_output(&args.location.workspace()?, &request, args.format == "json")
+}
+
+/// What `ctxpack query` prints for `request` on `workspace`.
+pub fn query_output(
+    workspace: &Workspace,
+    request: &QueryRequest,
+    json: bool,
+) -> Result<String, Error> {
+    let hits = workspace.query(request)?;
+    if json {
         return Ok(format!("{}\n", hits.to_json()));
     }
     Ok(hits.to_string())

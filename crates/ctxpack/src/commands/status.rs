@@ -1,9 +1,10 @@
 //! `ctxpack status`: what the store holds and whether HEAD is indexed.
 
 use clap::Args;
-use ctxpack_api::Error;
+use ctxpack_api::{Error, Workspace};
 
 use crate::args::Location;
+use crate::client::{Remote, ServerArgs};
 
 /// Options of `ctxpack status`.
 #[derive(Debug, Args)]
@@ -14,12 +15,23 @@ pub struct StatusArgs {
     /// Output format: text or json.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Ask a ctxpack server instead.
+    #[command(flatten)]
+    pub remote: ServerArgs,
 }
 
 /// Runs `ctxpack status`.
 pub fn run(args: &StatusArgs) -> Result<String, Error> {
-    let status = args.location.workspace()?.status()?;
-    if args.format == "json" {
+    if let Some(remote) = Remote::from_args(&args.remote)? {
+        return remote.get("snapshots", &[("format", args.format.clone())]);
+    }
+    output(&args.location.workspace()?, args.format == "json")
+}
+
+/// What `ctxpack status` prints for `workspace`.
+pub fn output(workspace: &Workspace, json: bool) -> Result<String, Error> {
+    let status = workspace.status()?;
+    if json {
         return Ok(format!("{}\n", status.to_json()));
     }
     Ok(status.to_string())

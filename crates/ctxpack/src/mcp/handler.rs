@@ -3,8 +3,9 @@
 
 use ctxpack_api::Control;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -67,50 +68,63 @@ impl ServerHandler for Server {
         let server = self.clone();
         let name = request.name.into_owned();
         let arguments = request.arguments;
-        // Progress goes out as notifications when the client asked for them.
-        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-        let control = match context.meta.get_progress_token() {
-            Some(token) => Control::new().with_progress(move |p: &ctxpack_api::Progress| {
-                let mut param = ProgressNotificationParam::new(token.clone(), p.done as f64);
-                param.total = p.total.map(|t| t as f64);
-                param.message = Some(p.phase.to_owned());
-                let _ = sender.send(param);
-            }),
-            None => {
-                // No token: the channel closes at once and nothing is sent.
-                drop(sender);
-                Control::new()
-            }
-        };
-        let peer = context.peer.clone();
-        let forward = tokio::spawn(async move {
-            while let Some(param) = receiver.recv().await {
-                let _ = peer.notify_progress(param).await;
-            }
-        });
-        // `notifications/cancelled` stops the work, not only the reply.
-        let canceller = control.canceller();
-        let ct = context.ct.clone();
-        let watch = tokio::spawn(async move {
-            ct.cancelled().await;
-            canceller.cancel();
-        });
-        // Handlers do blocking IO (SQLite, tantivy, git); keep them off the runtime's thread.
         let task_name = name.clone();
-        let joined =
-            tokio::task::spawn_blocking(move || server.call(&task_name, arguments, &control)).await;
-        watch.abort();
-        let _ = forward.await;
-        match joined {
-            Ok(result) => result.map(CallToolResponse::Complete),
-            Err(e) => Ok(CallToolResponse::Complete(tool_error(
-                &name,
-                &panicked(&name, &e.to_string()),
-            ))),
-        }
+        call_blocking(&context, name, move |control| {
+            server.call(&task_name, arguments, control)
+        })
+        .await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools().into_iter().find(|tool| tool.name == name)
+    }
+}
+
+/// Runs a tool call's `job` on a blocking thread (handlers do blocking IO: SQLite, tantivy,
+/// git), with progress sent as notifications when the call carries a progress token, and
+/// `notifications/cancelled` (or a closed connection) cancelling its [`Control`]. A job that
+/// panics past its own guard becomes an `internal` tool error.
+pub(crate) async fn call_blocking(
+    context: &RequestContext<RoleServer>,
+    name: String,
+    job: impl FnOnce(&Control) -> Result<CallToolResult, ErrorData> + Send + 'static,
+) -> Result<CallToolResponse, ErrorData> {
+    // Progress goes out as notifications when the client asked for them.
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let control = match context.meta.get_progress_token() {
+        Some(token) => Control::new().with_progress(move |p: &ctxpack_api::Progress| {
+            let mut param = ProgressNotificationParam::new(token.clone(), p.done as f64);
+            param.total = p.total.map(|t| t as f64);
+            param.message = Some(p.phase.to_owned());
+            let _ = sender.send(param);
+        }),
+        None => {
+            // No token: the channel closes at once and nothing is sent.
+            drop(sender);
+            Control::new()
+        }
+    };
+    let peer = context.peer.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(param) = receiver.recv().await {
+            let _ = peer.notify_progress(param).await;
+        }
+    });
+    // `notifications/cancelled` stops the work, not only the reply.
+    let canceller = control.canceller();
+    let ct = context.ct.clone();
+    let watch = tokio::spawn(async move {
+        ct.cancelled().await;
+        canceller.cancel();
+    });
+    let joined = tokio::task::spawn_blocking(move || job(&control)).await;
+    watch.abort();
+    let _ = forward.await;
+    match joined {
+        Ok(result) => result.map(CallToolResponse::Complete),
+        Err(e) => Ok(CallToolResponse::Complete(tool_error(
+            &name,
+            &panicked(&name, &e.to_string()),
+        ))),
     }
 }

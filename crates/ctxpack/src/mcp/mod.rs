@@ -29,7 +29,7 @@
 mod catalogue;
 mod config;
 pub mod framing;
-mod handler;
+pub(crate) mod handler;
 mod pack_output;
 mod roots;
 mod schema;
@@ -103,7 +103,7 @@ impl Scope {
 }
 
 /// What the server tells the model when it connects.
-const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a task inside a hard budget, every piece cited, nothing dropped silently.\n\
+pub(crate) const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a task inside a hard budget, every piece cited, nothing dropped silently.\n\
 - Code of this repository: call `repo_context_pack` with your goal before reading files one by one; it packs the exact committed snapshot (HEAD by default) as Markdown (`format`: text, xml or json on request; the structured content is always the canonical JSON). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
 - JSON document collections in a ctxpack store: `context_pack` for a budgeted, cited pack; `vsearch` for whole documents.\n\
 - Cite what you use by each chunk's citation or id.\n\
@@ -167,7 +167,7 @@ impl Server {
 
     /// The tools listed at its scope.
     pub fn tools(&self) -> Vec<Tool> {
-        catalogue::list(self.scope)
+        tools_at(self.scope)
     }
 
     /// Name, version, capabilities and instructions, as sent in the `initialize` result.
@@ -182,11 +182,7 @@ impl Server {
                     ": `index`, `artifact_add`, `docs_insert`, `docs_import` and `vsync` write to the store",
             }
         );
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("ctxpack", env!("CARGO_PKG_VERSION")).with_title("ctxpack"),
-            )
-            .with_instructions(instructions)
+        server_config(instructions)
     }
 
     /// Runs one tool call on the current thread: a listed tool always gives a result (a tool
@@ -198,29 +194,57 @@ impl Server {
         arguments: Option<JsonObject>,
         control: &Control,
     ) -> Result<CallToolResult, ErrorData> {
-        let spec = catalogue::lookup(name).ok_or_else(|| {
-            ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
-                Some(json!({"tool": name})),
-            )
-        })?;
-        if spec.scope() > self.scope {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "tool `{name}` writes and is not available: this server runs at scope read"
-                ),
-                Some(json!({
-                    "tool": name,
-                    "scope": self.scope.name(),
-                    "hint": "start the server with `ctxpack mcp --scope write`",
-                })),
-            ));
-        }
-        let arguments = arguments.unwrap_or_default();
-        Ok(guarded(name, || {
-            spec.run(&self.workspace()?, &arguments, control)
-        }))
+        dispatch(self.scope, name, arguments, control, || self.workspace())
     }
+}
+
+/// Runs one tool call at `scope` on the current thread against the workspace `workspace`
+/// opens: a listed tool always gives a result (a tool error on failure or panic); an unknown
+/// tool, or a tool above `scope`, is a protocol error (invalid params).
+pub(crate) fn dispatch(
+    scope: Scope,
+    name: &str,
+    arguments: Option<JsonObject>,
+    control: &Control,
+    workspace: impl FnOnce() -> Result<Workspace, Error>,
+) -> Result<CallToolResult, ErrorData> {
+    let spec = catalogue::lookup(name).ok_or_else(|| {
+        ErrorData::invalid_params(
+            format!("unknown tool `{name}`"),
+            Some(json!({"tool": name})),
+        )
+    })?;
+    if spec.scope() > scope {
+        return Err(ErrorData::invalid_params(
+            format!("tool `{name}` writes and is not available: this server runs at scope read"),
+            Some(json!({
+                "tool": name,
+                "scope": scope.name(),
+                "hint": match scope {
+                    Scope::Read => "start the server with `ctxpack mcp --scope write`, or use a token with scope write",
+                    Scope::Write => "",
+                },
+            })),
+        ));
+    }
+    let arguments = arguments.unwrap_or_default();
+    Ok(guarded(name, || {
+        spec.run(&workspace()?, &arguments, control)
+    }))
+}
+
+/// Name, version, capabilities and `instructions`, as sent in the `initialize` result.
+pub(crate) fn server_config(instructions: String) -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        .with_server_info(
+            Implementation::new("ctxpack", env!("CARGO_PKG_VERSION")).with_title("ctxpack"),
+        )
+        .with_instructions(instructions)
+}
+
+/// The tools listed at `scope`.
+pub(crate) fn tools_at(scope: Scope) -> Vec<Tool> {
+    catalogue::list(scope)
 }
 
 /// How a server at `scope` opens its workspaces.

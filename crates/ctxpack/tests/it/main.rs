@@ -14,6 +14,7 @@ mod output;
 mod pack;
 mod plan;
 mod select;
+mod serve;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

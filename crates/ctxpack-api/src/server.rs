@@ -1,0 +1,504 @@
+//! What a ctxpack server serves and to whom: the registry of repositories and access tokens in
+//! its state directory, token checks, and the workspace each request runs against.
+//!
+//! A token is `ctxp_` + a 12-hex-digit id + `_` + 64 hex digits (256 random bits from the
+//! operating system). Only the SHA-256 digest of the whole token is stored; a request's token
+//! is looked up by its id and its digest compared in constant time, so a check costs a hash
+//! and one indexed read (a slow password hash would dominate a pack's latency, and 256 random
+//! bits need no stretching). Every refusal — malformed, unknown, wrong secret, expired,
+//! revoked — is the same [`Denied`] to the caller, so a front end reveals nothing about which.
+//!
+//! Each registered repository is served from its own store under the state directory
+//! (`stores/NAME`), never from a directory inside the repository, and only while its path lies
+//! under one of the roots the operator allows.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ctxpack_store::registry::{Registry as Rows, RepoRow, TokenRow};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, ErrorKind, Hint, Result};
+use crate::workspace::{Access, Workspace, WorkspaceOptions};
+
+/// What a token lets its holder do with its repository; each scope includes the ones before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Packs, queries, snapshots, the ledger and document reads.
+    Read,
+    /// Also indexing and document writes.
+    Write,
+    /// Everything, including what a later release adds for operators.
+    Admin,
+}
+
+impl Scope {
+    /// `read`, `write` or `admin`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+            Scope::Admin => "admin",
+        }
+    }
+
+    /// The scope with this name.
+    pub fn parse(name: &str) -> Option<Scope> {
+        match name {
+            "read" => Some(Scope::Read),
+            "write" => Some(Scope::Write),
+            "admin" => Some(Scope::Admin),
+            _ => None,
+        }
+    }
+}
+
+/// A registered repository.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RepoInfo {
+    /// Its name in URLs and tokens.
+    pub name: String,
+    /// Its path on the server.
+    pub path: PathBuf,
+    /// Unix seconds when it was registered.
+    pub created: i64,
+}
+
+/// A token as listed: everything but its secret.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TokenInfo {
+    /// Its name, recorded in the ledger with every pack it asks for.
+    pub name: String,
+    /// The public part of the token (`ctxp_ID_…`).
+    pub id: String,
+    /// Its repository.
+    pub repo: String,
+    /// Its scope.
+    pub scope: &'static str,
+    /// Unix seconds when it was created.
+    pub created: i64,
+    /// Unix seconds after which it is refused, if ever.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<i64>,
+    /// Unix seconds when it was revoked, if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked: Option<i64>,
+}
+
+/// A request for a new token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenRequest {
+    /// Its name: unique, 1–64 characters of `A-Z a-z 0-9 . _ -`.
+    pub name: String,
+    /// The registered repository it grants access to.
+    pub repo: String,
+    /// What it may do there.
+    pub scope: Scope,
+    /// Seconds from now until it expires; `None` for never.
+    pub expires_in: Option<u64>,
+}
+
+/// A new token: shown once, never stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewToken {
+    /// The whole token, for the `Authorization: Bearer` header.
+    pub secret: String,
+    /// What was stored.
+    pub info: TokenInfo,
+}
+
+/// What a checked token grants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The token's name.
+    pub token: String,
+    /// Its repository.
+    pub repo: String,
+    /// Its scope.
+    pub scope: Scope,
+}
+
+impl Grant {
+    /// Whether it allows `scope` on `repo`.
+    pub fn allows(&self, repo: &str, scope: Scope) -> bool {
+        self.repo == repo && self.scope >= scope
+    }
+}
+
+/// A token was refused: missing, malformed, unknown, wrong, expired or revoked. Which one is
+/// deliberately not said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Denied;
+
+/// The registry of a server's state directory.
+#[derive(Debug)]
+pub struct ServerRegistry {
+    dir: PathBuf,
+    rows: Mutex<Rows>,
+}
+
+const PREFIX: &str = "ctxp_";
+const ID_HEX: usize = 12;
+const SECRET_HEX: usize = 64;
+
+impl ServerRegistry {
+    /// Opens the registry of the state directory `dir`, creating it when `create` is set.
+    pub fn open(dir: &Path, create: bool) -> Result<ServerRegistry> {
+        let rows = Rows::open(dir, create).map_err(|e| match e {
+            ctxpack_store::StoreError::NotFound { .. } => {
+                Error::not_found(format!("no ctxpack server state at {}", dir.display()))
+                    .with_field("state")
+                    .with_hint(Hint::Advice(
+                        "register a repository first, which creates it".into(),
+                    ))
+            }
+            other => other.into(),
+        })?;
+        Ok(ServerRegistry {
+            dir: dir.to_owned(),
+            rows: Mutex::new(rows),
+        })
+    }
+
+    fn rows(&self) -> std::sync::MutexGuard<'_, Rows> {
+        // A panic while holding the lock leaves the rows as SQLite left them: still whole.
+        self.rows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The state directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Registers the git repository containing `path` as `name`.
+    pub fn add_repo(&self, name: &str, path: &Path) -> Result<RepoInfo> {
+        check_name("name", name)?;
+        let workspace = Workspace::open(WorkspaceOptions {
+            cwd: path.to_owned(),
+            store: Some(self.store_dir(name)),
+            access: Access::ReadOnly,
+            caller: None,
+        })
+        .map_err(|e| e.with_field("path"))?;
+        let root = workspace.repo_root().ok_or_else(|| {
+            Error::invalid_field(
+                "path",
+                format!("{} is not in a git repository", path.display()),
+            )
+        })?;
+        let row = RepoRow {
+            name: name.to_owned(),
+            path: root.to_owned(),
+            created: now(),
+        };
+        self.rows().add_repo(&row)?;
+        Ok(repo_info(row))
+    }
+
+    /// Unregisters a repository, revokes its tokens by deleting them and removes its store.
+    pub fn remove_repo(&self, name: &str) -> Result<()> {
+        check_name("name", name)?;
+        if !self.rows().remove_repo(name)? {
+            return Err(unknown_repo(name));
+        }
+        let store = self.store_dir(name);
+        match std::fs::remove_dir_all(&store) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&store, &e)),
+        }
+    }
+
+    /// Every registered repository, by name.
+    pub fn repos(&self) -> Result<Vec<RepoInfo>> {
+        Ok(self.rows().repos()?.into_iter().map(repo_info).collect())
+    }
+
+    /// Creates a token; its secret is in the result and nowhere else.
+    pub fn create_token(&self, request: &TokenRequest) -> Result<NewToken> {
+        check_name("name", &request.name)?;
+        if self.rows().repo(&request.repo)?.is_none() {
+            return Err(unknown_repo(&request.repo).with_field("repo"));
+        }
+        let created = now();
+        let expires = match request.expires_in {
+            None => None,
+            Some(seconds) => Some(
+                i64::try_from(seconds)
+                    .ok()
+                    .and_then(|s| created.checked_add(s))
+                    .ok_or_else(|| Error::invalid_field("expires", "too far in the future"))?,
+            ),
+        };
+        let mut random = [0u8; ID_HEX / 2 + SECRET_HEX / 2];
+        getrandom::fill(&mut random).map_err(|e| {
+            Error::internal(format!("the operating system gave no random bytes: {e}"))
+        })?;
+        let id = hex(&random[..ID_HEX / 2]);
+        let secret = format!("{PREFIX}{id}_{}", hex(&random[ID_HEX / 2..]));
+        let row = TokenRow {
+            id,
+            name: request.name.clone(),
+            digest: Sha256::digest(secret.as_bytes()).to_vec(),
+            repo: request.repo.clone(),
+            scope: request.scope.name().to_owned(),
+            created,
+            expires,
+            revoked: None,
+        };
+        self.rows().add_token(&row)?;
+        Ok(NewToken {
+            secret,
+            info: token_info(row),
+        })
+    }
+
+    /// Every token, by name, revoked ones included.
+    pub fn tokens(&self) -> Result<Vec<TokenInfo>> {
+        Ok(self.rows().tokens()?.into_iter().map(token_info).collect())
+    }
+
+    /// Revokes the token named `name`: it is refused from the next request on.
+    pub fn revoke_token(&self, name: &str) -> Result<()> {
+        if self.rows().revoke_token(name, now())? {
+            return Ok(());
+        }
+        Err(Error::not_found(format!(
+            "no token named `{name}` that is not revoked already"
+        ))
+        .with_field("name")
+        .with_hint(Hint::Advice("list the tokens to see their names".into())))
+    }
+
+    /// Checks a bearer token at time `now` (Unix seconds).
+    pub fn authenticate(&self, token: &str, now: i64) -> std::result::Result<Grant, Denied> {
+        let rest = token.strip_prefix(PREFIX).ok_or(Denied)?;
+        let (id, secret) = rest.split_once('_').ok_or(Denied)?;
+        if id.len() != ID_HEX
+            || secret.len() != SECRET_HEX
+            || !(id.bytes().chain(secret.bytes())).all(|b| b.is_ascii_hexdigit())
+        {
+            return Err(Denied);
+        }
+        let row = self.rows().token(id).map_err(|_| Denied)?.ok_or(Denied)?;
+        let digest = Sha256::digest(token.as_bytes());
+        if !constant_time_eq(&digest, &row.digest)
+            || row.revoked.is_some()
+            || row.expires.is_some_and(|at| now >= at)
+        {
+            return Err(Denied);
+        }
+        let scope = Scope::parse(&row.scope).ok_or(Denied)?;
+        Ok(Grant {
+            token: row.name,
+            repo: row.repo,
+            scope,
+        })
+    }
+
+    /// The workspace a request with `grant` runs against, recording packs as built for the
+    /// grant's token: the repository's own checkout read, its store under the state directory
+    /// written — at read scope only the ledger. Fails when the repository is not registered or
+    /// no longer lies under one of `roots`.
+    pub fn workspace(&self, grant: &Grant, roots: &[PathBuf]) -> Result<Workspace> {
+        let repo = grant.repo.as_str();
+        let row = self.rows().repo(repo)?.ok_or_else(|| unknown_repo(repo))?;
+        let path = row
+            .path
+            .canonicalize()
+            .map_err(|e| Error::io(&row.path, &e))?;
+        if !roots.iter().any(|root| path.starts_with(root)) {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "repository `{repo}` at {} lies outside the roots this server allows",
+                    path.display()
+                ),
+            )
+            .with_hint(Hint::Advice(
+                "start the server with a root that contains it".into(),
+            )));
+        }
+        Workspace::open(WorkspaceOptions {
+            cwd: path,
+            store: Some(self.store_dir(repo)),
+            access: if grant.scope >= Scope::Write {
+                Access::ReadWrite
+            } else {
+                Access::ReadAndRecord
+            },
+            caller: Some(format!("serve:{}", grant.token)),
+        })
+    }
+
+    fn store_dir(&self, repo: &str) -> PathBuf {
+        self.dir.join("stores").join(repo)
+    }
+}
+
+/// Unix seconds now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+fn check_name(field: &str, name: &str) -> Result<()> {
+    let ok = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && !name.starts_with('.');
+    if ok {
+        return Ok(());
+    }
+    Err(Error::invalid_field(
+        field,
+        format!("`{name}` is not a name: use 1–64 of A-Z a-z 0-9 . _ -, not starting with a dot"),
+    ))
+}
+
+fn unknown_repo(name: &str) -> Error {
+    Error::not_found(format!("no repository named `{name}` is registered")).with_hint(Hint::Advice(
+        "list the registered repositories, or register this one".into(),
+    ))
+}
+
+fn repo_info(row: RepoRow) -> RepoInfo {
+    RepoInfo {
+        name: row.name,
+        path: row.path,
+        created: row.created,
+    }
+}
+
+fn token_info(row: TokenRow) -> TokenInfo {
+    TokenInfo {
+        name: row.name,
+        id: row.id,
+        repo: row.repo,
+        scope: Scope::parse(&row.scope).map_or("unknown", Scope::name),
+        created: row.created,
+        expires: row.expires,
+        revoked: row.revoked,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `a == b`, in time that depends on their lengths only.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(difference) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> (tempfile::TempDir, ServerRegistry) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&repo)
+            .status()
+            .expect("git");
+        assert!(status.success());
+        let registry = ServerRegistry::open(&dir.path().join("state"), true).expect("registry");
+        registry.add_repo("app", &repo).expect("register");
+        (dir, registry)
+    }
+
+    fn request(name: &str, scope: Scope, expires_in: Option<u64>) -> TokenRequest {
+        TokenRequest {
+            name: name.into(),
+            repo: "app".into(),
+            scope,
+            expires_in,
+        }
+    }
+
+    #[test]
+    fn a_token_grants_its_scope_until_it_expires_or_is_revoked() {
+        let (_dir, registry) = fixture();
+        let token = registry
+            .create_token(&request("ci", Scope::Write, Some(60)))
+            .expect("token");
+        assert_eq!(token.secret.len(), PREFIX.len() + ID_HEX + 1 + SECRET_HEX);
+        let grant = registry.authenticate(&token.secret, now()).expect("valid");
+        assert!(grant.allows("app", Scope::Read) && grant.allows("app", Scope::Write));
+        assert!(!grant.allows("app", Scope::Admin) && !grant.allows("other", Scope::Read));
+        assert_eq!(grant.token, "ci");
+        // Expired.
+        assert_eq!(
+            registry.authenticate(&token.secret, now() + 61),
+            Err(Denied)
+        );
+        // One digit of the secret changed.
+        let mut wrong = token.secret.clone().into_bytes();
+        let last = wrong.len() - 1;
+        wrong[last] = if wrong[last] == b'0' { b'1' } else { b'0' };
+        let wrong = String::from_utf8(wrong).expect("ASCII");
+        assert_eq!(registry.authenticate(&wrong, now()), Err(Denied));
+        for malformed in ["", "ctxp_", "Bearer x", "ctxp_zz_zz", &token.secret[..20]] {
+            assert_eq!(registry.authenticate(malformed, now()), Err(Denied));
+        }
+        registry.revoke_token("ci").expect("revoke");
+        assert_eq!(registry.authenticate(&token.secret, now()), Err(Denied));
+        assert_eq!(
+            registry.revoke_token("ci").expect_err("twice").kind(),
+            ErrorKind::NotFound
+        );
+        // Nothing stored holds the secret.
+        let listed = registry.tokens().expect("list");
+        assert_eq!(listed.len(), 1);
+        assert!(!format!("{listed:?}").contains(&token.secret[PREFIX.len() + ID_HEX + 1..]));
+    }
+
+    #[test]
+    fn names_repositories_and_roots_are_checked() {
+        let (dir, registry) = fixture();
+        for bad in ["", ".hidden", "a/b", "../x", &"x".repeat(65)] {
+            let error = registry
+                .create_token(&request(bad, Scope::Read, None))
+                .expect_err("bad name");
+            assert_eq!(error.field(), Some("name"), "{bad:?}");
+        }
+        let error = registry
+            .create_token(&TokenRequest {
+                repo: "nope".into(),
+                ..request("x", Scope::Read, None)
+            })
+            .expect_err("unknown repository");
+        assert_eq!(error.kind(), ErrorKind::NotFound);
+        let root = dir.path().canonicalize().expect("canonical");
+        let grant = Grant {
+            token: "t".into(),
+            repo: "app".into(),
+            scope: Scope::Read,
+        };
+        let workspace = registry
+            .workspace(&grant, std::slice::from_ref(&root))
+            .expect("inside the root");
+        assert_eq!(workspace.access(), Access::ReadAndRecord);
+        let elsewhere = root.join("state");
+        let error = registry
+            .workspace(&grant, &[elsewhere])
+            .expect_err("outside the roots");
+        assert!(error.message().contains("outside the roots"), "{error}");
+        assert!(
+            registry
+                .add_repo("loose", &dir.path().join("state"))
+                .is_err()
+        );
+    }
+}

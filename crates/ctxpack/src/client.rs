@@ -1,0 +1,259 @@
+//! The command line as a client of `ctxpack serve`: `--server URL --repo NAME` on the read
+//! commands sends the request the local command would build and prints what the server
+//! answers, which is what the local command prints. The token comes from `CTXPACK_TOKEN`
+//! (never a flag: flags are visible to every user of the machine). A failure the server
+//! reports is the same failure locally: its envelope becomes the error, so the message,
+//! hint and exit code match.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use clap::Args;
+use ctxpack_api::{Error, ErrorKind, Hint};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+
+/// `--server` and `--repo`: ask a ctxpack server instead of the local store.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ServerArgs {
+    /// Ask this ctxpack server (`http://HOST:PORT`) instead of the local store, with the token
+    /// in CTXPACK_TOKEN.
+    #[arg(long, value_name = "URL", requires = "repo")]
+    pub server: Option<String>,
+    /// The repository's name on the server.
+    #[arg(long, value_name = "NAME", requires = "server")]
+    pub repo: Option<String>,
+}
+
+/// The largest answer read from a server.
+const MAX_RESPONSE_BYTES: usize = 256 << 20;
+/// How long to wait for a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a whole request may take (a write token's pack may index first).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A server and repository to send requests to.
+#[derive(Debug)]
+pub struct Remote {
+    authority: String,
+    prefix: String,
+    repo: String,
+    token: String,
+}
+
+impl Remote {
+    /// The server the flags name, if any; fails on a malformed URL or a missing token.
+    pub fn from_args(args: &ServerArgs) -> Result<Option<Remote>, Error> {
+        let (Some(server), Some(repo)) = (&args.server, &args.repo) else {
+            return Ok(None);
+        };
+        let rest = server.strip_prefix("http://").ok_or_else(|| {
+            Error::invalid_field(
+                "server",
+                format!("`{server}` is not an http:// URL (this client speaks plain HTTP; put TLS in front with a local proxy)"),
+            )
+        })?;
+        let (authority, prefix) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+            None => (rest, ""),
+        };
+        if authority.is_empty()
+            || authority.contains('@')
+            || !authority
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
+        {
+            return Err(Error::invalid_field(
+                "server",
+                format!("`{server}` does not name a host and port"),
+            ));
+        }
+        let authority = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.contains(']'))
+        {
+            authority.to_owned()
+        } else {
+            format!("{authority}:80")
+        };
+        let token = std::env::var("CTXPACK_TOKEN").map_err(|_| {
+            Error::invalid_field(
+                "server",
+                "no token: set CTXPACK_TOKEN to a token from `ctxpack serve token create`",
+            )
+        })?;
+        Ok(Some(Remote {
+            authority,
+            prefix: prefix.to_owned(),
+            repo: repo.clone(),
+            token: token.trim().to_owned(),
+        }))
+    }
+
+    /// `GET /v1/repos/REPO/{path}?{query}`: the answer's text.
+    pub fn get(&self, path: &str, query: &[(&str, String)]) -> Result<String, Error> {
+        self.send(hyper::Method::GET, path, query, Vec::new())
+    }
+
+    /// `POST /v1/repos/REPO/{path}?{query}` with a JSON body: the answer's text.
+    pub fn post(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        body: &impl serde::Serialize,
+    ) -> Result<String, Error> {
+        let body = serde_json::to_vec(body).expect("a request serializes");
+        self.send(hyper::Method::POST, path, query, body)
+    }
+
+    fn send(
+        &self,
+        method: hyper::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Vec<u8>,
+    ) -> Result<String, Error> {
+        let repo: String = url_segment(&self.repo);
+        let mut target = format!("{}/v1/repos/{repo}/{path}", self.prefix);
+        if !query.is_empty() {
+            target.push('?');
+            target.push_str(&serde_urlencoded::to_string(query).expect("query pairs encode"));
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
+        let unreachable = |e: &dyn std::fmt::Display| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot reach the server at {}: {e}", self.authority),
+            )
+            .with_field("server")
+        };
+        let answer = runtime.block_on(async {
+            tokio::time::timeout(REQUEST_TIMEOUT, async {
+                let stream = tokio::time::timeout(
+                    CONNECT_TIMEOUT,
+                    tokio::net::TcpStream::connect(&self.authority),
+                )
+                .await
+                .map_err(|e| unreachable(&e))?
+                .map_err(|e| unreachable(&e))?;
+                let (mut sender, connection) =
+                    hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                        .await
+                        .map_err(|e| unreachable(&e))?;
+                tokio::spawn(connection);
+                let request = hyper::Request::builder()
+                    .method(method)
+                    .uri(&target)
+                    .header(HOST, &self.authority)
+                    .header(AUTHORIZATION, format!("Bearer {}", self.token))
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(Full::new(Bytes::from(body)))
+                    .map_err(|e| Error::invalid_field("server", e.to_string()))?;
+                let response = sender
+                    .send_request(request)
+                    .await
+                    .map_err(|e| unreachable(&e))?;
+                let status = response.status();
+                let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+                    .collect()
+                    .await
+                    .map_err(|e| unreachable(&e))?
+                    .to_bytes();
+                Ok::<_, Error>((status, bytes))
+            })
+            .await
+            .map_err(|e| unreachable(&e))?
+        });
+        runtime.shutdown_background();
+        let (status, bytes) = answer?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if status.is_success() {
+            return Ok(text);
+        }
+        Err(reported(status.as_u16(), &text))
+    }
+}
+
+/// A repository name as one path segment: names are `A-Z a-z 0-9 . _ -`, and anything else
+/// is escaped so it cannot change the path.
+pub fn url_segment(name: &str) -> String {
+    name.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The error a server's failure envelope describes.
+fn reported(status: u16, text: &str) -> Error {
+    let envelope: Option<Value> = serde_json::from_str(text).ok();
+    let fields = envelope.as_ref().and_then(|v| v.get("error"));
+    let Some(message) = fields
+        .and_then(|f| f.get("message"))
+        .and_then(Value::as_str)
+    else {
+        let excerpt: String = text.chars().take(200).collect();
+        return Error::internal(format!("the server answered {status}: {excerpt}"));
+    };
+    let kind = match fields
+        .and_then(|f| f.get("exitCode"))
+        .and_then(Value::as_u64)
+    {
+        Some(2) => ErrorKind::InvalidInput,
+        Some(3) => ErrorKind::NotFound,
+        Some(4) => ErrorKind::Damaged,
+        Some(5) => ErrorKind::Conflict,
+        _ => ErrorKind::Internal,
+    };
+    let error = Error::new(kind, message);
+    match fields.and_then(|f| f.get("hint")).and_then(Value::as_str) {
+        Some(hint) => error.with_hint(Hint::Advice(hint.to_owned())),
+        None => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelopes_become_the_same_errors() {
+        let error = reported(
+            404,
+            r#"{"error":{"code":"not_found","exitCode":3,"message":"snapshot x is not indexed","hint":"run it"}}"#,
+        );
+        assert_eq!(error.kind(), ErrorKind::NotFound);
+        assert_eq!(error.message(), "snapshot x is not indexed");
+        assert_eq!(error.hint(), Some(&Hint::Advice("run it".into())));
+        let error = reported(502, "<html>bad gateway</html>");
+        assert_eq!(error.kind(), ErrorKind::Internal);
+        assert!(error.message().contains("502"));
+    }
+
+    #[test]
+    fn urls_and_names() {
+        let args = |server: &str| ServerArgs {
+            server: Some(server.into()),
+            repo: Some("app".into()),
+        };
+        for bad in [
+            "https://x:1",
+            "ftp://x",
+            "http://",
+            "http://user@x:1",
+            "http://x y:1",
+        ] {
+            assert!(Remote::from_args(&args(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(url_segment("a/../b"), "a%2F..%2Fb");
+    }
+}

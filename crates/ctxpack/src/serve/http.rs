@@ -1,0 +1,564 @@
+//! The HTTP side of `ctxpack serve`: routes, the token check, the rate limit and the JSON API.
+//!
+//! Every answer is what the command line prints for the same request (`format` is `json`
+//! unless `text` is asked for, where the command has both), so `ctxpack … --server` prints
+//! the server's answer as it is.
+//!
+//! | route | scope | answers |
+//! | --- | --- | --- |
+//! | `POST /v1/repos/{repo}/pack?format=&view=&pretty=` | read | what `ctxpack pack` prints for the JSON request body |
+//! | `POST /v1/repos/{repo}/index` | write | what `ctxpack index --format json` prints |
+//! | `POST /v1/repos/{repo}/query?format=` | read | what `ctxpack query` prints for the JSON request body |
+//! | `GET /v1/repos/{repo}/snapshots?format=` | read | what `ctxpack status` prints |
+//! | `GET /v1/repos/{repo}/ledger?limit=&format=` | read | what `ctxpack log` prints |
+//! | `GET /v1/repos/{repo}/ledger/{id}?format=&view=&pretty=&dropped=` | read | what `ctxpack show` prints |
+//! | `/mcp` | the token's | MCP over streamable HTTP, the tools its scope lists |
+//! | `GET /healthz`, `/readyz`, `/metrics` | none | liveness, readiness, Prometheus metrics |
+//!
+//! A failure is the command line's failure envelope with a status: 400 invalid input, 404 not
+//! found or not indexed, 409 conflict, 503 busy (with `Retry-After`), 500 otherwise; 401 for a
+//! missing or refused token, 403 for a token of another repository or a lower scope — the
+//! same body whatever the reason, so a refusal reveals nothing — 413 for a body over the
+//! limit and 429 with `Retry-After` over the token's rate.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use ctxpack_api::server::{Grant, Scope, now};
+use ctxpack_api::{
+    Error, ErrorKind, Format, IndexRequest, PackOptions, QueryRequest, Recorded, RenderOptions,
+    SnapshotPackRequest, View, render,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::exit::{CliFailure, envelope};
+use crate::serve::App;
+
+/// The router: the JSON API and `/mcp` behind the token check, the probes and metrics open.
+pub(crate) fn router(app: Arc<App>, mcp: crate::serve::mcp::Service) -> Router {
+    let api = Router::new()
+        .route("/v1/repos/{repo}/pack", post(pack))
+        .route("/v1/repos/{repo}/index", post(index))
+        .route("/v1/repos/{repo}/query", post(query))
+        .route("/v1/repos/{repo}/snapshots", get(snapshots))
+        .route("/v1/repos/{repo}/ledger", get(log))
+        .route("/v1/repos/{repo}/ledger/{id}", get(show))
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(app.clone(), authenticate));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(metrics))
+        .merge(api)
+        .layer(DefaultBodyLimit::max(app.max_body_bytes))
+        .layer(middleware::from_fn_with_state(app.clone(), observe))
+        .with_state(app)
+}
+
+/// Counts every response by route and status, and logs it.
+async fn observe(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let route = route_name(request.uri().path());
+    let response = next.run(request).await;
+    let status = response.status().as_u16();
+    app.metrics.count(route, status);
+    tracing::info!(
+        %method,
+        route,
+        status,
+        ms = started.elapsed().as_micros() as f64 / 1000.0,
+        "request"
+    );
+    response
+}
+
+/// A route's name without its parameters, so metrics have few labels.
+fn route_name(path: &str) -> &'static str {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["healthz"] => "healthz",
+        ["readyz"] => "readyz",
+        ["metrics"] => "metrics",
+        ["mcp", ..] => "mcp",
+        ["v1", "repos", _, "pack"] => "pack",
+        ["v1", "repos", _, "index"] => "index",
+        ["v1", "repos", _, "query"] => "query",
+        ["v1", "repos", _, "snapshots"] => "snapshots",
+        ["v1", "repos", _, "ledger"] => "ledger",
+        ["v1", "repos", _, "ledger", _] => "ledger_entry",
+        _ => "other",
+    }
+}
+
+/// A per-token token bucket: `rate` requests a second, in bursts of up to `rate`.
+pub(crate) struct Limiter {
+    rate: f64,
+    buckets: Mutex<HashMap<String, (f64, Instant)>>,
+}
+
+impl Limiter {
+    pub(crate) fn new(rate: u32) -> Limiter {
+        Limiter {
+            rate: f64::from(rate),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one request for `token`, or says how many whole seconds to wait.
+    fn take(&self, token: &str) -> Result<(), u64> {
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        let (level, last) = buckets.entry(token.to_owned()).or_insert((self.rate, now));
+        *level = (*level + now.duration_since(*last).as_secs_f64() * self.rate).min(self.rate);
+        *last = now;
+        if *level >= 1.0 {
+            *level -= 1.0;
+            return Ok(());
+        }
+        Err(((1.0 - *level) / self.rate).ceil().max(1.0) as u64)
+    }
+}
+
+/// Checks the bearer token and the rate, and hands the grant to the route.
+async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    let grant = match token.map(|t| app.registry.authenticate(t, now())) {
+        Some(Ok(grant)) => grant,
+        _ => return unauthorized(),
+    };
+    if let Err(wait) = app.limiter.take(&grant.token) {
+        let mut response = *refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many requests for this token",
+            &format!("wait {wait} s and try again"),
+        )
+        .0;
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(wait));
+        return response;
+    }
+    request.extensions_mut().insert(grant);
+    next.run(request).await
+}
+
+fn refusal(status: StatusCode, message: &str, hint: &str) -> Refusal {
+    let body = envelope(ErrorKind::InvalidInput, message, Some(hint));
+    Refusal(Box::new((status, axum::Json(body)).into_response()))
+}
+
+/// A response that ends a request early: a refusal or a failure.
+pub(crate) struct Refusal(Box<Response>);
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        *self.0
+    }
+}
+
+fn unauthorized() -> Response {
+    let mut response = *refusal(
+        StatusCode::UNAUTHORIZED,
+        "a valid bearer token is required",
+        "send `Authorization: Bearer TOKEN` with a token from `ctxpack serve token create`",
+    )
+    .0;
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+fn forbidden() -> Refusal {
+    refusal(
+        StatusCode::FORBIDDEN,
+        "this token does not allow that",
+        "use a token for this repository with the scope the request needs",
+    )
+}
+
+/// The grant, when it allows `scope` on `repo`; otherwise a 403 that says nothing about
+/// whether the repository exists.
+fn authorize(request_grant: Option<&Grant>, repo: &str, scope: Scope) -> Result<Grant, Refusal> {
+    match request_grant {
+        Some(grant) if grant.allows(repo, scope) => Ok(grant.clone()),
+        _ => Err(forbidden()),
+    }
+}
+
+/// An API error as a response: the failure envelope with the status its kind maps to.
+fn failure(error: &Error) -> Refusal {
+    let status = match error.kind() {
+        ErrorKind::InvalidInput => StatusCode::BAD_REQUEST,
+        ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let mut response =
+        (status, axum::Json(CliFailure::new(error, None).envelope())).into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    Refusal(Box::new(response))
+}
+
+/// Runs blocking API work off the async threads; a panic is an internal error.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Refusal> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(failure(&error)),
+        Err(panic) => Err(failure(&Error::internal(format!(
+            "the request panicked: {panic}; this is a bug in ctxpack"
+        )))),
+    }
+}
+
+/// Parses a JSON body into a request type, naming the field at fault.
+fn body<T: serde::de::DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, Refusal> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let error = Error::invalid(format!(
+            "the request body is not a valid request: {}",
+            e.inner()
+        ));
+        failure(&if path == "." {
+            error
+        } else {
+            error.with_field(path)
+        })
+    })
+}
+
+/// How a pack or a recorded pack is rendered.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rendering {
+    format: Option<String>,
+    view: Option<String>,
+    #[serde(default)]
+    pretty: bool,
+    #[serde(default)]
+    dropped: bool,
+}
+
+impl Rendering {
+    fn parse(&self) -> Result<(Option<Format>, Option<View>), Refusal> {
+        let format = match &self.format {
+            Some(f) => Some(
+                f.parse::<Format>()
+                    .map_err(|e| failure(&Error::invalid_field("format", e.to_string())))?,
+            ),
+            None => None,
+        };
+        let view = match &self.view {
+            Some(v) => Some(
+                v.parse::<View>()
+                    .map_err(|e| failure(&Error::invalid_field("view", e.to_string())))?,
+            ),
+            None => None,
+        };
+        Ok((format, view))
+    }
+}
+
+fn content_type(format: Format) -> HeaderValue {
+    HeaderValue::from_static(match format {
+        Format::Json => "application/json",
+        Format::Markdown => "text/markdown; charset=utf-8",
+        Format::Xml => "application/xml; charset=utf-8",
+        _ => "text/plain; charset=utf-8",
+    })
+}
+
+fn text(format: Format, body: String) -> Response {
+    let mut response = body.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, content_type(format));
+    response
+}
+
+fn json_text(body: String) -> Response {
+    text(Format::Json, body)
+}
+
+/// The answer of a command that prints text or JSON.
+fn listed(json: bool, output: String) -> Response {
+    text(if json { Format::Json } else { Format::Text }, output)
+}
+
+fn grant_of(headers: &axum::http::Extensions) -> Option<&Grant> {
+    headers.get::<Grant>()
+}
+
+async fn pack(
+    State(app): State<Arc<App>>,
+    Path(repo): Path<String>,
+    Query(rendering): Query<Rendering>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    run(async move {
+        let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
+        let bytes = read_body(request, app.max_body_bytes).await?;
+        let mut pack_request: SnapshotPackRequest = body(&bytes)?;
+        if pack_request.worktree {
+            return Err(failure(&Error::invalid_field(
+                "worktree",
+                "a server packs committed snapshots only; pack the working tree locally",
+            )));
+        }
+        // A read token never indexes: an unindexed commit is reported with its nearest
+        // indexed ancestor instead.
+        if grant.scope < Scope::Write {
+            pack_request.index = false;
+        }
+        let (format, view) = rendering.parse()?;
+        let defaults = RenderOptions::default();
+        let options = RenderOptions {
+            format: format.unwrap_or(defaults.format),
+            view: view.unwrap_or(defaults.view),
+            pretty: rendering.pretty || defaults.pretty,
+        };
+        let started = Instant::now();
+        let app2 = app.clone();
+        let (output, recorded) = blocking(move || {
+            let workspace = app2.registry.workspace(&grant, &app2.roots)?;
+            let built = workspace.snapshot_pack(
+                &pack_request,
+                &PackOptions {
+                    record: Some(&options),
+                    index_if_missing: false,
+                    rendering: Some(&options),
+                },
+            )?;
+            Ok((render(&built.pack, &options), built.recorded))
+        })
+        .await?;
+        app.metrics.pack_seconds(started.elapsed().as_secs_f64());
+        let mut response = text(options.format, output);
+        match recorded {
+            Recorded::Stored(id) => {
+                if let Ok(value) = HeaderValue::from_str(&id) {
+                    response.headers_mut().insert("x-ctxpack-pack-id", value);
+                }
+            }
+            Recorded::Failed(error) => {
+                tracing::warn!(%error, "the pack was built but not recorded in the ledger");
+            }
+            _ => {}
+        }
+        Ok(response)
+    })
+    .await
+}
+
+async fn index(
+    State(app): State<Arc<App>>,
+    Path(repo): Path<String>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    run(async move {
+        let grant = authorize(grant_of(request.extensions()), &repo, Scope::Write)?;
+        let bytes = read_body(request, app.max_body_bytes).await?;
+        let index_request: IndexRequest = body(&bytes)?;
+        let started = Instant::now();
+        let app2 = app.clone();
+        let summary = blocking(move || {
+            let workspace = app2.registry.workspace(&grant, &app2.roots)?;
+            workspace.index(&index_request, &ctxpack_api::Control::new())
+        })
+        .await?;
+        app.metrics
+            .indexed(started.elapsed().as_secs_f64(), summary.processed);
+        Ok(json_text(format!("{}\n", summary.to_json())))
+    })
+    .await
+}
+
+/// `?format=text|json` of the commands that print either.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Listing {
+    format: Option<String>,
+    limit: Option<usize>,
+}
+
+impl Listing {
+    /// Whether JSON is asked for (the default).
+    fn json(&self) -> Result<bool, Refusal> {
+        match self.format.as_deref() {
+            None | Some("json") => Ok(true),
+            Some("text") => Ok(false),
+            Some(other) => Err(failure(&Error::invalid_field(
+                "format",
+                format!("unknown format `{other}`: expected text or json"),
+            ))),
+        }
+    }
+}
+
+async fn snapshots(
+    State(app): State<Arc<App>>,
+    Path(repo): Path<String>,
+    Query(listing): Query<Listing>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    run(async move {
+        let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
+        let json = listing.json()?;
+        let output = blocking(move || {
+            crate::commands::status::output(&app.registry.workspace(&grant, &app.roots)?, json)
+        })
+        .await?;
+        Ok(listed(json, output))
+    })
+    .await
+}
+
+async fn query(
+    State(app): State<Arc<App>>,
+    Path(repo): Path<String>,
+    Query(listing): Query<Listing>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    run(async move {
+        let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
+        let json = listing.json()?;
+        let bytes = read_body(request, app.max_body_bytes).await?;
+        let query_request: QueryRequest = body(&bytes)?;
+        let output = blocking(move || {
+            let workspace = app.registry.workspace(&grant, &app.roots)?;
+            crate::commands::pack::query_output(&workspace, &query_request, json)
+        })
+        .await?;
+        Ok(listed(json, output))
+    })
+    .await
+}
+
+/// The most entries one ledger page lists.
+const MAX_LOG_LIMIT: usize = 1000;
+
+async fn log(
+    State(app): State<Arc<App>>,
+    Path(repo): Path<String>,
+    Query(listing): Query<Listing>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    run(async move {
+        let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
+        let json = listing.json()?;
+        let limit = listing.limit.unwrap_or(20);
+        if !(1..=MAX_LOG_LIMIT).contains(&limit) {
+            return Err(failure(&Error::invalid_field(
+                "limit",
+                format!("must be 1 to {MAX_LOG_LIMIT}"),
+            )));
+        }
+        let output = blocking(move || {
+            let log = app.registry.workspace(&grant, &app.roots)?.log(limit)?;
+            Ok(crate::commands::ledger::log_output(&log, json))
+        })
+        .await?;
+        Ok(listed(json, output))
+    })
+    .await
+}
+
+async fn show(
+    State(app): State<Arc<App>>,
+    Path((repo, id)): Path<(String, String)>,
+    Query(rendering): Query<Rendering>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    run(async move {
+        let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
+        let (format, view) = rendering.parse()?;
+        let (pretty, dropped) = (rendering.pretty, rendering.dropped);
+        let (shown_format, output) = blocking(move || {
+            let shown = app.registry.workspace(&grant, &app.roots)?.show(&id)?;
+            let shown_format = if shown.exact_output.is_some() && format.is_none() {
+                Format::Json
+            } else {
+                format.unwrap_or(shown.rendering.format)
+            };
+            Ok((
+                shown_format,
+                crate::commands::ledger::shown_output(shown, dropped, format, view, pretty),
+            ))
+        })
+        .await?;
+        Ok(text(
+            if dropped { Format::Text } else { shown_format },
+            output,
+        ))
+    })
+    .await
+}
+
+/// The body, read up to `limit` bytes; over it, 413.
+async fn read_body(
+    request: axum::http::Request<axum::body::Body>,
+    limit: usize,
+) -> Result<Bytes, Refusal> {
+    axum::body::to_bytes(request.into_body(), limit)
+        .await
+        .map_err(|_| {
+            refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("the request body is larger than {limit} bytes"),
+                "send a smaller request",
+            )
+        })
+}
+
+async fn run(handler: impl Future<Output = Result<Response, Refusal>>) -> Response {
+    handler.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn ready(State(app): State<Arc<App>>) -> Response {
+    match blocking(move || app.registry.repos().map(|r| r.len())).await {
+        Ok(repos) => axum::Json(json!({"ready": true, "repos": repos})).into_response(),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({"ready": false})),
+        )
+            .into_response(),
+    }
+}
+
+async fn metrics(State(app): State<Arc<App>>, _headers: HeaderMap) -> Response {
+    let mut response = app.metrics.render().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}

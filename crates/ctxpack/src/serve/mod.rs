@@ -1,0 +1,341 @@
+//! `ctxpack serve`: one server for a team — packs, indexing and the ledger over a JSON HTTP
+//! API and the Model Context Protocol over streamable HTTP — and its registry commands
+//! (`serve repo …`, `serve token …`).
+//!
+//! The server is a front end like the command line: each request is checked (bearer token,
+//! scope, rate, body size), turned into an API request and run on a blocking thread; the API
+//! decides everything else. Its state directory holds the registry (repositories and token
+//! digests) and one store per repository; a repository is served only while its path lies
+//! under one of the `--root`s the operator allows.
+
+mod http;
+mod mcp;
+mod metrics;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use ctxpack_api::Error;
+use ctxpack_api::server::{Scope, ServerRegistry, TokenRequest};
+
+use crate::output::note;
+
+/// Options of `ctxpack serve`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ServeArgs {
+    /// Manage what the server serves instead of serving.
+    #[command(subcommand)]
+    pub command: Option<ServeCommand>,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7700")]
+    pub listen: SocketAddr,
+    /// The server's state directory: its registry and one store per repository [default:
+    /// $XDG_STATE_HOME/ctxpack/server, or ~/.local/state/ctxpack/server].
+    #[arg(long, global = true)]
+    pub state: Option<PathBuf>,
+    /// Serve only repositories under this directory; repeat for several. At least one.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// A browser origin allowed to call `/mcp` (`https://app.example.com:443`); repeat for
+    /// several. Requests from any other origin are refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub origins: Vec<String>,
+    /// A host name clients may address `/mcp` by, beyond localhost; repeat for several.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// Refuse request bodies larger than this many bytes (413).
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_body_bytes: usize,
+    /// Requests per second each token may make (bursts of as many); over it, 429.
+    #[arg(long, default_value_t = 50)]
+    pub rate_limit: u32,
+    /// Log format on stderr: text or json (one object per line).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
+}
+
+/// Subcommands of `ctxpack serve`.
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// Register, unregister and list repositories.
+    #[command(subcommand)]
+    Repo(RepoCommand),
+    /// Create, list and revoke access tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `ctxpack serve repo …`.
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// Register the git repository containing PATH as NAME.
+    Add {
+        /// Its name in URLs and tokens.
+        name: String,
+        /// A path inside the repository.
+        path: PathBuf,
+    },
+    /// Unregister a repository: delete its tokens and its store.
+    Remove {
+        /// The repository's name.
+        name: String,
+    },
+    /// List the registered repositories.
+    List,
+}
+
+/// `ctxpack serve token …`.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token and print it (once: only its digest is kept).
+    Create {
+        /// The registered repository it grants access to.
+        #[arg(long)]
+        repo: String,
+        /// read (packs, queries, snapshots, ledger), write (also indexing) or admin.
+        #[arg(long, default_value = "read", value_parser = ["read", "write", "admin"])]
+        scope: String,
+        /// A unique name, recorded in the ledger with every pack the token asks for.
+        #[arg(long)]
+        name: String,
+        /// Expire after this long: a number with s, m, h or d (30d, 12h) [default: never].
+        #[arg(long, value_parser = parse_duration)]
+        expires: Option<u64>,
+    },
+    /// List tokens (never their secrets).
+    List,
+    /// Revoke a token by name: refused from the next request on.
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+impl ServeArgs {
+    fn state_dir(&self) -> Result<PathBuf, Error> {
+        if let Some(state) = &self.state {
+            return Ok(state.clone());
+        }
+        let base = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| {
+                std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
+            })
+            .ok_or_else(|| {
+                Error::invalid_field("state", "neither XDG_STATE_HOME nor HOME is set")
+            })?;
+        Ok(base.join("ctxpack").join("server"))
+    }
+}
+
+/// `30d`, `12h`, `90m`, `45s` in seconds.
+fn parse_duration(s: &str) -> Result<u64, String> {
+    let split = s.len().saturating_sub(1);
+    let (number, unit) = s.split_at(split);
+    let unit = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a duration: give a number with s, m, h or d"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .and_then(|n| n.checked_mul(unit))
+        .ok_or_else(|| format!("`{s}` is not a duration: give a positive number with s, m, h or d"))
+}
+
+/// Runs `ctxpack serve` or one of its registry commands.
+pub fn run(args: &ServeArgs) -> Result<String, Error> {
+    let state = args.state_dir()?;
+    match &args.command {
+        Some(ServeCommand::Repo(command)) => repo(&state, command),
+        Some(ServeCommand::Token(command)) => token(&state, command),
+        None => serve(args, &state),
+    }
+}
+
+fn json_line(value: &impl serde::Serialize) -> String {
+    format!(
+        "{}\n",
+        serde_json::to_string(value).expect("registry rows serialize")
+    )
+}
+
+fn repo(state: &Path, command: &RepoCommand) -> Result<String, Error> {
+    match command {
+        RepoCommand::Add { name, path } => {
+            let info = ServerRegistry::open(state, true)?.add_repo(name, path)?;
+            Ok(json_line(&info))
+        }
+        RepoCommand::Remove { name } => {
+            ServerRegistry::open(state, false)?.remove_repo(name)?;
+            Ok(String::new())
+        }
+        RepoCommand::List => Ok(json_line(&ServerRegistry::open(state, false)?.repos()?)),
+    }
+}
+
+fn token(state: &Path, command: &TokenCommand) -> Result<String, Error> {
+    let registry = ServerRegistry::open(state, false)?;
+    match command {
+        TokenCommand::Create {
+            repo,
+            scope,
+            name,
+            expires,
+        } => {
+            let token = registry.create_token(&TokenRequest {
+                name: name.clone(),
+                repo: repo.clone(),
+                scope: Scope::parse(scope).unwrap_or(Scope::Read),
+                expires_in: *expires,
+            })?;
+            note(&format!(
+                "token `{}` for `{}` at scope {}: shown once, keep it secret\n",
+                token.info.name, token.info.repo, token.info.scope
+            ));
+            Ok(format!("{}\n", token.secret))
+        }
+        TokenCommand::List => Ok(json_line(&registry.tokens()?)),
+        TokenCommand::Revoke { name } => {
+            registry.revoke_token(name)?;
+            Ok(String::new())
+        }
+    }
+}
+
+/// Everything a request handler needs, shared by every request.
+pub(crate) struct App {
+    pub(crate) registry: ServerRegistry,
+    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) limiter: http::Limiter,
+    pub(crate) metrics: metrics::Metrics,
+    pub(crate) max_body_bytes: usize,
+}
+
+fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
+    if args.roots.is_empty() {
+        return Err(Error::invalid_field(
+            "root",
+            "no root is allowed: give --root DIR for each directory whose repositories the server may serve",
+        ));
+    }
+    let mut roots = Vec::new();
+    for root in &args.roots {
+        roots.push(
+            root.canonicalize()
+                .map_err(|e| Error::invalid_field("root", format!("{}: {e}", root.display())))?,
+        );
+    }
+    if args.rate_limit == 0 {
+        return Err(Error::invalid_field("rate_limit", "must be at least 1"));
+    }
+    init_logs(&args.log_format);
+    let app = Arc::new(App {
+        registry: ServerRegistry::open(state, true)?,
+        roots,
+        limiter: http::Limiter::new(args.rate_limit),
+        metrics: metrics::Metrics::default(),
+        max_body_bytes: args.max_body_bytes,
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    hosts.extend(args.hosts.iter().cloned());
+    let mcp = mcp::service(app.clone(), &hosts, &args.origins, args.max_body_bytes);
+    let router = http::router(app, mcp);
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .map_err(|e| {
+                Error::invalid_field("listen", format!("cannot listen on {}: {e}", args.listen))
+            })?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::internal(format!("no local address: {e}")))?;
+        // The first line on stderr says where to connect (port 0 picks a free port).
+        note(&format!("ctxpack serve: listening on http://{local}\n"));
+        tracing::info!(address = %local, "listening");
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(|e| Error::internal(format!("the server failed: {e}")))
+    });
+    // In-flight requests have finished; blocking work still running gets a moment to end.
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    served?;
+    tracing::info!("stopped");
+    Ok(String::new())
+}
+
+/// Resolves on SIGINT or SIGTERM: the server stops accepting and finishes in-flight requests.
+async fn shutdown() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+fn init_logs(format: &str) {
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_max_level(tracing::Level::INFO);
+    // A second server in one process (tests) keeps the first subscriber.
+    let _ = if format == "json" {
+        builder.json().try_init()
+    } else {
+        builder.with_ansi(false).try_init()
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30d"), Ok(30 * 86_400));
+        assert_eq!(parse_duration("12h"), Ok(12 * 3600));
+        assert_eq!(parse_duration("90m"), Ok(5400));
+        assert_eq!(parse_duration("45s"), Ok(45));
+        for bad in ["", "d", "0d", "-1d", "5", "5w", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+}

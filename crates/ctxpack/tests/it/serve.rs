@@ -1,0 +1,857 @@
+//! `ctxpack serve` as a real process on a loopback port: every scope against every endpoint,
+//! refused tokens (missing, malformed, wrong, expired, revoked, another repository's), body and
+//! rate limits, `Origin` and `Host` on `/mcp`, the tools each scope lists, roots, the ledger's
+//! token names, metrics and probes, graceful shutdown, and `--server` answers equal to the
+//! local command's.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n";
+const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff.\npub fn retry_with_backoff(attempts: u32) -> u32 {\n    attempts * 2\n}\n";
+const CACHE_RS: &str = "//! A cache of parsed files.\n\n/// Evicts the least recently used entry when the cache is full.\npub fn evict_lru(len: usize, cap: usize) -> bool {\n    len >= cap\n}\n";
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .trim()
+        .to_owned()
+}
+
+/// A repository of two commits at `repo`; returns their SHAs, oldest first.
+fn repository(repo: &Path) -> [String; 2] {
+    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["config", "user.name", "Test"]);
+    git(repo, &["config", "user.email", "test@example.invalid"]);
+    git(repo, &["config", "commit.gpgsign", "false"]);
+    std::fs::write(repo.join("src/budget.rs"), BUDGET_RS).expect("write");
+    std::fs::write(repo.join("src/retry.rs"), RETRY_RS).expect("write");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "budget and retry"]);
+    let first = git(repo, &["rev-parse", "HEAD"]);
+    std::fs::write(repo.join("src/cache.rs"), CACHE_RS).expect("write");
+    std::fs::write(
+        repo.join("src/retry.rs"),
+        format!("{RETRY_RS}\n/// The backoff cap in seconds.\npub const MAX_BACKOFF: u32 = 60;\n"),
+    )
+    .expect("write");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "cache, backoff cap"]);
+    [first, git(repo, &["rev-parse", "HEAD"])]
+}
+
+/// Runs `ctxpack ARGS` with extra environment variables.
+fn ctxpack(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+        .args(args)
+        .envs(env.iter().copied())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("ctxpack runs");
+    (
+        out.status.code().expect("exited normally"),
+        String::from_utf8(out.stdout).expect("UTF-8"),
+        String::from_utf8(out.stderr).expect("UTF-8"),
+    )
+}
+
+/// A server state with repositories `app` (two commits) and `other`, and one token per case.
+struct Fixture {
+    dir: tempfile::TempDir,
+    state: PathBuf,
+    app: PathBuf,
+    shas: [String; 2],
+    tokens: BTreeMap<&'static str, String>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let app = base.join("roots/app");
+        let shas = repository(&app);
+        let other = base.join("roots/other");
+        repository(&other);
+        let state = base.join("state");
+        let state_arg = state.to_str().expect("UTF-8");
+        for (name, path) in [("app", &app), ("other", &other)] {
+            let (code, _, err) = ctxpack(
+                &[
+                    "serve",
+                    "repo",
+                    "add",
+                    name,
+                    path.to_str().expect("UTF-8"),
+                    "--state",
+                    state_arg,
+                ],
+                &[],
+            );
+            assert_eq!(code, 0, "{err}");
+        }
+        let mut tokens = BTreeMap::new();
+        for (name, repo, scope, expires) in [
+            ("read", "app", "read", None),
+            ("write", "app", "write", None),
+            ("admin", "app", "admin", None),
+            ("foreign", "other", "admin", None),
+            ("expiring", "app", "admin", Some("1s")),
+            ("revoked", "app", "admin", None),
+        ] {
+            let mut args = vec![
+                "serve", "token", "create", "--repo", repo, "--scope", scope, "--name", name,
+                "--state", state_arg,
+            ];
+            if let Some(expires) = expires {
+                args.extend(["--expires", expires]);
+            }
+            let (code, out, err) = ctxpack(&args, &[]);
+            assert_eq!(code, 0, "{err}");
+            assert!(err.contains("shown once"), "{err}");
+            tokens.insert(name, out.trim().to_owned());
+        }
+        let (code, _, err) = ctxpack(
+            &["serve", "token", "revoke", "revoked", "--state", state_arg],
+            &[],
+        );
+        assert_eq!(code, 0, "{err}");
+        Fixture {
+            dir,
+            state,
+            app,
+            shas,
+            tokens,
+        }
+    }
+
+    fn token(&self, name: &str) -> &str {
+        &self.tokens[name]
+    }
+
+    /// Starts a server over the fixture's state with `extra` arguments, serving every
+    /// repository of the fixture.
+    fn serve(&self, extra: &[&str]) -> Server {
+        let root = self.dir.path().canonicalize().expect("canonical");
+        self.serve_under(&root.join("roots"), extra)
+    }
+
+    /// Starts a server over the fixture's state serving what lies under `root`.
+    fn serve_under(&self, root: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--state"])
+            .arg(&self.state)
+            .arg("--root")
+            .arg(root)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let mut line = String::new();
+        stderr
+            .read_line(&mut line)
+            .expect("the server says where it listens");
+        let address = line
+            .trim()
+            .rsplit("http://")
+            .next()
+            .expect("an address")
+            .to_owned();
+        // Keep reading the log so the server never blocks on a full pipe.
+        let log = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            rest
+        });
+        Server {
+            child,
+            address,
+            log: Some(log),
+        }
+    }
+}
+
+struct Server {
+    child: Child,
+    address: String,
+    log: Option<std::thread::JoinHandle<String>>,
+}
+
+/// One HTTP answer.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: BTreeMap<String, String>,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+impl Server {
+    /// Sends one request on a fresh connection and reads the whole answer.
+    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut stream = TcpStream::connect(&self.address).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(120)))
+            .expect("timeout");
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+        {
+            head.push_str(&format!("Host: {}\r\n", self.address));
+        }
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("write head");
+        let _ = stream.write_all(body.as_bytes());
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        let text = String::from_utf8(raw).expect("UTF-8 answer");
+        let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .expect("a status line");
+        let headers: BTreeMap<String, String> = lines
+            .filter_map(|l| l.split_once(": "))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+            .collect();
+        let body = if headers
+            .get("transfer-encoding")
+            .is_some_and(|v| v == "chunked")
+        {
+            dechunk(body)
+        } else {
+            body.to_owned()
+        };
+        Answer {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    fn call(&self, method: &str, path: &str, token: Option<&str>, body: &str) -> Answer {
+        let bearer = token.map(|t| format!("Bearer {t}"));
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(bearer) = &bearer {
+            headers.push(("Authorization", bearer));
+        }
+        self.request(method, path, &headers, body)
+    }
+
+    /// One JSON-RPC request to `/mcp`.
+    fn mcp(&self, token: &str, extra: &[(&str, &str)], message: &Value) -> Answer {
+        let bearer = format!("Bearer {token}");
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        headers.extend_from_slice(extra);
+        self.request("POST", "/mcp", &headers, &message.to_string())
+    }
+
+    /// Stops the server with SIGTERM and returns its exit code and log.
+    fn stop(mut self) -> (Option<i32>, String) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let code = self.child.wait().expect("the server exits").code();
+        let log = self
+            .log
+            .take()
+            .map(|h| h.join().expect("log"))
+            .unwrap_or_default();
+        (code, log)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+        if size == 0 {
+            break;
+        }
+        out.push_str(&tail[..size]);
+        rest = &tail[size + 2..];
+    }
+    out
+}
+
+#[test]
+fn every_scope_against_every_endpoint() {
+    let fx = Fixture::new();
+    let server = fx.serve(&[]);
+    let [first, head] = &fx.shas;
+    // Index both commits with the write token; a read token may not.
+    for sha in [first, head] {
+        let body = json!({"at": sha}).to_string();
+        let answer = server.call(
+            "POST",
+            "/v1/repos/app/index",
+            Some(fx.token("write")),
+            &body,
+        );
+        assert_eq!(answer.status, 200, "{answer:?}");
+        assert_eq!(answer.json()["sha"], json!(sha));
+    }
+    let pack_body = json!({"goal": "retry with backoff", "budget": 600}).to_string();
+    let packed = server.call(
+        "POST",
+        "/v1/repos/app/pack?format=json",
+        Some(fx.token("read")),
+        &pack_body,
+    );
+    assert_eq!(packed.status, 200, "{packed:?}");
+    assert_eq!(packed.headers["content-type"], "application/json");
+    let id = packed.headers["x-ctxpack-pack-id"].clone();
+    assert!(
+        packed.json()["hits"][0]["citation"]
+            .as_str()
+            .expect("a citation")
+            .starts_with("src/retry.rs#L")
+    );
+
+    let endpoints: Vec<(&str, String, String, &str)> = vec![
+        (
+            "POST",
+            "/v1/repos/app/pack".into(),
+            pack_body.clone(),
+            "read",
+        ),
+        (
+            "POST",
+            "/v1/repos/app/query".into(),
+            json!({"goal": "cache"}).to_string(),
+            "read",
+        ),
+        (
+            "GET",
+            "/v1/repos/app/snapshots".into(),
+            String::new(),
+            "read",
+        ),
+        ("GET", "/v1/repos/app/ledger".into(), String::new(), "read"),
+        (
+            "GET",
+            format!("/v1/repos/app/ledger/{id}"),
+            String::new(),
+            "read",
+        ),
+        (
+            "POST",
+            "/v1/repos/app/index".into(),
+            json!({"at": head}).to_string(),
+            "write",
+        ),
+    ];
+    std::thread::sleep(Duration::from_millis(1100)); // `expiring` has expired.
+    let mut unauthorized = Vec::new();
+    let mut forbidden = Vec::new();
+    for (method, path, body, needs) in &endpoints {
+        for token in ["read", "write", "admin", "foreign", "expiring", "revoked"] {
+            let answer = server.call(method, path, Some(fx.token(token)), body);
+            let expected = match token {
+                "expiring" | "revoked" => 401,
+                "foreign" => 403,
+                "read" if *needs == "write" => 403,
+                _ => 200,
+            };
+            assert_eq!(
+                answer.status, expected,
+                "{token} {method} {path}: {answer:?}"
+            );
+            match answer.status {
+                401 => unauthorized.push(answer.body),
+                403 => forbidden.push(answer.body),
+                _ => {}
+            }
+        }
+        for bad in [None, Some("garbage"), Some("ctxp_000000000000_0000")] {
+            let answer = server.call(method, path, bad, body);
+            assert_eq!(answer.status, 401, "{bad:?} {path}");
+            assert_eq!(answer.headers["www-authenticate"], "Bearer");
+            unauthorized.push(answer.body);
+        }
+        // A token whose secret is wrong in its last digit.
+        let mut wrong = fx.token("admin").to_owned();
+        let last = wrong.pop().expect("a digit");
+        wrong.push(if last == '0' { '1' } else { '0' });
+        assert_eq!(server.call(method, path, Some(&wrong), body).status, 401);
+    }
+    // Another repository's name, registered or not, is refused alike: nothing is revealed.
+    for path in ["/v1/repos/other/snapshots", "/v1/repos/nope/snapshots"] {
+        let answer = server.call("GET", path, Some(fx.token("admin")), "");
+        assert_eq!(answer.status, 403, "{path}");
+        forbidden.push(answer.body);
+    }
+    unauthorized.dedup();
+    forbidden.dedup();
+    assert_eq!(unauthorized.len(), 1, "{unauthorized:?}");
+    assert_eq!(forbidden.len(), 1, "{forbidden:?}");
+
+    // Every pack answered is in the ledger under its token's name.
+    let log = server.call(
+        "GET",
+        "/v1/repos/app/ledger?limit=50",
+        Some(fx.token("read")),
+        "",
+    );
+    let entries = log.json();
+    let surfaces: Vec<&str> = entries
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["surface"].as_str().expect("a surface"))
+        .collect();
+    assert!(
+        surfaces.contains(&"serve:read") && surfaces.contains(&"serve:write"),
+        "{surfaces:?}"
+    );
+    // A read token never indexes: an unindexed commit is reported, not indexed.
+    git(&fx.app, &["commit", "-q", "--allow-empty", "-m", "empty"]);
+    let answer = server.call(
+        "POST",
+        "/v1/repos/app/pack",
+        Some(fx.token("read")),
+        &json!({"goal": "x"}).to_string(),
+    );
+    assert_eq!(answer.status, 404, "{answer:?}");
+    assert_eq!(answer.json()["error"]["exitCode"], 3);
+    // Bad requests are 400 with the field named.
+    let answer = server.call(
+        "POST",
+        "/v1/repos/app/pack",
+        Some(fx.token("read")),
+        r#"{"goal": "x", "budget": -1}"#,
+    );
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert!(
+        answer.json()["error"]["message"]
+            .as_str()
+            .expect("a message")
+            .contains("budget")
+    );
+    let answer = server.call(
+        "POST",
+        "/v1/repos/app/pack",
+        Some(fx.token("read")),
+        "{not json",
+    );
+    assert_eq!(answer.status, 400);
+
+    // Probes and metrics need no token.
+    assert_eq!(server.call("GET", "/healthz", None, "").status, 200);
+    let ready = server.call("GET", "/readyz", None, "");
+    assert_eq!(ready.json(), json!({"ready": true, "repos": 2}));
+    let metrics = server.call("GET", "/metrics", None, "").body;
+    assert!(
+        metrics.contains("ctxpack_http_responses_total{route=\"pack\",status=\"200\"}"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("ctxpack_pack_seconds_count"), "{metrics}");
+    assert!(metrics.contains("ctxpack_index_files_total"), "{metrics}");
+
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("shutting down"), "{log}");
+    // No secret ever reaches the log.
+    for token in fx.tokens.values() {
+        assert!(!log.contains(&token[5..]), "a token in the log");
+    }
+}
+
+#[test]
+fn mcp_lists_and_runs_the_tools_of_the_token_scope() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--allow-origin", "http://localhost:3000"]);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let names = |token: &str| -> Vec<String> {
+        let answer = server.mcp(token, &[], &list);
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer.json()["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().expect("a name").to_owned())
+            .collect()
+    };
+    let read = names(fx.token("read"));
+    let write = names(fx.token("write"));
+    assert!(read.contains(&"repo_context_pack".to_owned()), "{read:?}");
+    assert!(!read.contains(&"index".to_owned()), "{read:?}");
+    assert!(write.contains(&"index".to_owned()), "{write:?}");
+    assert_eq!(names(fx.token("admin")), write);
+    assert!(read.iter().all(|t| write.contains(t)));
+
+    let call = |token: &str, name: &str, arguments: Value| {
+        server.mcp(
+            token,
+            &[],
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments}}),
+        )
+    };
+    // A read token cannot index: a protocol error, as for an unlisted tool.
+    let refused = call(fx.token("read"), "index", json!({}));
+    assert_eq!(refused.json()["error"]["code"], -32602, "{refused:?}");
+    let indexed = call(fx.token("write"), "index", json!({"at": fx.shas[1]}));
+    assert_eq!(
+        indexed.json()["result"]["isError"],
+        json!(false),
+        "{indexed:?}"
+    );
+    let packed = call(
+        fx.token("read"),
+        "repo_context_pack",
+        json!({"goal": "evict the least recently used entry"}),
+    );
+    let result = &packed.json()["result"];
+    assert_eq!(result["isError"], json!(false), "{packed:?}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .contains("src/cache.rs")
+    );
+    // The token decides the repository: paths stay inside it.
+    let outside = call(
+        fx.token("write"),
+        "docs_insert",
+        json!({"path": "/etc/ctxpack", "collection": "c", "document": {"a": 1}}),
+    );
+    assert_eq!(
+        outside.json()["result"]["isError"],
+        json!(true),
+        "{outside:?}"
+    );
+    assert!(!Path::new("/etc/ctxpack").exists());
+
+    // Origin: a browser page from elsewhere is refused; an allowed origin is served.
+    let foreign = server.mcp(
+        fx.token("read"),
+        &[("Origin", "https://evil.example")],
+        &list,
+    );
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+    let allowed = server.mcp(
+        fx.token("read"),
+        &[("Origin", "http://localhost:3000")],
+        &list,
+    );
+    assert_eq!(allowed.status, 200, "{allowed:?}");
+    // Host: a DNS-rebinding name is refused.
+    let rebound = server.request(
+        "POST",
+        "/mcp",
+        &[
+            ("Host", "attacker.example"),
+            ("Authorization", &format!("Bearer {}", fx.token("read"))),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        &list.to_string(),
+    );
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+    // No token, no MCP.
+    let bare = server.request(
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        &list.to_string(),
+    );
+    assert_eq!(bare.status, 401);
+}
+
+#[test]
+fn body_and_rate_limits() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--max-body-bytes", "1000", "--rate-limit", "3"]);
+    let big = json!({"goal": "x".repeat(2000)}).to_string();
+    let answer = server.call("POST", "/v1/repos/app/pack", Some(fx.token("admin")), &big);
+    assert_eq!(answer.status, 413, "{answer:?}");
+    let mcp = server.mcp(fx.token("write"), &[], &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "x".repeat(2000)}}));
+    assert_eq!(mcp.status, 413, "{mcp:?}");
+    // The bucket holds three requests; the fourth in the same instant waits.
+    let statuses: Vec<Answer> = (0..6)
+        .map(|_| server.call("GET", "/v1/repos/app/snapshots", Some(fx.token("read")), ""))
+        .collect();
+    let limited = statuses.iter().find(|a| a.status == 429).expect("a 429");
+    let wait: u64 = limited.headers["retry-after"].parse().expect("seconds");
+    assert!(wait >= 1);
+    // Another token has its own bucket.
+    assert_eq!(
+        server
+            .call(
+                "GET",
+                "/v1/repos/app/snapshots",
+                Some(fx.token("write")),
+                ""
+            )
+            .status,
+        200
+    );
+}
+
+#[test]
+fn repositories_outside_the_roots_are_not_served() {
+    let fx = Fixture::new();
+    // Only `app`'s own directory is allowed: `other` is registered but outside.
+    let server = fx.serve_under(&fx.app, &[]);
+    let answer = server.call(
+        "GET",
+        "/v1/repos/other/snapshots",
+        Some(fx.token("foreign")),
+        "",
+    );
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert!(
+        answer.json()["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("outside the roots")
+    );
+    assert!(
+        !fx.state.join("stores/other").exists(),
+        "nothing was created for it"
+    );
+    assert_eq!(
+        server
+            .call("GET", "/v1/repos/app/snapshots", Some(fx.token("read")), "")
+            .status,
+        200
+    );
+    // A server with no root refuses to start.
+    let (code, _, err) = ctxpack(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--state",
+            fx.state.to_str().expect("UTF-8"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--root"), "{err}");
+}
+
+#[test]
+fn the_command_line_as_a_client_prints_what_the_local_command_prints() {
+    let fx = Fixture::new();
+    let server = fx.serve(&[]);
+    let url = format!("http://{}", server.address);
+    let app = fx.app.to_str().expect("UTF-8");
+    let goals = [
+        "how are budgets enforced",
+        "retry with exponential backoff",
+        "evict the least recently used cache entry",
+        "backoff cap in seconds",
+        "HTTP client",
+    ];
+    for (i, sha) in fx.shas.iter().enumerate() {
+        // Index locally and on the server, then compare each goal in two formats.
+        let (code, _, err) = ctxpack(&["index", "--at", sha, "--cwd", app], &[]);
+        assert_eq!(code, 0, "{err}");
+        let body = json!({"at": sha}).to_string();
+        assert_eq!(
+            server
+                .call(
+                    "POST",
+                    "/v1/repos/app/index",
+                    Some(fx.token("write")),
+                    &body
+                )
+                .status,
+            200
+        );
+        for goal in goals {
+            for format in ["markdown", "json"] {
+                let budget = if i == 0 { "400" } else { "900" };
+                let args = [
+                    "pack", goal, "--at", sha, "--budget", budget, "--format", format, "--cwd", app,
+                ];
+                let local = ctxpack(&args, &[]);
+                let mut remote_args = args.to_vec();
+                remote_args.extend(["--server", &url, "--repo", "app"]);
+                let remote = ctxpack(&remote_args, &[("CTXPACK_TOKEN", fx.token("read"))]);
+                assert_eq!(local.0, 0, "{}", local.2);
+                assert_eq!(remote.0, 0, "{}", remote.2);
+                assert_eq!(local.1, remote.1, "{goal} at {sha} as {format}");
+            }
+        }
+    }
+    let remote = |args: &[&str], token: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--server", &url, "--repo", "app"]);
+        ctxpack(&all, &[("CTXPACK_TOKEN", token)])
+    };
+    // status, query, log and show answer as they do locally (log and show differ only in
+    // which ledger they read: compare their shapes).
+    for args in [
+        vec!["status", "--format", "json", "--cwd", app],
+        vec!["query", "retry", "--format", "json", "--cwd", app],
+        vec!["query", "retry", "--cwd", app],
+    ] {
+        let local = ctxpack(&args, &[]);
+        let served = remote(&args, fx.token("read"));
+        assert_eq!(served.0, 0, "{}", served.2);
+        if args[0] == "status" {
+            // The stores differ (paths, sizes, times); HEAD and the snapshots' commits do not.
+            let shas = |text: &str| -> (Value, Vec<Value>) {
+                let status: Value = serde_json::from_str(text).expect("JSON");
+                let snapshots = status["snapshots"]
+                    .as_array()
+                    .expect("snapshots")
+                    .iter()
+                    .map(|s| s["sha"].clone())
+                    .collect();
+                (status["head"].clone(), snapshots)
+            };
+            assert_eq!(shas(&local.1), shas(&served.1));
+        } else {
+            assert_eq!(local.1, served.1, "{args:?}");
+        }
+    }
+    let (code, log, err) = remote(&["log", "--format", "json"], fx.token("read"));
+    assert_eq!(code, 0, "{err}");
+    let entries: Value = serde_json::from_str(&log).expect("JSON");
+    let id = entries[0]["id"].as_str().expect("an id").to_owned();
+    assert_eq!(entries[0]["surface"], "serve:read");
+    let (code, shown, err) = remote(&["show", &id[..12], "--format", "json"], fx.token("read"));
+    assert_eq!(code, 0, "{err}");
+    assert!(shown.starts_with('{'), "{shown}");
+    // Failures come back as the local command's: message, hint and exit code.
+    let unknown = "0123456789abcdef0123456789abcdef01234567";
+    let local = ctxpack(
+        &["pack", "x", "--at", unknown, "--no-index", "--cwd", app],
+        &[],
+    );
+    let served = remote(
+        &["pack", "x", "--at", unknown, "--no-index"],
+        fx.token("read"),
+    );
+    assert_eq!(local.0, served.0);
+    assert_eq!(
+        local.2.lines().next(),
+        served.2.lines().next(),
+        "{}",
+        served.2
+    );
+    let refused = remote(&["status"], "ctxp_nope");
+    assert_eq!(refused.0, 2, "{}", refused.2);
+    assert!(refused.2.contains("bearer token"), "{}", refused.2);
+    let (code, _, err) = ctxpack(&["status", "--server", &url, "--repo", "app"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("CTXPACK_TOKEN"), "{err}");
+    let (code, _, err) = remote(&["pack", "x", "--worktree"], fx.token("read"));
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn token_commands_never_show_a_secret_twice() {
+    let fx = Fixture::new();
+    let state = fx.state.to_str().expect("UTF-8");
+    let (code, listed, err) = ctxpack(&["serve", "token", "list", "--state", state], &[]);
+    assert_eq!(code, 0, "{err}");
+    let tokens: Value = serde_json::from_str(&listed).expect("JSON");
+    assert_eq!(tokens.as_array().expect("a list").len(), fx.tokens.len());
+    for secret in fx.tokens.values() {
+        assert!(!listed.contains(&secret[18..]), "a secret is listed");
+    }
+    let revoked = tokens
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|t| t["name"] == "revoked")
+        .expect("revoked");
+    assert!(revoked["revoked"].is_i64());
+    // Names are unique; unknown repositories and bad scopes are refused.
+    let (code, _, err) = ctxpack(
+        &[
+            "serve", "token", "create", "--repo", "app", "--name", "read", "--state", state,
+        ],
+        &[],
+    );
+    assert_eq!(code, 5, "{err}");
+    let (code, _, err) = ctxpack(
+        &[
+            "serve", "token", "create", "--repo", "nope", "--name", "n", "--state", state,
+        ],
+        &[],
+    );
+    assert_eq!(code, 3, "{err}");
+    let (code, _, err) = ctxpack(
+        &[
+            "serve", "token", "create", "--repo", "app", "--name", "n", "--scope", "root",
+            "--state", state,
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = ctxpack(&["serve", "token", "revoke", "nope", "--state", state], &[]);
+    assert_eq!(code, 3, "{err}");
+    // Removing a repository removes its tokens and its store, nothing else.
+    let (code, _, err) = ctxpack(&["serve", "repo", "remove", "other", "--state", state], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (_, listed, _) = ctxpack(&["serve", "token", "list", "--state", state], &[]);
+    assert!(!listed.contains("\"foreign\""), "{listed}");
+    assert!(fx.dir.path().join("roots/other/.git").exists());
+    let (code, _, err) = ctxpack(
+        &[
+            "serve",
+            "repo",
+            "add",
+            "x",
+            "/nonexistent/dir",
+            "--state",
+            state,
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+}
