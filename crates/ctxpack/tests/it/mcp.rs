@@ -1,7 +1,8 @@
 //! `ctxpack mcp`: every tool handler called directly, confinement, panics, the pack's formats
 //! and output schema, raw JSON-RPC over the binary's stdio (roots included), `ctxpack mcp
 //! config`, and the official MCP Python and TypeScript SDKs driving the binary
-//! (`tests/mcp/client_test.py` and `tests/mcp/ts/client_test.mjs`, run when
+//! (`tests/mcp/client_test.py` and `tests/mcp/ts/client_test.mjs` over stdio,
+//! `tests/mcp/http_client_test.py` over `ctxpack serve`'s streamable HTTP; run when
 //! `CTXPACK_MCP_PYTHON` and `CTXPACK_MCP_NODE_DIR` are set; `.ci/run` sets them up, and under
 //! `CI=true` their absence fails the tests).
 
@@ -1117,11 +1118,25 @@ fn a_cancelled_index_writes_no_snapshot() {
     );
 }
 
-/// The official MCP Python SDK drives the binary through every tool (see the script's
-/// docstring). Skipped with a note when no Python is configured, except under CI.
+/// The official MCP Python SDK drives the binary through every tool over stdio (see the
+/// script's docstring). Skipped with a note when no Python is configured, except under CI.
 #[test]
 fn python_sdk_client() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client_test.py");
+    python_sdk("client_test.py");
+}
+
+/// The official MCP Python SDK's streamable HTTP client drives `ctxpack serve`'s `/mcp` with
+/// a read and a write token (see the script's docstring).
+#[test]
+fn python_sdk_http_client() {
+    python_sdk("http_client_test.py");
+}
+
+/// Runs `tests/mcp/SCRIPT` with `CTXPACK_MCP_PYTHON` against the binary.
+fn python_sdk(script: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(script);
     let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     let python = match std::env::var("CTXPACK_MCP_PYTHON") {
         Ok(python) if !python.is_empty() => python,
@@ -1150,7 +1165,8 @@ fn python_sdk_client() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "the MCP Python client test failed ({}):\n{stdout}\n{stderr}",
+        "the MCP Python client test {} failed ({}):\n{stdout}\n{stderr}",
+        script.display(),
         out.status
     );
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
