@@ -1,7 +1,8 @@
 //! The command line as a client of `ctxpack serve`: `--server URL --repo NAME` on the read
 //! commands sends the request the local command would build and prints what the server
 //! answers, which is what the local command prints. The token comes from `CTXPACK_TOKEN`
-//! (never a flag: flags are visible to every user of the machine). A failure the server
+//! (never a flag: flags are visible to every user of the machine); an `https://` server is
+//! checked against the system's roots and `CTXPACK_SERVER_CA`. A failure the server
 //! reports is the same failure locally: its envelope becomes the error, so the message,
 //! hint and exit code match.
 
@@ -18,7 +19,7 @@ use serde_json::Value;
 /// `--server` and `--repo`: ask a ctxpack server instead of the local store.
 #[derive(Clone, Debug, Default, Args)]
 pub struct ServerArgs {
-    /// Ask this ctxpack server (`http://HOST:PORT`) instead of the local store, with the token
+    /// Ask this ctxpack server (`http://HOST:PORT` or `https://…`) instead of the local store, with the token
     /// in CTXPACK_TOKEN.
     #[arg(long, value_name = "URL", requires = "repo")]
     pub server: Option<String>,
@@ -37,6 +38,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 /// A server and repository to send requests to.
 #[derive(Debug)]
 pub struct Remote {
+    tls: bool,
     authority: String,
     prefix: String,
     repo: String,
@@ -49,12 +51,19 @@ impl Remote {
         let (Some(server), Some(repo)) = (&args.server, &args.repo) else {
             return Ok(None);
         };
-        let rest = server.strip_prefix("http://").ok_or_else(|| {
-            Error::invalid_field(
-                "server",
-                format!("`{server}` is not an http:// URL (this client speaks plain HTTP; put TLS in front with a local proxy)"),
-            )
-        })?;
+        let (tls, rest) = match (
+            server.strip_prefix("http://"),
+            server.strip_prefix("https://"),
+        ) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => {
+                return Err(Error::invalid_field(
+                    "server",
+                    format!("`{server}` is not an http:// or https:// URL"),
+                ));
+            }
+        };
         let (authority, prefix) = match rest.find('/') {
             Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
             None => (rest, ""),
@@ -85,6 +94,7 @@ impl Remote {
             )
         })?;
         Ok(Some(Remote {
+            tls,
             authority,
             prefix: prefix.to_owned(),
             repo: repo.clone(),
@@ -141,11 +151,6 @@ impl Remote {
                 .await
                 .map_err(|e| unreachable(&e))?
                 .map_err(|e| unreachable(&e))?;
-                let (mut sender, connection) =
-                    hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                        .await
-                        .map_err(|e| unreachable(&e))?;
-                tokio::spawn(connection);
                 let request = hyper::Request::builder()
                     .method(method)
                     .uri(&target)
@@ -154,17 +159,25 @@ impl Remote {
                     .header(CONTENT_TYPE, "application/json")
                     .body(Full::new(Bytes::from(body)))
                     .map_err(|e| Error::invalid_field("server", e.to_string()))?;
-                let response = sender
-                    .send_request(request)
+                if !self.tls {
+                    return exchange(stream, request).await.map_err(|e| unreachable(&e));
+                }
+                let host = self
+                    .authority
+                    .rsplit_once(':')
+                    .map_or(self.authority.as_str(), |(host, _)| host)
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned();
+                let name = rustls::pki_types::ServerName::try_from(host)
+                    .map_err(|e| Error::invalid_field("server", e.to_string()))?;
+                let connector =
+                    tokio_rustls::TlsConnector::from(crate::serve::tls::client_config()?);
+                let stream = connector
+                    .connect(name, stream)
                     .await
                     .map_err(|e| unreachable(&e))?;
-                let status = response.status();
-                let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
-                    .collect()
-                    .await
-                    .map_err(|e| unreachable(&e))?
-                    .to_bytes();
-                Ok::<_, Error>((status, bytes))
+                exchange(stream, request).await.map_err(|e| unreachable(&e))
             })
             .await
             .map_err(|e| unreachable(&e))?
@@ -177,6 +190,27 @@ impl Remote {
         }
         Err(reported(status.as_u16(), &text))
     }
+}
+
+/// Sends `request` over `stream` and reads the whole answer, at most
+/// [`MAX_RESPONSE_BYTES`].
+async fn exchange<S>(
+    stream: S,
+    request: hyper::Request<Full<Bytes>>,
+) -> Result<(hyper::StatusCode, Bytes), Box<dyn std::error::Error + Send + Sync>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    let response = sender.send_request(request).await?;
+    let status = response.status();
+    let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+        .collect()
+        .await?
+        .to_bytes();
+    Ok((status, bytes))
 }
 
 /// A repository name as one path segment: names are `A-Z a-z 0-9 . _ -`, and anything else

@@ -11,6 +11,7 @@
 mod http;
 mod mcp;
 mod metrics;
+pub(crate) mod tls;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,12 @@ pub struct ServeArgs {
     /// Requests per second each token may make (bursts of as many); over it, 429.
     #[arg(long, default_value_t = 50)]
     pub rate_limit: u32,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Log format on stderr: text or json (one object per line).
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
@@ -242,6 +249,10 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     if args.rate_limit == 0 {
         return Err(Error::invalid_field("rate_limit", "must be at least 1"));
     }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::server_config(cert, key)?),
+        _ => None,
+    };
     init_logs(&args.log_format);
     let app = Arc::new(App {
         registry: ServerRegistry::open(state, true)?,
@@ -272,12 +283,24 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
             .local_addr()
             .map_err(|e| Error::internal(format!("no local address: {e}")))?;
         // The first line on stderr says where to connect (port 0 picks a free port).
-        note(&format!("ctxpack serve: listening on http://{local}\n"));
-        tracing::info!(address = %local, "listening");
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown())
-            .await
-            .map_err(|e| Error::internal(format!("the server failed: {e}")))
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        note(&format!("ctxpack serve: listening on {scheme}://{local}\n"));
+        tracing::info!(address = %local, scheme, "listening");
+        let served = match tls {
+            Some(config) => {
+                let listener = tls::TlsListener::new(listener, config)
+                    .map_err(|e| Error::internal(format!("no local address: {e}")))?;
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(shutdown())
+                    .await
+            }
+            None => {
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(shutdown())
+                    .await
+            }
+        };
+        served.map_err(|e| Error::internal(format!("the server failed: {e}")))
     });
     // In-flight requests have finished; blocking work still running gets a moment to end.
     runtime.shutdown_timeout(Duration::from_secs(5));

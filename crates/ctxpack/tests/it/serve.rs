@@ -171,7 +171,7 @@ impl Fixture {
             .expect("the server says where it listens");
         let address = line
             .trim()
-            .rsplit("http://")
+            .rsplit("://")
             .next()
             .expect("an address")
             .to_owned();
@@ -854,4 +854,76 @@ fn token_commands_never_show_a_secret_twice() {
         &[],
     );
     assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn tls_serves_https_and_a_silent_client_holds_up_no_one() {
+    let fx = Fixture::new();
+    let rcgen::CertifiedKey { cert, signing_key } =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("a certificate");
+    let cert_path = fx.dir.path().join("cert.pem");
+    let key_path = fx.dir.path().join("key.pem");
+    std::fs::write(&cert_path, cert.pem()).expect("write");
+    std::fs::write(&key_path, signing_key.serialize_pem()).expect("write");
+    let server = fx.serve(&[
+        "--tls-cert",
+        cert_path.to_str().expect("UTF-8"),
+        "--tls-key",
+        key_path.to_str().expect("UTF-8"),
+    ]);
+    let port = server.address.rsplit(':').next().expect("a port");
+    let url = format!("https://localhost:{port}");
+    // A client that connects and never speaks.
+    let _silent = TcpStream::connect(&server.address).expect("connect");
+    let ca = cert_path.to_str().expect("UTF-8");
+    let status = |env: &[(&str, &str)]| {
+        ctxpack(
+            &[
+                "status", "--format", "json", "--server", &url, "--repo", "app",
+            ],
+            env,
+        )
+    };
+    let (code, out, err) = status(&[
+        ("CTXPACK_TOKEN", fx.token("read")),
+        ("CTXPACK_SERVER_CA", ca),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let status_json: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(status_json["head"], json!(fx.shas[1]));
+    // Without the authority the certificate is refused.
+    let (code, _, err) = status(&[("CTXPACK_TOKEN", fx.token("read"))]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot reach the server"), "{err}");
+    // Plain HTTP gets no answer from the TLS port.
+    let mut stream = TcpStream::connect(&server.address).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    assert!(!String::from_utf8_lossy(&raw).contains("200 OK"));
+    // A key that does not fit the certificate is refused at start.
+    let other = rcgen::KeyPair::generate().expect("a key");
+    let other_path = fx.dir.path().join("other.pem");
+    std::fs::write(&other_path, other.serialize_pem()).expect("write");
+    let (code, _, err) = ctxpack(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--root",
+            "/",
+            "--state",
+            fx.state.to_str().expect("UTF-8"),
+            "--tls-cert",
+            ca,
+            "--tls-key",
+            other_path.to_str().expect("UTF-8"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--tls-key"), "{err}");
 }
