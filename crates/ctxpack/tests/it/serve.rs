@@ -301,6 +301,19 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Waits for a server that exits by itself; returns its exit code and log.
+    fn stop_dead(mut self) -> (Option<i32>, String) {
+        let code = self.child.wait().expect("the server exits").code();
+        let log = self
+            .log
+            .take()
+            .map(|h| h.join().expect("log"))
+            .unwrap_or_default();
+        (code, log)
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -926,4 +939,97 @@ fn tls_serves_https_and_a_silent_client_holds_up_no_one() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--tls-key"), "{err}");
+}
+
+#[test]
+fn two_servers_share_a_state_and_a_killed_indexer_leaves_no_half_snapshot() {
+    let fx = Fixture::new();
+    let reader = fx.serve(&[]);
+    let root = fx
+        .dir
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .join("roots");
+    // The second process dies (as `kill -9` would) after the lexical commit of its first index
+    // run, before the snapshot is committed.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--state"])
+        .arg(&fx.state)
+        .arg("--root")
+        .arg(&root)
+        .env("CTXPACK_FAILPOINT", "index:lexical-committed:2")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("a line");
+    let indexer = Server {
+        child,
+        address: line
+            .trim()
+            .rsplit("://")
+            .next()
+            .expect("address")
+            .to_owned(),
+        log: Some(std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            rest
+        })),
+    };
+    let [first, head] = &fx.shas;
+    let write = Some(fx.token("write"));
+    let index = |server: &Server, sha: &str| {
+        server.call(
+            "POST",
+            "/v1/repos/app/index",
+            write,
+            &json!({"at": sha}).to_string(),
+        )
+    };
+    assert_eq!(index(&indexer, first).status, 200);
+    // The other process packs what the first indexed.
+    let pack = |sha: &str| {
+        let body = json!({"goal": "retry with backoff", "at": sha, "index": false}).to_string();
+        reader.call(
+            "POST",
+            "/v1/repos/app/pack?format=json",
+            Some(fx.token("read")),
+            &body,
+        )
+    };
+    assert_eq!(pack(first).status, 200);
+    // The indexer dies part-way through the second commit: no answer comes back.
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| index(&indexer, head)));
+    assert!(died.is_err() || died.as_ref().is_ok_and(|a| a.status != 200));
+    let (code, _) = indexer.stop_dead();
+    assert_ne!(code, Some(0));
+    // No half snapshot is visible: the head is not indexed, the first still packs.
+    assert_eq!(pack(head).status, 404);
+    assert_eq!(pack(first).status, 200);
+    let status = reader.call("GET", "/v1/repos/app/snapshots", Some(fx.token("read")), "");
+    let shas: Vec<String> = status.json()["snapshots"]
+        .as_array()
+        .expect("snapshots")
+        .iter()
+        .map(|s| s["sha"].as_str().expect("a sha").to_owned())
+        .collect();
+    assert_eq!(shas, vec![first.clone()]);
+    // The next index of that commit, by the surviving process, completes.
+    let again = index(&reader, head);
+    assert_eq!(again.status, 200, "{again:?}");
+    assert_eq!(pack(head).status, 200);
+    let (code, out, err) = ctxpack(
+        &[
+            "verify",
+            "--store",
+            fx.state.join("stores/app").to_str().expect("UTF-8"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
 }
