@@ -20,6 +20,9 @@ const FRONT_END_ONLY: &[&str] = &[
     "hyper",
     "tokio",
     "tower",
+    "rustls",
+    "tokio-rustls",
+    "tracing-subscriber",
 ];
 
 /// The workspace's library crates, from the API down.

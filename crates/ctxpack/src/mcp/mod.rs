@@ -242,6 +242,9 @@ pub(crate) fn server_config(instructions: String) -> ServerConfig {
         .with_instructions(instructions)
 }
 
+/// The tool called `name`, whatever its scope.
+pub(crate) use catalogue::lookup;
+
 /// The tools listed at `scope`.
 pub(crate) fn tools_at(scope: Scope) -> Vec<Tool> {
     catalogue::list(scope)

@@ -12,6 +12,7 @@
 //! | `GET /v1/repos/{repo}/snapshots?format=` | read | what `ctxpack status` prints |
 //! | `GET /v1/repos/{repo}/ledger?limit=&format=` | read | what `ctxpack log` prints |
 //! | `GET /v1/repos/{repo}/ledger/{id}?format=&view=&pretty=&dropped=` | read | what `ctxpack show` prints |
+//! | `POST /v1/repos/{repo}/tools/{tool}` | the tool's | an MCP tool's structured content (or text) for the JSON arguments: documents (`context_pack`, `vsearch`, `docs_insert`, `docs_import`, `vsync`), artifacts and the rest of the catalogue |
 //! | `/mcp` | the token's | MCP over streamable HTTP, the tools its scope lists |
 //! | `GET /healthz`, `/readyz`, `/metrics` | none | liveness, readiness, Prometheus metrics |
 //!
@@ -52,6 +53,7 @@ pub(crate) fn router(app: Arc<App>, mcp: crate::serve::mcp::Service) -> Router {
         .route("/v1/repos/{repo}/snapshots", get(snapshots))
         .route("/v1/repos/{repo}/ledger", get(log))
         .route("/v1/repos/{repo}/ledger/{id}", get(show))
+        .route("/v1/repos/{repo}/tools/{tool}", post(tool))
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(app.clone(), authenticate));
     Router::new()
@@ -96,6 +98,7 @@ fn route_name(path: &str) -> &'static str {
         ["v1", "repos", _, "snapshots"] => "snapshots",
         ["v1", "repos", _, "ledger"] => "ledger",
         ["v1", "repos", _, "ledger", _] => "ledger_entry",
+        ["v1", "repos", _, "tools", _] => "tools",
         _ => "other",
     }
 }
@@ -519,6 +522,41 @@ async fn show(
             if dropped { Format::Text } else { shown_format },
             output,
         ))
+    })
+    .await
+}
+
+async fn tool(
+    State(app): State<Arc<App>>,
+    Path((repo, name)): Path<(String, String)>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    run(async move {
+        let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
+        let spec = crate::mcp::lookup(&name).ok_or_else(|| {
+            failure(
+                &Error::not_found(format!("no tool named `{name}`")).with_hint(
+                    ctxpack_api::Hint::Advice("list the tools over MCP (`tools/list`)".into()),
+                ),
+            )
+        })?;
+        let needs = match spec.scope() {
+            crate::mcp::Scope::Read => Scope::Read,
+            crate::mcp::Scope::Write => Scope::Write,
+        };
+        let grant = authorize(Some(&grant), &repo, needs)?;
+        let bytes = read_body(request, app.max_body_bytes).await?;
+        let arguments: serde_json::Map<String, serde_json::Value> = body(&bytes)?;
+        let reply = blocking(move || {
+            let workspace = app.registry.workspace(&grant, &app.roots)?;
+            spec.run(&workspace, &arguments, &ctxpack_api::Control::new())
+        })
+        .await?;
+        Ok(if reply.structured.is_object() {
+            json_text(format!("{}\n", reply.structured))
+        } else {
+            text(Format::Text, reply.text)
+        })
     })
     .await
 }

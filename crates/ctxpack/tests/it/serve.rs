@@ -401,6 +401,24 @@ fn every_scope_against_every_endpoint() {
             json!({"at": head}).to_string(),
             "write",
         ),
+        (
+            "POST",
+            "/v1/repos/app/tools/status".into(),
+            "{}".into(),
+            "read",
+        ),
+        (
+            "POST",
+            "/v1/repos/app/tools/query".into(),
+            json!({"goal": "cache"}).to_string(),
+            "read",
+        ),
+        (
+            "POST",
+            "/v1/repos/app/tools/index".into(),
+            json!({"at": head}).to_string(),
+            "write",
+        ),
     ];
     std::thread::sleep(Duration::from_millis(1100)); // `expiring` has expired.
     let mut unauthorized = Vec::new();
@@ -496,6 +514,30 @@ fn every_scope_against_every_endpoint() {
         "{not json",
     );
     assert_eq!(answer.status, 400);
+
+    // Tools over JSON: an unknown tool is 404, a tool's failure is its envelope.
+    let answer = server.call(
+        "POST",
+        "/v1/repos/app/tools/nope",
+        Some(fx.token("admin")),
+        "{}",
+    );
+    assert_eq!(answer.status, 404, "{answer:?}");
+    let answer = server.call(
+        "POST",
+        "/v1/repos/app/tools/query",
+        Some(fx.token("read")),
+        &json!({"goal": "x", "at": "not-a-commit"}).to_string(),
+    );
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert_eq!(answer.json()["error"]["exitCode"], 2);
+    let answer = server.call(
+        "POST",
+        "/v1/repos/app/tools/status",
+        Some(fx.token("read")),
+        "[]",
+    );
+    assert_eq!(answer.status, 400, "{answer:?}");
 
     // Probes and metrics need no token.
     assert_eq!(server.call("GET", "/healthz", None, "").status, 200);
