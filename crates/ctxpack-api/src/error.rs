@@ -235,6 +235,9 @@ impl From<StoreError> for Error {
             }
             StoreError::ReadOnly { .. } => Error::internal(message),
             StoreError::Io { .. } | StoreError::Sqlite { .. } => Error::new(ErrorKind::Io, message),
+            StoreError::Database { .. } => Error::new(ErrorKind::Io, message).with_hint(
+                Hint::Advice("check that the database server is up and reachable".into()),
+            ),
         }
     }
 }

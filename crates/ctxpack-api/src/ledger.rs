@@ -1,9 +1,10 @@
 //! The ledger: what every recorded pack showed a model, listed and replayed.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use ctxpack_core::{Format, Pack, RenderOptions, View};
-use ctxpack_store::{Ledger, LedgerRecord};
+use ctxpack_store::{Ledger, LedgerRecord, LedgerStore};
 use serde::Serialize;
 
 use crate::config::EffectiveConfig;
@@ -89,8 +90,12 @@ pub struct Shown {
 }
 
 impl Workspace {
-    fn ledger(&self) -> Result<Ledger> {
-        Ok(Ledger::new(self.store_root()?))
+    /// Where this workspace records packs: the ledger it was given, or its store's.
+    pub(crate) fn ledger(&self) -> Result<Arc<dyn LedgerStore>> {
+        match &self.ledger {
+            Some(ledger) => Ok(ledger.clone()),
+            None => Ok(Arc::new(Ledger::new(self.store_root()?))),
+        }
     }
 
     /// The recorded packs, newest first, at most `limit` of them.

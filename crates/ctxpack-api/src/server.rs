@@ -13,9 +13,10 @@
 //! under one of the roots the operator allows.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::Arc;
 
-use ctxpack_store::registry::{Registry as Rows, RepoRow, TokenRow};
+use ctxpack_store::LedgerStore;
+use ctxpack_store::registry::{Registry, RegistryRows, RepoRow, TokenRow};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind, Hint, Result};
@@ -130,11 +131,14 @@ impl Grant {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Denied;
 
-/// The registry of a server's state directory.
+/// The registry of a server: its repositories and tokens (in the state directory's SQLite
+/// database, or in PostgreSQL), and where the packs it answers are recorded.
 #[derive(Debug)]
 pub struct ServerRegistry {
     dir: PathBuf,
-    rows: Mutex<Rows>,
+    rows: Box<dyn RegistryRows>,
+    /// The database that records packs, when it is not each store's own ledger.
+    database: Option<ctxpack_pg::Database>,
 }
 
 const PREFIX: &str = "ctxp_";
@@ -144,7 +148,7 @@ const SECRET_HEX: usize = 64;
 impl ServerRegistry {
     /// Opens the registry of the state directory `dir`, creating it when `create` is set.
     pub fn open(dir: &Path, create: bool) -> Result<ServerRegistry> {
-        let rows = Rows::open(dir, create).map_err(|e| match e {
+        let rows = Registry::open(dir, create).map_err(|e| match e {
             ctxpack_store::StoreError::NotFound { .. } => {
                 Error::not_found(format!("no ctxpack server state at {}", dir.display()))
                     .with_field("state")
@@ -156,15 +160,25 @@ impl ServerRegistry {
         })?;
         Ok(ServerRegistry {
             dir: dir.to_owned(),
-            rows: Mutex::new(rows),
+            rows: Box::new(rows),
+            database: None,
         })
     }
 
-    fn rows(&self) -> std::sync::MutexGuard<'_, Rows> {
-        // A panic while holding the lock leaves the rows as SQLite left them: still whole.
-        self.rows
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Opens the registry in the PostgreSQL database at `url` (migrating it forward; a
+    /// database written by a newer ctxpack is refused), which also records every pack the
+    /// server answers. The stores stay under the state directory `dir`.
+    pub fn open_database(url: &str, dir: &Path) -> Result<ServerRegistry> {
+        let database = ctxpack_pg::Database::connect(url)?;
+        Ok(ServerRegistry {
+            dir: dir.to_owned(),
+            rows: Box::new(database.registry()),
+            database: Some(database),
+        })
+    }
+
+    fn rows(&self) -> &dyn RegistryRows {
+        self.rows.as_ref()
     }
 
     /// The state directory.
@@ -321,7 +335,7 @@ impl ServerRegistry {
                 "start the server with a root that contains it".into(),
             )));
         }
-        Workspace::open(WorkspaceOptions {
+        let workspace = Workspace::open(WorkspaceOptions {
             cwd: path,
             store: Some(self.store_dir(repo)),
             access: if grant.scope >= Scope::Write {
@@ -330,6 +344,12 @@ impl ServerRegistry {
                 Access::ReadAndRecord
             },
             caller: Some(format!("serve:{}", grant.token)),
+        })?;
+        Ok(match &self.database {
+            Some(database) => {
+                workspace.with_ledger(Arc::new(database.ledger(repo)) as Arc<dyn LedgerStore>)
+            }
+            None => workspace,
         })
     }
 

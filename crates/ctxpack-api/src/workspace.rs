@@ -2,10 +2,11 @@
 //! options; every operation hangs off it.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use ctxpack_core::{Pack, RenderOptions};
 use ctxpack_index::git::Repo;
-use ctxpack_store::{Ledger, RecordContext, Store, StoreError, WriterLock};
+use ctxpack_store::{LedgerStore, RecordContext, Store, StoreError, WriterLock};
 
 use crate::config::EffectiveConfig;
 use crate::error::{Error, ErrorKind, Result, no_store};
@@ -70,6 +71,8 @@ pub struct Workspace {
     caller: Option<String>,
     /// The effective configuration recorded with every pack, when the caller gave one.
     config: Option<EffectiveConfig>,
+    /// Where packs are recorded, when not in the store's own ledger.
+    pub(crate) ledger: Option<Arc<dyn LedgerStore>>,
 }
 
 impl Workspace {
@@ -98,6 +101,7 @@ impl Workspace {
             access: options.access,
             caller: options.caller,
             config: None,
+            ledger: None,
         })
     }
 
@@ -113,6 +117,7 @@ impl Workspace {
             access,
             caller: None,
             config: None,
+            ledger: None,
         })
     }
 
@@ -126,6 +131,13 @@ impl Workspace {
     /// built with, each value with its source — in the ledger record of every pack.
     pub fn with_config(mut self, config: EffectiveConfig) -> Workspace {
         self.config = Some(config);
+        self
+    }
+
+    /// The same workspace recording its packs in `ledger` (and reading its log from there)
+    /// instead of the store's own ledger: a server's ledger in its database.
+    pub fn with_ledger(mut self, ledger: Arc<dyn LedgerStore>) -> Workspace {
+        self.ledger = Some(ledger);
         self
     }
 
@@ -271,8 +283,8 @@ impl Workspace {
         if self.access == Access::ReadOnly {
             return Recorded::NotAsked;
         }
-        let dir = match self.store_root() {
-            Ok(dir) => dir,
+        let ledger = match self.ledger() {
+            Ok(ledger) => ledger,
             Err(e) => return Recorded::Failed(e),
         };
         let context = RecordContext {
@@ -286,7 +298,7 @@ impl Workspace {
             output: extra.output,
             config: self.config.as_ref().map(EffectiveConfig::to_ledger),
         };
-        match Ledger::new(dir).append(pack, &context) {
+        match ledger.append(pack, &context) {
             Ok(record) => Recorded::Stored(record.id),
             Err(e) => Recorded::Failed(e.into()),
         }

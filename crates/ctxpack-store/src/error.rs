@@ -73,6 +73,12 @@ pub enum StoreError {
         /// The underlying error.
         source: rusqlite::Error,
     },
+    /// The database server failed or could not be reached (the PostgreSQL backend).
+    #[error("database error: {detail}")]
+    Database {
+        /// What failed, without credentials.
+        detail: String,
+    },
     /// An unexpected lexical-index error.
     #[error("lexical index error in {}: {detail}", .dir.display())]
     Lexical {

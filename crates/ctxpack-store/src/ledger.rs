@@ -549,131 +549,179 @@ impl Ledger {
 
     /// Rebuilds the pack a record describes, texts included.
     pub fn replay(&self, record: &LedgerRecord) -> Result<Pack, StoreError> {
-        let corrupt = |detail: String| StoreError::Corrupt {
-            dir: self.dir.clone(),
-            detail,
-        };
-        // A record is replayed only as it was written: its id is the hash of its content.
-        if !record.is_intact() {
-            return Err(corrupt(format!(
-                "ledger record {} was changed after it was written (its content no longer matches its id)",
-                record.id
-            )));
-        }
-        let hits = record
-            .hits
-            .iter()
-            .map(|h| {
-                Ok(Hit {
-                    rank: h.rank,
-                    candidate: Candidate {
-                        citation: Citation(h.citation.clone()),
-                        family: Family(h.family.clone()),
-                        text: self.text(&h.text)?,
-                        cost: h.cost,
-                        tier: if h.tier == "pinned" {
-                            Tier::Pinned
-                        } else {
-                            Tier::Visible
-                        },
-                        score: None,
-                        location: h
-                            .location
-                            .as_ref()
-                            .map(|(path, start, end, symbol)| Location {
-                                path: path.clone(),
-                                start_line: *start,
-                                end_line: *end,
-                                symbol: symbol.clone(),
-                            }),
-                        title: h.title.clone(),
+        replay(record, &self.dir, |hash| self.text(hash))
+    }
+}
+
+/// Where packs are recorded, whatever keeps them: the interface both backends implement (the
+/// files of a store directory here, rows in PostgreSQL in `ctxpack-pg`), which the
+/// conformance suite checks.
+pub trait LedgerStore: Send + Sync + std::fmt::Debug {
+    /// Appends the record of `pack`, its hit texts stored first (or in the same transaction).
+    /// Returns the record.
+    fn append(&self, pack: &Pack, context: &RecordContext) -> Result<LedgerRecord, StoreError>;
+    /// Every whole record, oldest first, and what could not be read.
+    fn read(&self) -> Result<LedgerContents, StoreError>;
+    /// A stored text by hash, checked against its hash.
+    fn text(&self, hash: &str) -> Result<String, StoreError>;
+    /// Rebuilds the pack a record describes, texts included.
+    fn replay(&self, record: &LedgerRecord) -> Result<Pack, StoreError>;
+}
+
+impl LedgerStore for Ledger {
+    fn append(&self, pack: &Pack, context: &RecordContext) -> Result<LedgerRecord, StoreError> {
+        Ledger::append(self, pack, context)
+    }
+
+    fn read(&self) -> Result<LedgerContents, StoreError> {
+        Ledger::read(self)
+    }
+
+    fn text(&self, hash: &str) -> Result<String, StoreError> {
+        Ledger::text(self, hash)
+    }
+
+    fn replay(&self, record: &LedgerRecord) -> Result<Pack, StoreError> {
+        Ledger::replay(self, record)
+    }
+}
+
+/// Whether `text` is the text `hash` names.
+pub fn text_matches(hash: &str, text: &str) -> bool {
+    sha256_hex(text.as_bytes()) == hash
+}
+
+/// Rebuilds the pack `record` describes with the texts `text` reads; `dir` names the ledger in
+/// errors.
+pub fn replay(
+    record: &LedgerRecord,
+    dir: &Path,
+    text: impl Fn(&str) -> Result<String, StoreError>,
+) -> Result<Pack, StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt {
+        dir: dir.to_owned(),
+        detail,
+    };
+    // A record is replayed only as it was written: its id is the hash of its content.
+    if !record.is_intact() {
+        return Err(corrupt(format!(
+            "ledger record {} was changed after it was written (its content no longer matches its id)",
+            record.id
+        )));
+    }
+    let hits = record
+        .hits
+        .iter()
+        .map(|h| {
+            Ok(Hit {
+                rank: h.rank,
+                candidate: Candidate {
+                    citation: Citation(h.citation.clone()),
+                    family: Family(h.family.clone()),
+                    text: text(&h.text)?,
+                    cost: h.cost,
+                    tier: if h.tier == "pinned" {
+                        Tier::Pinned
+                    } else {
+                        Tier::Visible
                     },
-                })
+                    score: None,
+                    location: h
+                        .location
+                        .as_ref()
+                        .map(|(path, start, end, symbol)| Location {
+                            path: path.clone(),
+                            start_line: *start,
+                            end_line: *end,
+                            symbol: symbol.clone(),
+                        }),
+                    title: h.title.clone(),
+                },
             })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let [
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    let [
+        candidate_hits,
+        unique_citations,
+        selected_sources,
+        duplicate_citations_skipped,
+        budget_rejected_hits,
+    ] = record.counters;
+    Ok(Pack {
+        goal: record.goal.clone(),
+        snapshot: record.snapshot.as_ref().map(|s| SnapshotInfo {
+            requested_ref: s.requested_ref.clone(),
+            resolved_sha: s.resolved_sha.clone(),
+            selection: s.selection.clone(),
+            status: s.status.clone(),
+            branch: s.branch.clone(),
+            detached: s.detached,
+            worktree_dirty: s.worktree_dirty,
+        }),
+        budget: Budget::new(record.budget)
+            .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+        meter: record.meter,
+        used: record.used,
+        selector: record
+            .selector
+            .parse::<Selector>()
+            .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+        counters: Counters {
             candidate_hits,
             unique_citations,
             selected_sources,
             duplicate_citations_skipped,
             budget_rejected_hits,
-        ] = record.counters;
-        Ok(Pack {
-            goal: record.goal.clone(),
-            snapshot: record.snapshot.as_ref().map(|s| SnapshotInfo {
-                requested_ref: s.requested_ref.clone(),
-                resolved_sha: s.resolved_sha.clone(),
-                selection: s.selection.clone(),
-                status: s.status.clone(),
-                branch: s.branch.clone(),
-                detached: s.detached,
-                worktree_dirty: s.worktree_dirty,
-            }),
-            budget: Budget::new(record.budget)
-                .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
-            meter: record.meter,
-            used: record.used,
-            selector: record
-                .selector
-                .parse::<Selector>()
-                .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
-            counters: Counters {
-                candidate_hits,
-                unique_citations,
-                selected_sources,
-                duplicate_citations_skipped,
-                budget_rejected_hits,
-            },
-            hits,
-            dropped: record
-                .dropped
+        },
+        hits,
+        dropped: record
+            .dropped
+            .iter()
+            .map(|d| Dropped {
+                rank: d.rank,
+                citation: Citation(d.citation.clone()),
+                family: Family(d.family.clone()),
+                cost: d.cost,
+                reason: d.reason,
+                remaining: d.remaining,
+            })
+            .collect(),
+        warnings: record
+            .warnings
+            .iter()
+            .cloned()
+            .map(Warning::Notice)
+            .collect(),
+        redactions: RedactionSummary {
+            by_kind: record.redactions.clone(),
+        },
+        artifacts: record.artifacts.clone(),
+        presentation: Presentation {
+            enclosing: record
+                .enclosing
                 .iter()
-                .map(|d| Dropped {
-                    rank: d.rank,
-                    citation: Citation(d.citation.clone()),
-                    family: Family(d.family.clone()),
-                    cost: d.cost,
-                    reason: d.reason,
-                    remaining: d.remaining,
+                .map(|(c, (line, text))| {
+                    (
+                        Citation(c.clone()),
+                        Enclosing {
+                            line: *line,
+                            text: text.clone(),
+                        },
+                    )
                 })
                 .collect(),
-            warnings: record
-                .warnings
-                .iter()
-                .cloned()
-                .map(Warning::Notice)
-                .collect(),
-            redactions: RedactionSummary {
-                by_kind: record.redactions.clone(),
+            fitted: match &record.fitted {
+                Some((format, view, tokens)) => Some(Fitted {
+                    format: format
+                        .parse()
+                        .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+                    view: view
+                        .parse()
+                        .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
+                    tokens: *tokens,
+                }),
+                None => None,
             },
-            artifacts: record.artifacts.clone(),
-            presentation: Presentation {
-                enclosing: record
-                    .enclosing
-                    .iter()
-                    .map(|(c, (line, text))| {
-                        (
-                            Citation(c.clone()),
-                            Enclosing {
-                                line: *line,
-                                text: text.clone(),
-                            },
-                        )
-                    })
-                    .collect(),
-                fitted: match &record.fitted {
-                    Some((format, view, tokens)) => Some(Fitted {
-                        format: format
-                            .parse()
-                            .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
-                        view: view
-                            .parse()
-                            .map_err(|e| corrupt(format!("record {}: {e}", record.id)))?,
-                        tokens: *tokens,
-                    }),
-                    None => None,
-                },
-            },
-        })
-    }
+        },
+    })
 }

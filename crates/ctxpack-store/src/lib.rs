@@ -40,7 +40,7 @@ pub use error::StoreError;
 pub use failpoint::failpoint;
 pub use gc::Reclaimed;
 pub use guard::check_layout;
-pub use ledger::{Ledger, LedgerContents, LedgerRecord, RecordContext};
+pub use ledger::{Ledger, LedgerContents, LedgerRecord, LedgerStore, RecordContext};
 pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, analyze};
 pub use lock::WriterLock;
 pub use manifest::{Manifest, NewSnapshot};

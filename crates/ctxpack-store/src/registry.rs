@@ -7,6 +7,7 @@
 //! store is.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -70,10 +71,32 @@ pub struct TokenRow {
     pub revoked: Option<i64>,
 }
 
+/// The rows of a server's registry, whatever keeps them: the interface both backends
+/// implement (SQLite here, PostgreSQL in `ctxpack-pg`) and the conformance suite checks.
+pub trait RegistryRows: Send + Sync + std::fmt::Debug {
+    /// Registers a repository; [`StoreError::Conflict`] when the name is taken.
+    fn add_repo(&self, row: &RepoRow) -> Result<(), StoreError>;
+    /// Removes a repository and every token for it, in one transaction; whether it was
+    /// registered.
+    fn remove_repo(&self, name: &str) -> Result<bool, StoreError>;
+    /// Every registered repository, by name.
+    fn repos(&self) -> Result<Vec<RepoRow>, StoreError>;
+    /// One registered repository.
+    fn repo(&self, name: &str) -> Result<Option<RepoRow>, StoreError>;
+    /// Stores a new token; [`StoreError::Conflict`] when its name or id is taken.
+    fn add_token(&self, row: &TokenRow) -> Result<(), StoreError>;
+    /// The token with this id.
+    fn token(&self, id: &str) -> Result<Option<TokenRow>, StoreError>;
+    /// Every token, by name.
+    fn tokens(&self) -> Result<Vec<TokenRow>, StoreError>;
+    /// Marks the token named `name` revoked at `now`; whether there was one not yet revoked.
+    fn revoke_token(&self, name: &str, now: i64) -> Result<bool, StoreError>;
+}
+
 /// The registry database.
 pub struct Registry {
     dir: PathBuf,
-    conn: Connection,
+    conn: Mutex<Connection>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -117,29 +140,41 @@ impl Registry {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
-        let conn = Connection::open_with_flags(&file, flags).map_err(|e| sql_error(dir, e))?;
-        let mut registry = Registry {
+        let mut conn = Connection::open_with_flags(&file, flags).map_err(|e| sql_error(dir, e))?;
+        configure(dir, &mut conn)?;
+        Ok(Registry {
             dir: dir.to_owned(),
-            conn,
-        };
-        registry.configure()?;
-        Ok(registry)
+            conn: Mutex::new(conn),
+        })
     }
 
-    fn configure(&mut self) -> Result<(), StoreError> {
-        let dir = self.dir.clone();
+    /// The state directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while the lock was held left SQLite's state whole.
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |e| sql_error(&self.dir, e)
+    }
+}
+
+fn configure(dir: &Path, conn: &mut Connection) -> Result<(), StoreError> {
+    {
+        let dir = dir.to_owned();
         let err = |e| sql_error(&dir, e);
-        self.conn
-            .busy_timeout(Duration::from_secs(10))
+        conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        conn.pragma_update(None, "trusted_schema", "OFF")
             .map_err(err)?;
-        self.conn
-            .pragma_update(None, "trusted_schema", "OFF")
+        conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
-        self.conn
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
-        let version: i64 = self
-            .conn
+        let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(err)?;
         if !(0..=REGISTRY_VERSION).contains(&version) {
@@ -150,7 +185,7 @@ impl Registry {
             });
         }
         if version == 0 {
-            let tx = self.conn.transaction().map_err(err)?;
+            let tx = conn.transaction().map_err(err)?;
             let tables: i64 = tx
                 .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
                 .map_err(err)?;
@@ -167,24 +202,16 @@ impl Registry {
         }
         Ok(())
     }
+}
 
-    /// The state directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        |e| sql_error(&self.dir, e)
-    }
-
-    /// Registers a repository; [`StoreError::Conflict`] when the name is taken.
-    pub fn add_repo(&self, row: &RepoRow) -> Result<(), StoreError> {
+impl RegistryRows for Registry {
+    fn add_repo(&self, row: &RepoRow) -> Result<(), StoreError> {
         let path = row.path.to_str().ok_or_else(|| StoreError::Conflict {
             dir: self.dir.clone(),
             detail: format!("{} is not valid UTF-8", row.path.display()),
         })?;
         let added = self
-            .conn
+            .conn()
             .execute(
                 "INSERT INTO repos (name, path, created) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
                 params![row.name, path, row.created],
@@ -199,12 +226,9 @@ impl Registry {
         Ok(())
     }
 
-    /// Removes a repository and every token for it; whether it was registered.
-    pub fn remove_repo(&mut self, name: &str) -> Result<bool, StoreError> {
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| sql_error(&self.dir, e))?;
+    fn remove_repo(&self, name: &str) -> Result<bool, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| sql_error(&self.dir, e))?;
         let removed = tx
             .execute("DELETE FROM repos WHERE name = ?1", [name])
             .map_err(|e| sql_error(&self.dir, e))?;
@@ -214,10 +238,9 @@ impl Registry {
         Ok(removed > 0)
     }
 
-    /// Every registered repository, by name.
-    pub fn repos(&self) -> Result<Vec<RepoRow>, StoreError> {
-        let mut statement = self
-            .conn
+    fn repos(&self) -> Result<Vec<RepoRow>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn
             .prepare_cached("SELECT name, path, created FROM repos ORDER BY name")
             .map_err(self.err())?;
         let rows = statement
@@ -228,9 +251,8 @@ impl Registry {
         Ok(rows)
     }
 
-    /// One registered repository.
-    pub fn repo(&self, name: &str) -> Result<Option<RepoRow>, StoreError> {
-        self.conn
+    fn repo(&self, name: &str) -> Result<Option<RepoRow>, StoreError> {
+        self.conn()
             .prepare_cached("SELECT name, path, created FROM repos WHERE name = ?1")
             .map_err(self.err())?
             .query_row([name], repo_row)
@@ -238,10 +260,9 @@ impl Registry {
             .map_err(self.err())
     }
 
-    /// Stores a new token; [`StoreError::Conflict`] when its name or id is taken.
-    pub fn add_token(&self, row: &TokenRow) -> Result<(), StoreError> {
+    fn add_token(&self, row: &TokenRow) -> Result<(), StoreError> {
         let added = self
-            .conn
+            .conn()
             .execute(
                 "INSERT INTO tokens (id, name, digest, repo, scope, created, expires, revoked)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
@@ -266,9 +287,8 @@ impl Registry {
         Ok(())
     }
 
-    /// The token with this id.
-    pub fn token(&self, id: &str) -> Result<Option<TokenRow>, StoreError> {
-        self.conn
+    fn token(&self, id: &str) -> Result<Option<TokenRow>, StoreError> {
+        self.conn()
             .prepare_cached(
                 "SELECT id, name, digest, repo, scope, created, expires, revoked
                  FROM tokens WHERE id = ?1",
@@ -279,10 +299,9 @@ impl Registry {
             .map_err(self.err())
     }
 
-    /// Every token, by name.
-    pub fn tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
-        let mut statement = self
-            .conn
+    fn tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn
             .prepare_cached(
                 "SELECT id, name, digest, repo, scope, created, expires, revoked
                  FROM tokens ORDER BY name",
@@ -296,10 +315,9 @@ impl Registry {
         Ok(rows)
     }
 
-    /// Marks the token named `name` revoked at `now`; whether there was one not yet revoked.
-    pub fn revoke_token(&self, name: &str, now: i64) -> Result<bool, StoreError> {
+    fn revoke_token(&self, name: &str, now: i64) -> Result<bool, StoreError> {
         let changed = self
-            .conn
+            .conn()
             .execute(
                 "UPDATE tokens SET revoked = ?2 WHERE name = ?1 AND revoked IS NULL",
                 params![name, now],
@@ -374,7 +392,7 @@ mod tests {
             Some(11)
         );
         drop(registry);
-        let mut again = Registry::open(dir.path(), false).expect("reopen");
+        let again = Registry::open(dir.path(), false).expect("reopen");
         assert_eq!(again.repos().expect("repos"), vec![repo]);
         assert!(again.remove_repo("app").expect("remove"));
         assert!(again.tokens().expect("tokens").is_empty());

@@ -143,9 +143,15 @@ async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: N
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
-    let grant = match token.map(|t| app.registry.authenticate(t, now())) {
-        Some(Ok(grant)) => grant,
-        _ => return unauthorized(),
+    let Some(token) = token.map(str::to_owned) else {
+        return unauthorized();
+    };
+    // The registry may be a database: the check runs where blocking is allowed.
+    let checker = app.clone();
+    let checked =
+        tokio::task::spawn_blocking(move || checker.registry.authenticate(&token, now())).await;
+    let Ok(Ok(grant)) = checked else {
+        return unauthorized();
     };
     if let Err(wait) = app.limiter.take(&grant.token) {
         let mut response = *refusal(

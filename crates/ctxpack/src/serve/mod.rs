@@ -38,6 +38,11 @@ pub struct ServeArgs {
     /// $XDG_STATE_HOME/ctxpack/server, or ~/.local/state/ctxpack/server].
     #[arg(long, global = true)]
     pub state: Option<PathBuf>,
+    /// Keep the registry and the ledger in this PostgreSQL database
+    /// (`postgres://user@host/name`; give the password in CTXPACK_DATABASE rather than here,
+    /// where other users see it) [default: CTXPACK_DATABASE, else the state directory].
+    #[arg(long, global = true, value_name = "URL")]
+    pub database: Option<String>,
     /// Serve only repositories under this directory; repeat for several. At least one.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
@@ -138,6 +143,22 @@ impl ServeArgs {
             })?;
         Ok(base.join("ctxpack").join("server"))
     }
+
+    /// The registry: in the database when one is named, else in the state directory
+    /// (created when `create` is set).
+    fn registry(&self, state: &Path, create: bool) -> Result<ServerRegistry, Error> {
+        let url = self.database.clone().or_else(|| {
+            std::env::var("CTXPACK_DATABASE")
+                .ok()
+                .filter(|u| !u.is_empty())
+        });
+        match url {
+            Some(url) => {
+                ServerRegistry::open_database(&url, state).map_err(|e| e.with_field("database"))
+            }
+            None => ServerRegistry::open(state, create),
+        }
+    }
 }
 
 /// `30d`, `12h`, `90m`, `45s` in seconds.
@@ -167,8 +188,8 @@ fn parse_duration(s: &str) -> Result<u64, String> {
 pub fn run(args: &ServeArgs) -> Result<String, Error> {
     let state = args.state_dir()?;
     match &args.command {
-        Some(ServeCommand::Repo(command)) => repo(&state, command),
-        Some(ServeCommand::Token(command)) => token(&state, command),
+        Some(ServeCommand::Repo(command)) => repo(args, &state, command),
+        Some(ServeCommand::Token(command)) => token(&args.registry(&state, false)?, command),
         None => serve(args, &state),
     }
 }
@@ -180,22 +201,21 @@ fn json_line(value: &impl serde::Serialize) -> String {
     )
 }
 
-fn repo(state: &Path, command: &RepoCommand) -> Result<String, Error> {
+fn repo(args: &ServeArgs, state: &Path, command: &RepoCommand) -> Result<String, Error> {
     match command {
         RepoCommand::Add { name, path } => {
-            let info = ServerRegistry::open(state, true)?.add_repo(name, path)?;
+            let info = args.registry(state, true)?.add_repo(name, path)?;
             Ok(json_line(&info))
         }
         RepoCommand::Remove { name } => {
-            ServerRegistry::open(state, false)?.remove_repo(name)?;
+            args.registry(state, false)?.remove_repo(name)?;
             Ok(String::new())
         }
-        RepoCommand::List => Ok(json_line(&ServerRegistry::open(state, false)?.repos()?)),
+        RepoCommand::List => Ok(json_line(&args.registry(state, false)?.repos()?)),
     }
 }
 
-fn token(state: &Path, command: &TokenCommand) -> Result<String, Error> {
-    let registry = ServerRegistry::open(state, false)?;
+fn token(registry: &ServerRegistry, command: &TokenCommand) -> Result<String, Error> {
     match command {
         TokenCommand::Create {
             repo,
@@ -255,7 +275,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     };
     init_logs(&args.log_format);
     let app = Arc::new(App {
-        registry: ServerRegistry::open(state, true)?,
+        registry: args.registry(state, true)?,
         roots,
         limiter: http::Limiter::new(args.rate_limit),
         metrics: metrics::Metrics::default(),
@@ -272,6 +292,9 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     ];
     hosts.extend(args.hosts.iter().cloned());
     let mcp = mcp::service(app.clone(), &hosts, &args.origins, args.max_body_bytes);
+    // The last reference is dropped here, outside the runtime: a database client closes its
+    // connection by blocking, which a runtime's own threads may not do.
+    let keep = app.clone();
     let router = http::router(app, mcp);
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -304,6 +327,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     });
     // In-flight requests have finished; blocking work still running gets a moment to end.
     runtime.shutdown_timeout(Duration::from_secs(5));
+    drop(keep);
     served?;
     tracing::info!("stopped");
     Ok(String::new())

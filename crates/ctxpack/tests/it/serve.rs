@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use ctxpack_pg::Scratch;
 use serde_json::{Value, json};
 
 const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n";
@@ -78,10 +79,21 @@ struct Fixture {
     app: PathBuf,
     shas: [String; 2],
     tokens: BTreeMap<&'static str, String>,
+    database: Option<Scratch>,
 }
 
 impl Fixture {
     fn new() -> Fixture {
+        Fixture::with(None)
+    }
+
+    /// The fixture with its registry and ledger in the PostgreSQL database `database`.
+    fn with(database: Option<Scratch>) -> Fixture {
+        let env: Vec<(&str, String)> = database
+            .iter()
+            .map(|db| ("CTXPACK_DATABASE", db.url().to_owned()))
+            .collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let dir = tempfile::tempdir().expect("tempdir");
         let base = dir.path().canonicalize().expect("canonical");
         let app = base.join("roots/app");
@@ -101,7 +113,7 @@ impl Fixture {
                     "--state",
                     state_arg,
                 ],
-                &[],
+                &env,
             );
             assert_eq!(code, 0, "{err}");
         }
@@ -121,14 +133,14 @@ impl Fixture {
             if let Some(expires) = expires {
                 args.extend(["--expires", expires]);
             }
-            let (code, out, err) = ctxpack(&args, &[]);
+            let (code, out, err) = ctxpack(&args, &env);
             assert_eq!(code, 0, "{err}");
             assert!(err.contains("shown once"), "{err}");
             tokens.insert(name, out.trim().to_owned());
         }
         let (code, _, err) = ctxpack(
             &["serve", "token", "revoke", "revoked", "--state", state_arg],
-            &[],
+            &env,
         );
         assert_eq!(code, 0, "{err}");
         Fixture {
@@ -137,7 +149,16 @@ impl Fixture {
             app,
             shas,
             tokens,
+            database,
         }
+    }
+
+    /// The environment that points the command line at the fixture's database.
+    fn env(&self) -> Vec<(&'static str, &str)> {
+        self.database
+            .iter()
+            .map(|db| ("CTXPACK_DATABASE", db.url()))
+            .collect()
     }
 
     fn token(&self, name: &str) -> &str {
@@ -153,39 +174,15 @@ impl Fixture {
 
     /// Starts a server over the fixture's state serving what lies under `root`.
     fn serve_under(&self, root: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--state"])
             .arg(&self.state)
             .arg("--root")
             .arg(root)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the server starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
-        let mut line = String::new();
-        stderr
-            .read_line(&mut line)
-            .expect("the server says where it listens");
-        let address = line
-            .trim()
-            .rsplit("://")
-            .next()
-            .expect("an address")
-            .to_owned();
-        // Keep reading the log so the server never blocks on a full pipe.
-        let log = std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-            rest
-        });
-        Server {
-            child,
-            address,
-            log: Some(log),
-        }
+            .envs(self.env())
+            .args(extra);
+        Server::start(command)
     }
 }
 
@@ -302,6 +299,38 @@ impl Server {
 }
 
 impl Server {
+    /// Starts `ctxpack serve` as `command` says and reads where it listens.
+    fn start(mut command: Command) -> Server {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let mut line = String::new();
+        stderr
+            .read_line(&mut line)
+            .expect("the server says where it listens");
+        let address = line
+            .trim()
+            .rsplit("://")
+            .next()
+            .expect("an address")
+            .to_owned();
+        // Keep reading the log so the server never blocks on a full pipe.
+        let log = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            rest
+        });
+        Server {
+            child,
+            address,
+            log: Some(log),
+        }
+    }
+
     /// Waits for a server that exits by itself; returns its exit code and log.
     fn stop_dead(mut self) -> (Option<i32>, String) {
         let code = self.child.wait().expect("the server exits").code();
@@ -337,7 +366,39 @@ fn dechunk(body: &str) -> String {
 
 #[test]
 fn every_scope_against_every_endpoint() {
-    let fx = Fixture::new();
+    every_scope(&Fixture::new());
+}
+
+/// The same with the registry and the ledger in PostgreSQL.
+#[test]
+fn every_scope_against_every_endpoint_on_postgres() {
+    let Some(db) = postgres() else { return };
+    let fx = Fixture::with(Some(db));
+    every_scope(&fx);
+    // The ledger is in the database: the state directory holds no ledger file.
+    assert!(!fx.state.join("stores/app/ledger").exists());
+}
+
+/// A scratch database, or `None` (with a note) when no server is configured outside CI.
+fn postgres() -> Option<Scratch> {
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    match std::env::var("CTXPACK_TEST_DATABASE") {
+        Ok(url) if !url.is_empty() => Some(Scratch::create(&url).expect("a scratch database")),
+        _ => {
+            assert!(
+                !in_ci,
+                "CI=true but CTXPACK_TEST_DATABASE is not set: .ci/run must start PostgreSQL"
+            );
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("note: skipping a PostgreSQL server test: set CTXPACK_TEST_DATABASE");
+            }
+            None
+        }
+    }
+}
+
+fn every_scope(fx: &Fixture) {
     let server = fx.serve(&[]);
     let [first, head] = &fx.shas;
     // Index both commits with the write token; a read token may not.
@@ -995,34 +1056,14 @@ fn two_servers_share_a_state_and_a_killed_indexer_leaves_no_half_snapshot() {
         .join("roots");
     // The second process dies (as `kill -9` would) after the lexical commit of its first index
     // run, before the snapshot is committed.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--state"])
         .arg(&fx.state)
         .arg("--root")
         .arg(&root)
-        .env("CTXPACK_FAILPOINT", "index:lexical-committed:2")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-    let mut line = String::new();
-    stderr.read_line(&mut line).expect("a line");
-    let indexer = Server {
-        child,
-        address: line
-            .trim()
-            .rsplit("://")
-            .next()
-            .expect("address")
-            .to_owned(),
-        log: Some(std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-            rest
-        })),
-    };
+        .env("CTXPACK_FAILPOINT", "index:lexical-committed:2");
+    let indexer = Server::start(command);
     let [first, head] = &fx.shas;
     let write = Some(fx.token("write"));
     let index = |server: &Server, sha: &str| {
@@ -1074,4 +1115,106 @@ fn two_servers_share_a_state_and_a_killed_indexer_leaves_no_half_snapshot() {
         &[],
     );
     assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_postgres_backed_server_packs_what_the_embedded_one_packs() {
+    let Some(db) = postgres() else { return };
+    let fx = Fixture::new();
+    let embedded = fx.serve(&[]);
+    // A second server over the same repository, its registry and ledger in PostgreSQL.
+    let state = fx.dir.path().join("pg-state");
+    let state_arg = state.to_str().expect("UTF-8");
+    let env = [("CTXPACK_DATABASE", db.url())];
+    let app = fx.app.to_str().expect("UTF-8");
+    let (code, _, err) = ctxpack(
+        &["serve", "repo", "add", "app", app, "--state", state_arg],
+        &env,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, write, err) = ctxpack(
+        &[
+            "serve", "token", "create", "--repo", "app", "--scope", "write", "--name", "w",
+            "--state", state_arg,
+        ],
+        &env,
+    );
+    assert_eq!(code, 0, "{err}");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+    command
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--state",
+            state_arg,
+            "--root",
+            app,
+        ])
+        .envs(env);
+    let postgres = Server::start(command);
+    let goals = [
+        "how are budgets enforced",
+        "retry with exponential backoff",
+        "HTTP client",
+        "evict the least recently used entry",
+        "cache of parsed files",
+        "backoff cap",
+        "remaining budget",
+        "cost of a hit",
+        "attempts doubled",
+        "cache capacity",
+        "what happens when the cache is full",
+        "admit a hit",
+        "exponential",
+        "MAX_BACKOFF",
+        "enforce_budget",
+        "retry_with_backoff",
+        "evict_lru",
+        "budget and retry",
+        "seconds",
+        "parsed files LRU",
+    ];
+    let write = write.trim();
+    for sha in &fx.shas {
+        let body = json!({"at": sha}).to_string();
+        assert_eq!(
+            embedded
+                .call(
+                    "POST",
+                    "/v1/repos/app/index",
+                    Some(fx.token("write")),
+                    &body
+                )
+                .status,
+            200
+        );
+        assert_eq!(
+            postgres
+                .call("POST", "/v1/repos/app/index", Some(write), &body)
+                .status,
+            200
+        );
+        for goal in goals {
+            for (format, budget) in [("json", 700), ("markdown", 1500)] {
+                let path = format!("/v1/repos/app/pack?format={format}");
+                let body = json!({"goal": goal, "at": sha, "budget": budget}).to_string();
+                let a = embedded.call("POST", &path, Some(fx.token("write")), &body);
+                let b = postgres.call("POST", &path, Some(write), &body);
+                assert_eq!(a.status, 200, "{a:?}");
+                assert_eq!(a.body, b.body, "{goal} at {sha} as {format}");
+            }
+        }
+    }
+    // Both ledgers hold every pack: 2 commits × 20 goals × 2 formats.
+    let count = |server: &Server, token: &str| {
+        server
+            .call("GET", "/v1/repos/app/ledger?limit=1000", Some(token), "")
+            .json()
+            .as_array()
+            .expect("entries")
+            .len()
+    };
+    assert_eq!(count(&embedded, fx.token("read")), 80);
+    assert_eq!(count(&postgres, write), 80);
 }

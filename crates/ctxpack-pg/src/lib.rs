@@ -1,0 +1,538 @@
+//! ctxpack's PostgreSQL backend: a server's registry (repositories and token digests) and its
+//! ledger (every pack it answered, and their hit texts) as rows, behind the same interfaces
+//! as the embedded store ([`RegistryRows`], [`LedgerStore`]), so one conformance suite checks
+//! both.
+//!
+//! The schema is versioned: [`Database::connect`] applies the migrations this build knows in
+//! one transaction under an advisory lock (two servers starting at once migrate once), and
+//! refuses a database whose version is newer than it understands, as the embedded store
+//! refuses a newer store. Every table is named `ctxpack_*`, so the database may be shared.
+//!
+//! The client is the synchronous `postgres` crate (tokio-postgres on its own runtime): the
+//! API is synchronous, and no async type crosses it. A small pool keeps idle connections; a
+//! connection that failed is dropped, and the next call opens a new one.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ctxpack_core::Pack;
+use ctxpack_store::ledger::{replay, text_matches};
+use ctxpack_store::registry::{RegistryRows, RepoRow, TokenRow};
+use ctxpack_store::{Ledger, LedgerContents, LedgerRecord, LedgerStore, RecordContext, StoreError};
+use postgres::{Client, NoTls};
+
+/// The schema, one migration per version, applied in order.
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE ctxpack_repos (
+        name TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        created BIGINT NOT NULL
+    );
+    CREATE TABLE ctxpack_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        digest BYTEA NOT NULL,
+        repo TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        created BIGINT NOT NULL,
+        expires BIGINT,
+        revoked BIGINT
+    );
+    CREATE TABLE ctxpack_ledger (
+        seq BIGSERIAL PRIMARY KEY,
+        repo TEXT NOT NULL,
+        id TEXT NOT NULL,
+        time BIGINT NOT NULL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX ctxpack_ledger_repo ON ctxpack_ledger (repo, seq);
+    CREATE TABLE ctxpack_ledger_texts (
+        repo TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (repo, hash)
+    );
+"];
+
+/// The newest schema version this build reads and writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The advisory lock key migrations hold (`ctxp` in ASCII).
+const MIGRATION_LOCK: i64 = 0x6374_7870;
+
+/// How many idle connections the pool keeps.
+const IDLE: usize = 8;
+
+/// A PostgreSQL database holding ctxpack's rows.
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: postgres::Config,
+    /// Where errors say the database is: host and database name, never credentials.
+    label: String,
+    idle: Mutex<Vec<Client>>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("at", &self.inner.label)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Database {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/name`) and
+    /// brings its schema up to this build's version.
+    pub fn connect(url: &str) -> Result<Database, StoreError> {
+        let mut config: postgres::Config = url.parse().map_err(|e| StoreError::Database {
+            detail: format!("not a PostgreSQL URL: {e}"),
+        })?;
+        config.connect_timeout(Duration::from_secs(10));
+        let host = config
+            .get_hosts()
+            .first()
+            .map(|h| match h {
+                postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                postgres::config::Host::Unix(path) => path.display().to_string(),
+            })
+            .unwrap_or_default();
+        let label = format!(
+            "postgresql://{host}/{}",
+            config.get_dbname().unwrap_or_default()
+        );
+        let database = Database {
+            inner: Arc::new(Inner {
+                config,
+                label,
+                idle: Mutex::new(Vec::new()),
+            }),
+        };
+        database.with(migrate)?;
+        Ok(database)
+    }
+
+    /// Runs `work` on a pooled connection; a connection that failed is not pooled again.
+    fn with<T>(
+        &self,
+        work: impl FnOnce(&mut Client) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let pooled = self
+            .inner
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        let mut client = match pooled {
+            Some(client) if !client.is_closed() => client,
+            _ => self
+                .inner
+                .config
+                .connect(NoTls)
+                .map_err(|e| self.error(&e))?,
+        };
+        let result = work(&mut client);
+        if result.is_ok() && !client.is_closed() {
+            let mut idle = self
+                .inner
+                .idle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if idle.len() < IDLE {
+                idle.push(client);
+            }
+        }
+        result
+    }
+
+    fn error(&self, e: &postgres::Error) -> StoreError {
+        StoreError::Database {
+            detail: format!("{}: {e}", self.inner.label),
+        }
+    }
+
+    /// The registry's rows.
+    pub fn registry(&self) -> PgRegistry {
+        PgRegistry { db: self.clone() }
+    }
+
+    /// The ledger of the repository `repo`.
+    pub fn ledger(&self, repo: &str) -> PgLedger {
+        PgLedger {
+            db: self.clone(),
+            repo: repo.to_owned(),
+        }
+    }
+
+    /// The schema version the database is at.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.with(|client| {
+            let row = client
+                .query_one("SELECT version FROM ctxpack_schema", &[])
+                .map_err(|e| self.error(&e))?;
+            Ok(row.get(0))
+        })
+    }
+}
+
+/// Applies the migrations the database lacks, in one transaction under the migration lock.
+fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    let error = |e: postgres::Error| StoreError::Database {
+        detail: format!("migrating the schema: {e}"),
+    };
+    let mut tx = client.transaction().map_err(error)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(error)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS ctxpack_schema (
+            singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
+            version BIGINT NOT NULL
+        )",
+    )
+    .map_err(error)?;
+    let version: i64 = tx
+        .query_opt("SELECT version FROM ctxpack_schema", &[])
+        .map_err(error)?
+        .map_or(0, |row| row.get(0));
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Unsupported {
+            dir: PathBuf::from("the PostgreSQL database"),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let done = usize::try_from(version).unwrap_or(0);
+    for migration in &MIGRATIONS[done..] {
+        tx.batch_execute(migration).map_err(error)?;
+    }
+    tx.execute(
+        "INSERT INTO ctxpack_schema (version) VALUES ($1)
+         ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version",
+        &[&SCHEMA_VERSION],
+    )
+    .map_err(error)?;
+    tx.commit().map_err(error)
+}
+
+/// The registry's rows in PostgreSQL.
+#[derive(Clone, Debug)]
+pub struct PgRegistry {
+    db: Database,
+}
+
+fn repo_row(row: &postgres::Row) -> RepoRow {
+    RepoRow {
+        name: row.get(0),
+        path: PathBuf::from(row.get::<_, String>(1)),
+        created: row.get(2),
+    }
+}
+
+fn token_row(row: &postgres::Row) -> TokenRow {
+    TokenRow {
+        id: row.get(0),
+        name: row.get(1),
+        digest: row.get(2),
+        repo: row.get(3),
+        scope: row.get(4),
+        created: row.get(5),
+        expires: row.get(6),
+        revoked: row.get(7),
+    }
+}
+
+const TOKEN_COLUMNS: &str = "id, name, digest, repo, scope, created, expires, revoked";
+
+impl RegistryRows for PgRegistry {
+    fn add_repo(&self, row: &RepoRow) -> Result<(), StoreError> {
+        let path = row.path.to_str().ok_or_else(|| StoreError::Conflict {
+            dir: PathBuf::new(),
+            detail: format!("{} is not valid UTF-8", row.path.display()),
+        })?;
+        let added = self.db.with(|c| {
+            c.execute(
+                "INSERT INTO ctxpack_repos (name, path, created) VALUES ($1, $2, $3)
+                 ON CONFLICT DO NOTHING",
+                &[&row.name, &path, &row.created],
+            )
+            .map_err(|e| self.db.error(&e))
+        })?;
+        if added == 0 {
+            return Err(StoreError::Conflict {
+                dir: PathBuf::new(),
+                detail: format!("a repository named `{}` is already registered", row.name),
+            });
+        }
+        Ok(())
+    }
+
+    fn remove_repo(&self, name: &str) -> Result<bool, StoreError> {
+        self.db.with(|c| {
+            let error = |e: postgres::Error| self.db.error(&e);
+            let mut tx = c.transaction().map_err(error)?;
+            let removed = tx
+                .execute("DELETE FROM ctxpack_repos WHERE name = $1", &[&name])
+                .map_err(error)?;
+            tx.execute("DELETE FROM ctxpack_tokens WHERE repo = $1", &[&name])
+                .map_err(error)?;
+            tx.commit().map_err(error)?;
+            Ok(removed > 0)
+        })
+    }
+
+    fn repos(&self) -> Result<Vec<RepoRow>, StoreError> {
+        self.db.with(|c| {
+            let rows = c
+                .query(
+                    "SELECT name, path, created FROM ctxpack_repos ORDER BY name",
+                    &[],
+                )
+                .map_err(|e| self.db.error(&e))?;
+            Ok(rows.iter().map(repo_row).collect())
+        })
+    }
+
+    fn repo(&self, name: &str) -> Result<Option<RepoRow>, StoreError> {
+        self.db.with(|c| {
+            let row = c
+                .query_opt(
+                    "SELECT name, path, created FROM ctxpack_repos WHERE name = $1",
+                    &[&name],
+                )
+                .map_err(|e| self.db.error(&e))?;
+            Ok(row.as_ref().map(repo_row))
+        })
+    }
+
+    fn add_token(&self, row: &TokenRow) -> Result<(), StoreError> {
+        let added = self.db.with(|c| {
+            c.execute(
+                "INSERT INTO ctxpack_tokens (id, name, digest, repo, scope, created, expires, revoked)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+                &[
+                    &row.id,
+                    &row.name,
+                    &row.digest,
+                    &row.repo,
+                    &row.scope,
+                    &row.created,
+                    &row.expires,
+                    &row.revoked,
+                ],
+            )
+            .map_err(|e| self.db.error(&e))
+        })?;
+        if added == 0 {
+            return Err(StoreError::Conflict {
+                dir: PathBuf::new(),
+                detail: format!("a token named `{}` already exists", row.name),
+            });
+        }
+        Ok(())
+    }
+
+    fn token(&self, id: &str) -> Result<Option<TokenRow>, StoreError> {
+        self.db.with(|c| {
+            let row = c
+                .query_opt(
+                    &format!("SELECT {TOKEN_COLUMNS} FROM ctxpack_tokens WHERE id = $1"),
+                    &[&id],
+                )
+                .map_err(|e| self.db.error(&e))?;
+            Ok(row.as_ref().map(token_row))
+        })
+    }
+
+    fn tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
+        self.db.with(|c| {
+            let rows = c
+                .query(
+                    &format!("SELECT {TOKEN_COLUMNS} FROM ctxpack_tokens ORDER BY name"),
+                    &[],
+                )
+                .map_err(|e| self.db.error(&e))?;
+            Ok(rows.iter().map(token_row).collect())
+        })
+    }
+
+    fn revoke_token(&self, name: &str, now: i64) -> Result<bool, StoreError> {
+        let changed = self.db.with(|c| {
+            c.execute(
+                "UPDATE ctxpack_tokens SET revoked = $2 WHERE name = $1 AND revoked IS NULL",
+                &[&name, &now],
+            )
+            .map_err(|e| self.db.error(&e))
+        })?;
+        Ok(changed > 0)
+    }
+}
+
+/// One repository's ledger in PostgreSQL: a record row per pack, its texts by hash; a record
+/// and its texts are written in one transaction, so a record is never without its texts.
+#[derive(Clone, Debug)]
+pub struct PgLedger {
+    db: Database,
+    repo: String,
+}
+
+impl PgLedger {
+    fn label(&self) -> PathBuf {
+        PathBuf::from(format!("{} (ledger of {})", self.db.inner.label, self.repo))
+    }
+}
+
+impl LedgerStore for PgLedger {
+    fn append(&self, pack: &Pack, context: &RecordContext) -> Result<LedgerRecord, StoreError> {
+        let time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let record = Ledger::record(pack, context, time);
+        let mut texts: Vec<(&str, &str)> = pack
+            .hits
+            .iter()
+            .zip(&record.hits)
+            .map(|(hit, ledger_hit)| (ledger_hit.text.as_str(), hit.candidate.text.as_str()))
+            .collect();
+        if let (Some(hash), Some(output)) = (&record.output, &context.output) {
+            texts.push((hash.as_str(), output.as_str()));
+        }
+        let line = serde_json::to_string(&record).expect("a ledger record serializes");
+        let time = i64::try_from(record.time).unwrap_or(i64::MAX);
+        self.db.with(|c| {
+            let error = |e: postgres::Error| self.db.error(&e);
+            let mut tx = c.transaction().map_err(error)?;
+            let insert = tx
+                .prepare(
+                    "INSERT INTO ctxpack_ledger_texts (repo, hash, text) VALUES ($1, $2, $3)
+                     ON CONFLICT DO NOTHING",
+                )
+                .map_err(error)?;
+            for (hash, text) in &texts {
+                tx.execute(&insert, &[&self.repo, hash, text])
+                    .map_err(error)?;
+            }
+            tx.execute(
+                "INSERT INTO ctxpack_ledger (repo, id, time, record) VALUES ($1, $2, $3, $4)",
+                &[&self.repo, &record.id, &time, &line],
+            )
+            .map_err(error)?;
+            tx.commit().map_err(error)
+        })?;
+        Ok(record)
+    }
+
+    fn read(&self) -> Result<LedgerContents, StoreError> {
+        let rows = self.db.with(|c| {
+            c.query(
+                "SELECT record FROM ctxpack_ledger WHERE repo = $1 ORDER BY seq",
+                &[&self.repo],
+            )
+            .map_err(|e| self.db.error(&e))
+        })?;
+        let mut contents = LedgerContents::default();
+        for (i, row) in rows.iter().enumerate() {
+            match serde_json::from_str::<LedgerRecord>(row.get(0)) {
+                Ok(record) => contents.records.push(record),
+                Err(_) => contents.torn.push(i + 1),
+            }
+        }
+        Ok(contents)
+    }
+
+    fn text(&self, hash: &str) -> Result<String, StoreError> {
+        let text: Option<String> = self.db.with(|c| {
+            let row = c
+                .query_opt(
+                    "SELECT text FROM ctxpack_ledger_texts WHERE repo = $1 AND hash = $2",
+                    &[&self.repo, &hash],
+                )
+                .map_err(|e| self.db.error(&e))?;
+            Ok(row.map(|r| r.get(0)))
+        })?;
+        let corrupt = |detail: String| StoreError::Corrupt {
+            dir: self.label(),
+            detail,
+        };
+        match text {
+            Some(text) if text_matches(hash, &text) => Ok(text),
+            Some(_) => Err(corrupt(format!(
+                "ledger text {hash} does not match its hash"
+            ))),
+            None => Err(corrupt(format!("ledger text {hash} is missing"))),
+        }
+    }
+
+    fn replay(&self, record: &LedgerRecord) -> Result<Pack, StoreError> {
+        replay(record, &self.label(), |hash| self.text(hash))
+    }
+}
+
+/// A throwaway database for tests: created on a server through a maintenance connection (a
+/// role that may `CREATE DATABASE`), dropped again when this value is dropped.
+pub struct Scratch {
+    maintenance: String,
+    name: String,
+    url: String,
+}
+
+impl Scratch {
+    /// Creates an empty database on the server `maintenance_url` points at.
+    pub fn create(maintenance_url: &str) -> Result<Scratch, StoreError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let error = |e: postgres::Error| StoreError::Database {
+            detail: format!("creating a scratch database: {e}"),
+        };
+        let config: postgres::Config =
+            maintenance_url
+                .parse()
+                .map_err(|e: postgres::Error| StoreError::Database {
+                    detail: format!("not a PostgreSQL URL: {e}"),
+                })?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "ctxpack_scratch_{}_{}_{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let mut client = config.connect(NoTls).map_err(error)?;
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .map_err(error)?;
+        let url = match maintenance_url.rsplit_once('/') {
+            Some((server, rest)) => {
+                let query = rest.split_once('?').map(|(_, q)| format!("?{q}"));
+                format!("{server}/{name}{}", query.unwrap_or_default())
+            }
+            None => maintenance_url.to_owned(),
+        };
+        Ok(Scratch {
+            maintenance: maintenance_url.to_owned(),
+            name,
+            url,
+        })
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.maintenance, NoTls) {
+            let _ = client.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
