@@ -101,6 +101,31 @@ impl Workspace {
         self.require_write("indexing")?;
         let repo = self.repo()?;
         let sha = repo.resolve(&request.at)?;
+        let Some(record) = &self.snapshots else {
+            return self.index_into_store(&repo, &sha, request, control);
+        };
+        // One writer per repository across every process on the database: the lock is held
+        // until the snapshot is published (a process that dies releases it with its session).
+        let _lock = record.lock()?;
+        let published = record.published(&sha)?;
+        if let Some(published) = &published {
+            self.fill_cache(record, published)?;
+        }
+        let summary = self.index_into_store(&repo, &sha, request, control)?;
+        if published.is_none() {
+            self.publish(record, &repo, &sha)?;
+        }
+        Ok(summary)
+    }
+
+    /// Indexes `sha` into the store.
+    fn index_into_store(
+        &self,
+        repo: &ctxpack_index::git::Repo,
+        sha: &str,
+        request: &IndexRequest,
+        control: &Control,
+    ) -> Result<IndexSummary> {
         let dir = self.store_root()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(dir, &e).context("cannot create the store directory"))?;
@@ -115,9 +140,9 @@ impl Workspace {
             ..IndexOptions::default()
         };
         let report = index_commit(
-            &repo,
+            repo,
             &mut store,
-            &sha,
+            sha,
             &options,
             &mut |phase, done, total| {
                 control.report(Progress {

@@ -88,6 +88,7 @@ mod ledger;
 mod limits;
 mod mask;
 pub mod plan;
+mod published;
 pub mod schema;
 mod select;
 pub mod server;

@@ -346,9 +346,9 @@ impl ServerRegistry {
             caller: Some(format!("serve:{}", grant.token)),
         })?;
         Ok(match &self.database {
-            Some(database) => {
-                workspace.with_ledger(Arc::new(database.ledger(repo)) as Arc<dyn LedgerStore>)
-            }
+            Some(database) => workspace
+                .with_ledger(Arc::new(database.ledger(repo)) as Arc<dyn LedgerStore>)
+                .with_snapshots(database.snapshots(repo)),
             None => workspace,
         })
     }

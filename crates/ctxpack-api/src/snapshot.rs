@@ -24,7 +24,7 @@ use crate::workspace::{Access, RecordExtra, Recorded, Workspace};
 use crate::worktree;
 
 /// How far back to look for an indexed ancestor to name as guidance.
-const ANCESTOR_SEARCH: usize = 1000;
+pub(crate) const ANCESTOR_SEARCH: usize = 1000;
 
 /// What a snapshot pack merges beside the snapshot's own files.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -683,6 +683,17 @@ impl Workspace {
                 nearest,
             })
         };
+        if let Some(record) = &self.snapshots {
+            // The database decides what is indexed; the store is its cache.
+            let Some(published) = record.published(sha)? else {
+                let published: HashSet<String> = record.shas()?.into_iter().collect();
+                return Err(not_indexed(
+                    format!("snapshot {sha} is not indexed"),
+                    nearest(repo, sha, &published),
+                ));
+            };
+            self.fill_cache(record, &published)?;
+        }
         let Some(store) = self.try_open_store()? else {
             return Err(not_indexed(
                 format!(
@@ -696,18 +707,9 @@ impl Workspace {
             return Ok(store);
         }
         let indexed: HashSet<String> = store.snapshots()?.into_iter().map(|s| s.sha).collect();
-        let nearest = repo
-            .ancestors(sha, ANCESTOR_SEARCH)
-            .into_iter()
-            .enumerate()
-            .find(|(_, a)| indexed.contains(a))
-            .map(|(n, a)| Ancestor {
-                sha: a,
-                distance: n + 1,
-            });
         Err(not_indexed(
             format!("snapshot {sha} is not indexed"),
-            nearest,
+            nearest(repo, sha, &indexed),
         ))
     }
 
@@ -717,9 +719,10 @@ impl Workspace {
         if self.access() != Access::ReadWrite {
             return Ok(None);
         }
-        let missing = match self.try_open_store()? {
-            Some(store) => store.snapshot(sha)?.is_none(),
-            None => true,
+        let missing = match (&self.snapshots, self.try_open_store()?) {
+            (Some(record), _) => record.published(sha)?.is_none(),
+            (None, Some(store)) => store.snapshot(sha)?.is_none(),
+            (None, None) => true,
         };
         if !missing {
             return Ok(None);
@@ -733,6 +736,19 @@ impl Workspace {
         };
         self.index(&request, control).map(Some)
     }
+}
+
+/// The nearest first-parent ancestor of `sha` among `indexed`, within [`ANCESTOR_SEARCH`]
+/// commits: what a "not indexed" error suggests instead.
+fn nearest(repo: &Repo, sha: &str, indexed: &HashSet<String>) -> Option<Ancestor> {
+    repo.ancestors(sha, ANCESTOR_SEARCH)
+        .into_iter()
+        .enumerate()
+        .find(|(_, a)| indexed.contains(a))
+        .map(|(n, a)| Ancestor {
+            sha: a,
+            distance: n + 1,
+        })
 }
 
 /// The request's include and exclude globs, parsed; `None` when there are none. A bad glob

@@ -73,6 +73,8 @@ pub struct Workspace {
     config: Option<EffectiveConfig>,
     /// Where packs are recorded, when not in the store's own ledger.
     pub(crate) ledger: Option<Arc<dyn LedgerStore>>,
+    /// The system of record of its snapshots, when the store is a cache of a database's.
+    pub(crate) snapshots: Option<ctxpack_pg::PgSnapshots>,
 }
 
 impl Workspace {
@@ -102,6 +104,7 @@ impl Workspace {
             caller: options.caller,
             config: None,
             ledger: None,
+            snapshots: None,
         })
     }
 
@@ -118,6 +121,7 @@ impl Workspace {
             caller: None,
             config: None,
             ledger: None,
+            snapshots: None,
         })
     }
 

@@ -1,7 +1,9 @@
-//! ctxpack's PostgreSQL backend: a server's registry (repositories and token digests) and its
-//! ledger (every pack it answered, and their hit texts) as rows, behind the same interfaces
-//! as the embedded store ([`RegistryRows`], [`LedgerStore`]), so one conformance suite checks
-//! both.
+//! ctxpack's PostgreSQL backend: a server's registry (repositories and token digests), its
+//! ledger (every pack it answered, and their hit texts) and its snapshots (file versions with
+//! their chunks, and manifests) as rows. The registry and the ledger sit behind the same
+//! interfaces as the embedded store ([`RegistryRows`], [`LedgerStore`]), so one conformance
+//! suite checks both; for snapshots the database is the system of record and each process's
+//! embedded store a cache it fills from here ([`PgSnapshots`]).
 //!
 //! The schema is versioned: [`Database::connect`] applies the migrations this build knows in
 //! one transaction under an advisory lock (two servers starting at once migrate once), and
@@ -22,8 +24,13 @@ use ctxpack_store::registry::{RegistryRows, RepoRow, TokenRow};
 use ctxpack_store::{Ledger, LedgerContents, LedgerRecord, LedgerStore, RecordContext, StoreError};
 use postgres::{Client, NoTls};
 
+mod snapshots;
+
+pub use snapshots::{Entry, MAX_DEPTH, PgSnapshots, Publish, Published, ReadFiles, RepoLock};
+
 /// The schema, one migration per version, applied in order.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE ctxpack_repos (
         name TEXT PRIMARY KEY,
         path TEXT NOT NULL,
@@ -53,13 +60,40 @@ const MIGRATIONS: &[&str] = &["
         text TEXT NOT NULL,
         PRIMARY KEY (repo, hash)
     );
-"];
+",
+    "
+    CREATE TABLE ctxpack_file_versions (
+        repo TEXT NOT NULL,
+        path TEXT NOT NULL,
+        blob TEXT NOT NULL,
+        chunker BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        skip_reason TEXT,
+        chunks TEXT NOT NULL,
+        PRIMARY KEY (repo, path, blob, chunker)
+    );
+    CREATE TABLE ctxpack_snapshots (
+        repo TEXT NOT NULL,
+        sha TEXT NOT NULL,
+        parent TEXT,
+        depth INTEGER NOT NULL,
+        files BIGINT NOT NULL,
+        chunks BIGINT NOT NULL,
+        skipped TEXT NOT NULL,
+        seconds DOUBLE PRECISION NOT NULL,
+        basis TEXT,
+        manifest TEXT NOT NULL,
+        published BIGINT NOT NULL,
+        PRIMARY KEY (repo, sha)
+    );
+",
+];
 
 /// The newest schema version this build reads and writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The advisory lock key migrations hold (`ctxp` in ASCII).
-const MIGRATION_LOCK: i64 = 0x6374_7870;
+pub(crate) const MIGRATION_LOCK: i64 = 0x6374_7870;
 
 /// How many idle connections the pool keeps.
 const IDLE: usize = 8;
@@ -118,7 +152,7 @@ impl Database {
     }
 
     /// Runs `work` on a pooled connection; a connection that failed is not pooled again.
-    fn with<T>(
+    pub(crate) fn with<T>(
         &self,
         work: impl FnOnce(&mut Client) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -150,7 +184,7 @@ impl Database {
         result
     }
 
-    fn error(&self, e: &postgres::Error) -> StoreError {
+    pub(crate) fn error(&self, e: &postgres::Error) -> StoreError {
         StoreError::Database {
             detail: format!("{}: {e}", self.inner.label),
         }
@@ -164,6 +198,14 @@ impl Database {
     /// The ledger of the repository `repo`.
     pub fn ledger(&self, repo: &str) -> PgLedger {
         PgLedger {
+            db: self.clone(),
+            repo: repo.to_owned(),
+        }
+    }
+
+    /// The snapshots of the repository `repo`.
+    pub fn snapshots(&self, repo: &str) -> PgSnapshots {
+        PgSnapshots {
             db: self.clone(),
             repo: repo.to_owned(),
         }

@@ -981,6 +981,76 @@ impl Store {
         Ok(out)
     }
 
+    /// The snapshot's files with the key of each version: `(path, blob, chunker, id)`, by
+    /// path. What copying a snapshot to another store needs.
+    pub fn manifest_keys(&self, sha: &str) -> Result<Vec<(String, String, u32, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT blob, chunker FROM files WHERE id = ?1")
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let mut out = Vec::new();
+        for (path, id) in self.manifest(sha)? {
+            let (blob, chunker): (String, u32) = stmt
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| sql_error(&self.dir, e))?;
+            out.push((path, blob, chunker, id));
+        }
+        Ok(out)
+    }
+
+    /// A stored file version as it was written — its size, skip reason and chunks, every field
+    /// [`Store::insert_files`] takes — for copying it to another store.
+    pub fn export_file(&self, id: i64) -> Result<NewFile, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        let (path, blob, bytes, skip_reason): (String, String, i64, Option<String>) = self
+            .conn
+            .prepare_cached("SELECT path, blob, bytes, skip_reason FROM files WHERE id = ?1")
+            .map_err(e)?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(e)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT start_line, end_line, symbol, text, cost_o200k, cost_cl100k, cost_words, \
+                 cost_chars, cost_approx, redactions, enclosing_line, enclosing_text \
+                 FROM chunks WHERE file_id = ?1 ORDER BY ordinal",
+            )
+            .map_err(e)?;
+        let chunks = stmt
+            .query_map([id], |r| {
+                let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
+                    Ok(r.get::<_, Option<i64>>(4 + i)?.map(|v| v as u64))
+                };
+                let redactions: Option<String> = r.get(9)?;
+                let line: Option<u32> = r.get(10)?;
+                let text: Option<String> = r.get(11)?;
+                Ok(NewChunk {
+                    start_line: r.get(0)?,
+                    end_line: r.get(1)?,
+                    symbol: r.get(2)?,
+                    text: r.get(3)?,
+                    costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
+                    redactions: redactions
+                        .and_then(|s| serde_json::from_str(&s).ok())
+                        .unwrap_or_default(),
+                    enclosing: match (line, text) {
+                        (Some(line), Some(text)) if line > 0 => Some((line, text)),
+                        _ => None,
+                    },
+                })
+            })
+            .map_err(e)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(e)?;
+        Ok(NewFile {
+            path,
+            blob,
+            bytes: bytes as u64,
+            skip_reason,
+            chunks,
+        })
+    }
+
     pub(crate) fn query_ids<P: rusqlite::Params>(
         &self,
         sql: &str,

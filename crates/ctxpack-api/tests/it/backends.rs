@@ -282,3 +282,78 @@ fn postgres_migrates_once_and_refuses_a_newer_schema() {
     assert_eq!(unreachable.kind(), ErrorKind::Io);
     assert!(!unreachable.message().contains("secret"), "{unreachable}");
 }
+
+#[test]
+fn published_manifests_equal_the_indexed_ones_along_a_long_history() {
+    let Some(db) = postgres() else { return };
+    let (f, _) = project();
+    let state = tempfile::tempdir().expect("tempdir");
+    let registry = ServerRegistry::open_database(db.url(), state.path()).expect("opens");
+    registry.add_repo("app", &f.path()).expect("registers");
+    let grant = ctxpack_api::server::Grant {
+        token: "ci".into(),
+        repo: "app".into(),
+        scope: Scope::Write,
+    };
+    let roots = [f.path().canonicalize().expect("canonical")];
+    let workspace = registry.workspace(&grant, &roots).expect("a workspace");
+    // More commits than a chain of changes may hold, with files added, changed and removed.
+    let mut shas = Vec::new();
+    for n in 0..(ctxpack_pg::MAX_DEPTH + 8) {
+        f.write(
+            &format!("src/mod_{}.rs", n % 5),
+            &format!("pub fn step_{n}() -> u32 {{ {n} }}\n"),
+        );
+        if n % 7 == 3 {
+            f.git(&["rm", "-q", "README.md"]);
+        }
+        if n % 7 == 4 {
+            f.write("README.md", &format!("# Project, revision {n}\n"));
+        }
+        let sha = f.commit(&format!("step {n}"));
+        workspace
+            .index(
+                &IndexRequest {
+                    at: sha.clone(),
+                    ..IndexRequest::default()
+                },
+                &Control::new(),
+            )
+            .expect("indexes and publishes");
+        shas.push(sha);
+    }
+    let record = Database::connect(db.url())
+        .expect("connects")
+        .snapshots("app");
+    let cache = ctxpack_store::Store::open(&state.path().join("stores/app")).expect("the cache");
+    for sha in &shas {
+        let published = record.manifest(sha).expect("a published manifest");
+        let indexed: Vec<(String, String, u32)> = cache
+            .manifest_keys(sha)
+            .expect("an indexed manifest")
+            .into_iter()
+            .map(|(path, blob, chunker, _)| (path, blob, chunker))
+            .collect();
+        assert_eq!(published, indexed, "{sha}");
+    }
+    // A process with an empty cache packs the last commit as the indexer's cache does.
+    let other_state = tempfile::tempdir().expect("tempdir");
+    let other = ServerRegistry::open_database(db.url(), other_state.path())
+        .expect("opens")
+        .workspace(&grant, &roots)
+        .expect("a workspace");
+    let request = SnapshotPackRequest {
+        goal: "step function".into(),
+        at: shas.last().expect("commits").clone(),
+        index: false,
+        ..SnapshotPackRequest::default()
+    };
+    let rendering = RenderOptions::default();
+    let a = workspace
+        .snapshot_pack(&request, &PackOptions::default())
+        .expect("packs");
+    let b = other
+        .snapshot_pack(&request, &PackOptions::default())
+        .expect("packs from the record");
+    assert_eq!(render(&a.pack, &rendering), render(&b.pack, &rendering));
+}

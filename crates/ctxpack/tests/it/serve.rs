@@ -1218,3 +1218,114 @@ fn a_postgres_backed_server_packs_what_the_embedded_one_packs() {
     assert_eq!(count(&embedded, fx.token("read")), 80);
     assert_eq!(count(&postgres, write), 80);
 }
+
+#[test]
+fn postgres_is_the_system_of_record_for_snapshots() {
+    let Some(db) = postgres() else { return };
+    let fx = Fixture::with(Some(db));
+    let url = fx.database.as_ref().expect("a database").url().to_owned();
+    let root = fx
+        .dir
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .join("roots");
+    // Two processes with their own state directories (their own caches) on one database; the
+    // first dies (as `kill -9` would) inside its second publication, before it commits.
+    let start = |state: &Path, failpoint: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--state"])
+            .arg(state)
+            .arg("--root")
+            .arg(&root)
+            .env("CTXPACK_DATABASE", &url);
+        if let Some(failpoint) = failpoint {
+            command.env("CTXPACK_FAILPOINT", failpoint);
+        }
+        Server::start(command)
+    };
+    let indexer = start(
+        &fx.dir.path().join("state-a"),
+        Some("publish:files-written:2"),
+    );
+    let reader = start(&fx.dir.path().join("state-b"), None);
+    let embedded = Fixture::new();
+    let plain = embedded.serve(&[]);
+    let [first, head] = &fx.shas;
+    let write = Some(fx.token("write"));
+    let index = |server: &Server, sha: &str| {
+        server.call(
+            "POST",
+            "/v1/repos/app/index",
+            write,
+            &json!({"at": sha}).to_string(),
+        )
+    };
+    assert_eq!(index(&indexer, first).status, 200);
+    // The reader never indexed: it copies the published snapshot into its cache and packs
+    // exactly what an embedded server packs from its own index.
+    assert_eq!(
+        plain
+            .call(
+                "POST",
+                "/v1/repos/app/index",
+                Some(embedded.token("write")),
+                &json!({"at": first}).to_string()
+            )
+            .status,
+        200
+    );
+    for goal in [
+        "how are budgets enforced",
+        "retry with exponential backoff",
+        "HTTP client",
+    ] {
+        let body = json!({"goal": goal, "at": first, "index": false, "budget": 900}).to_string();
+        let a = reader.call(
+            "POST",
+            "/v1/repos/app/pack?format=json",
+            Some(fx.token("read")),
+            &body,
+        );
+        let b = plain.call(
+            "POST",
+            "/v1/repos/app/pack?format=json",
+            Some(embedded.token("read")),
+            &body,
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        assert_eq!(a.body, b.body, "{goal}");
+    }
+    assert!(
+        fx.dir.path().join("state-b/stores/app").exists(),
+        "the reader's cache"
+    );
+    // The indexer dies publishing the second commit: nothing of it is visible anywhere.
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| index(&indexer, head)));
+    assert!(died.is_err() || died.as_ref().is_ok_and(|a| a.status != 200));
+    let (code, _) = indexer.stop_dead();
+    assert_ne!(code, Some(0));
+    let pack_head = |server: &Server| {
+        let body = json!({"goal": "cache", "at": head, "index": false}).to_string();
+        server.call("POST", "/v1/repos/app/pack", Some(fx.token("read")), &body)
+    };
+    let refused = pack_head(&reader);
+    assert_eq!(refused.status, 404, "{refused:?}");
+    assert!(
+        refused.json()["error"]["hint"]
+            .as_str()
+            .expect("a hint")
+            .contains(&first[..12])
+    );
+    // The dead indexer's cache holds the commit, but a process over it packs only what the
+    // database says is indexed.
+    let revived = start(&fx.dir.path().join("state-a"), None);
+    assert_eq!(pack_head(&revived).status, 404);
+    // The next index of that commit, by the other process, completes; then both pack it.
+    assert_eq!(index(&reader, head).status, 200);
+    let a = pack_head(&reader);
+    let b = pack_head(&revived);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.body, b.body);
+}
