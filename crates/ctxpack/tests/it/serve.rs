@@ -1152,6 +1152,15 @@ fn a_postgres_backed_server_packs_what_the_embedded_one_packs() {
             app,
         ])
         .envs(env);
+    let indexer = Server::start(command);
+    // The packs come from another process on the database, with a cache of its own that
+    // starts empty: it copies each published snapshot before packing it.
+    let cache = fx.dir.path().join("pg-cache");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--root", app, "--state"])
+        .arg(&cache)
+        .envs(env);
     let postgres = Server::start(command);
     let goals = [
         "how are budgets enforced",
@@ -1190,7 +1199,7 @@ fn a_postgres_backed_server_packs_what_the_embedded_one_packs() {
             200
         );
         assert_eq!(
-            postgres
+            indexer
                 .call("POST", "/v1/repos/app/index", Some(write), &body)
                 .status,
             200
