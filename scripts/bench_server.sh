@@ -8,7 +8,9 @@
 #   CLIENTS   concurrent clients (default 32)
 #   SECONDS   how long (default 60)
 # Environment: CTXPACK (the binary; default target/release/ctxpack), INDEX_BEHIND (how many
-# earlier commits the first process indexes during the run; default 10).
+# earlier commits the first process indexes during the run; default 10), CTXPACK_DATABASE (a
+# PostgreSQL URL: the registry, ledger and snapshots go there, and each process gets a state
+# directory of its own, so the second one packs from snapshots it copies from the database).
 set -euo pipefail
 repo=$(cd "$1" && pwd)
 clients=${2:-32}
@@ -29,7 +31,9 @@ git -C "$repo" log --format=%s -n 50 >"$work/goals"
 
 pids=()
 for s in a b; do
-  "$bin" serve --listen 127.0.0.1:0 --state "$state" --root "$repo" 2>"$work/$s.log" &
+  dir=$state
+  [ -n "${CTXPACK_DATABASE:-}" ] && dir=$work/state-$s
+  "$bin" serve --listen 127.0.0.1:0 --state "$dir" --root "$repo" 2>"$work/$s.log" &
   pids+=($!)
 done
 url() {

@@ -10,7 +10,9 @@
 //!
 //! Each registered repository is served from its own store under the state directory
 //! (`stores/NAME`), never from a directory inside the repository, and only while its path lies
-//! under one of the roots the operator allows.
+//! under one of the roots the operator allows. The registry lives in the state directory's
+//! `registry.sqlite`, or in PostgreSQL ([`ServerRegistry::open_database`]), which then also
+//! keeps the ledger and the snapshots, each process's store becoming a cache of them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -211,7 +213,9 @@ impl ServerRegistry {
         Ok(repo_info(row))
     }
 
-    /// Unregisters a repository, revokes its tokens by deleting them and removes its store.
+    /// Unregisters a repository, revokes its tokens by deleting them and removes its store
+    /// (with a database, the store is this process's cache; the snapshots and the ledger
+    /// stay in the database).
     pub fn remove_repo(&self, name: &str) -> Result<()> {
         check_name("name", name)?;
         if !self.rows().remove_repo(name)? {

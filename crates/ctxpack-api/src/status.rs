@@ -134,10 +134,39 @@ impl Workspace {
         let head = repo.head()?;
         let changes = self.worktree_counts(&repo, head.sha.as_deref());
         let dir = self.store_dir()?;
-        let (exists, snapshots, size) = match self.try_open_store()? {
-            Some(store) => (true, store.snapshots()?, store.size_bytes()),
+        let (exists, mut snapshots, size) = match self.try_open_store()? {
+            Some(store) => (
+                true,
+                store
+                    .snapshots()?
+                    .into_iter()
+                    .map(|s| SnapshotStatus {
+                        sha: s.sha,
+                        files: s.files,
+                        chunks: s.chunks,
+                        skipped: s.skipped,
+                        indexed_at: s.indexed_at,
+                    })
+                    .collect(),
+                store.size_bytes(),
+            ),
             None => (false, Vec::new(), 0),
         };
+        // With a database as the system of record, what is indexed is what it published; the
+        // store is only this process's cache.
+        if let Some(record) = &self.snapshots {
+            snapshots = record
+                .list()?
+                .into_iter()
+                .map(|(p, published)| SnapshotStatus {
+                    sha: p.sha,
+                    files: p.stats.files,
+                    chunks: p.stats.chunks,
+                    skipped: p.stats.skipped,
+                    indexed_at: published,
+                })
+                .collect();
+        }
         let head_indexed = head
             .sha
             .as_ref()
@@ -154,16 +183,7 @@ impl Workspace {
             worktree_dirty: changes.is_dirty(),
             worktree_modified: changes.modified,
             worktree_untracked: changes.untracked,
-            snapshots: snapshots
-                .into_iter()
-                .map(|s| SnapshotStatus {
-                    sha: s.sha,
-                    files: s.files,
-                    chunks: s.chunks,
-                    skipped: s.skipped,
-                    indexed_at: s.indexed_at,
-                })
-                .collect(),
+            snapshots,
         })
     }
 }

@@ -170,6 +170,40 @@ impl PgSnapshots {
         }))
     }
 
+    /// Every published snapshot with the Unix second it was published, oldest first.
+    pub fn list(&self) -> Result<Vec<(Published, i64)>, StoreError> {
+        let rows = self.db.with(|c| {
+            c.query(
+                "SELECT sha, parent, files, chunks, skipped, seconds, basis, published
+                 FROM ctxpack_snapshots WHERE repo = $1 ORDER BY published, sha",
+                &[&self.repo],
+            )
+            .map_err(|e| self.error(&e))
+        })?;
+        rows.iter()
+            .map(|row| {
+                let sha: String = row.get(0);
+                let skipped: String = row.get(4);
+                let skipped = serde_json::from_str(&skipped)
+                    .map_err(|e| self.corrupt(format!("snapshot {sha}: skipped counts: {e}")))?;
+                Ok((
+                    Published {
+                        parent: row.get(1),
+                        stats: SnapshotStats {
+                            files: u64::try_from(row.get::<_, i64>(2)).unwrap_or(0),
+                            chunks: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
+                            skipped,
+                            seconds: row.get(5),
+                        },
+                        basis: row.get(6),
+                        sha,
+                    },
+                    row.get(7),
+                ))
+            })
+            .collect()
+    }
+
     /// Every published commit of the repository.
     pub fn shas(&self) -> Result<Vec<String>, StoreError> {
         self.db.with(|c| {

@@ -18,12 +18,15 @@ const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it 
 const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff.\npub fn retry_with_backoff(attempts: u32) -> u32 {\n    attempts * 2\n}\n";
 const CACHE_RS: &str = "//! A cache of parsed files.\n\n/// Evicts the least recently used entry when the cache is full.\npub fn evict_lru(len: usize, cap: usize) -> bool {\n    len >= cap\n}\n";
 
+/// Runs git in `repo`; commits get fixed dates, so every fixture has the same commits.
 fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(repo)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
         .output()
         .expect("git runs");
     assert!(out.status.success(), "git {args:?}: {out:?}");
@@ -1259,7 +1262,9 @@ fn postgres_is_the_system_of_record_for_snapshots() {
         Some("publish:files-written:2"),
     );
     let reader = start(&fx.dir.path().join("state-b"), None);
+    // The same commits (fixed dates) served from an embedded store.
     let embedded = Fixture::new();
+    assert_eq!(embedded.shas, fx.shas);
     let plain = embedded.serve(&[]);
     let [first, head] = &fx.shas;
     let write = Some(fx.token("write"));
@@ -1331,6 +1336,20 @@ fn postgres_is_the_system_of_record_for_snapshots() {
     // database says is indexed.
     let revived = start(&fx.dir.path().join("state-a"), None);
     assert_eq!(pack_head(&revived).status, 404);
+    let listed = |server: &Server| -> Vec<String> {
+        let status = server.call("GET", "/v1/repos/app/snapshots", Some(fx.token("read")), "");
+        status.json()["snapshots"]
+            .as_array()
+            .expect("snapshots")
+            .iter()
+            .map(|s| s["sha"].as_str().expect("a sha").to_owned())
+            .collect()
+    };
+    assert_eq!(
+        listed(&revived),
+        vec![first.clone()],
+        "status lists what is published"
+    );
     // The next index of that commit, by the other process, completes; then both pack it.
     assert_eq!(index(&reader, head).status, 200);
     let a = pack_head(&reader);
