@@ -229,9 +229,20 @@ impl Workspace {
                 chunks,
             },
         };
+        // With a database as the system of record, the cache starts from what it holds, and
+        // the artifact is published once stored.
+        if let Some(record) = &self.snapshots {
+            self.sync_artifacts(record)?;
+        }
         let mut writer = self.writer("storing an artifact", request.wait, true)?;
         // The same id with the same content is already there: nothing to do.
-        let added = writer.store.add_artifact(&artifact, STORED_CHUNKER);
+        let added = writer
+            .store
+            .add_artifact(&artifact, STORED_CHUNKER)
+            .and_then(|added| match &self.snapshots {
+                Some(record) => record.publish_artifact(&artifact, STORED_CHUNKER),
+                None => Ok(added),
+            });
         let (Added::Stored | Added::Unchanged) = added.map_err(|e| {
             let conflict = matches!(e, ctxpack_store::StoreError::Conflict { .. });
             let error = Error::from(e);
@@ -246,6 +257,9 @@ impl Workspace {
 
     /// The artifacts, of one scope or all (none when there is no store yet).
     pub fn artifacts(&self, scope: Option<ArtifactScope>) -> Result<Vec<ArtifactInfo>> {
+        if let Some(record) = &self.snapshots {
+            self.sync_artifacts(record)?;
+        }
         let rows = match self.try_open_store()? {
             Some(store) => store.artifacts(scope.map(ArtifactScope::name))?,
             None => Vec::new(),
@@ -255,6 +269,9 @@ impl Workspace {
 
     /// An artifact and its stored (masked) text.
     pub fn artifact(&self, id: &str) -> Result<(ArtifactInfo, String)> {
+        if let Some(record) = &self.snapshots {
+            self.sync_artifacts(record)?;
+        }
         let store = self.open_store()?;
         let row = find(&store, id)?;
         let text = store.artifact_text(&row)?;
@@ -263,6 +280,15 @@ impl Workspace {
 
     /// Removes an artifact; packs no longer see it.
     pub fn remove_artifact(&self, id: &str) -> Result<()> {
+        if let Some(record) = &self.snapshots {
+            self.require_write("removing an artifact")?;
+            if !record.remove_artifact(id)? {
+                return Err(
+                    Error::not_found(format!("no artifact `{id}`")).with_hint(Hint::ListArtifacts)
+                );
+            }
+            return self.sync_artifacts(record);
+        }
         let mut writer = self.writer("removing an artifact", false, false)?;
         find(&writer.store, id)?;
         writer.store.remove_artifact(id)?;

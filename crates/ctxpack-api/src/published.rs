@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashSet};
 use ctxpack_index::git::Repo;
 use ctxpack_pg::{Entry, PgSnapshots, Publish, Published};
 use ctxpack_store::{Manifest, NewSnapshot, SnapshotStats, Store, WriterLock};
+use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
@@ -94,6 +95,53 @@ impl Workspace {
             stats: published.stats.clone(),
             basis: published.basis.clone(),
         })?;
+        Ok(())
+    }
+
+    /// Makes the cache's artifacts those the database holds: adds what it lacks (or holds with
+    /// other content) and removes what the database no longer has.
+    pub(crate) fn sync_artifacts(&self, record: &PgSnapshots) -> Result<()> {
+        let published: HashMap<String, String> = record
+            .artifacts()?
+            .into_iter()
+            .map(|a| (a.id, a.content_hash))
+            .collect();
+        let cached = |store: &Store| -> Result<HashMap<String, String>> {
+            Ok(store
+                .artifacts(None)?
+                .into_iter()
+                .map(|a| (a.id, a.content_hash))
+                .collect())
+        };
+        let dir = self.store_root()?;
+        if let Ok(store) = Store::open(dir)
+            && cached(&store)? == published
+        {
+            return Ok(());
+        }
+        if published.is_empty() && !dir.join("ctxpack.sqlite").exists() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(dir, &e).context("cannot create the store directory"))?;
+        let _lock = WriterLock::acquire(dir, true)?;
+        let mut store = Store::open_or_create(dir)?;
+        let have = cached(&store)?;
+        for (id, hash) in &have {
+            if published.get(id) != Some(hash) {
+                store.remove_artifact(id)?;
+            }
+        }
+        for (id, hash) in &published {
+            if have.get(id) == Some(hash) {
+                continue;
+            }
+            // Removed from the database since it was listed: nothing to copy.
+            let Some((artifact, chunker)) = record.artifact(id)? else {
+                continue;
+            };
+            store.add_artifact(&artifact, chunker)?;
+        }
         Ok(())
     }
 

@@ -560,6 +560,12 @@ impl Workspace {
         } else {
             None
         };
+        // Artifacts come from the database too, before the store is opened to read them.
+        if let Some(record) = &self.snapshots
+            && !request.scope.artifact_scopes().is_empty()
+        {
+            self.sync_artifacts(record)?;
+        }
         let store = self.exact_snapshot(&repo, &sha)?;
         let overlay = if request.worktree {
             Some(worktree::overlay(&repo, &sha, &IndexOptions::default())?)

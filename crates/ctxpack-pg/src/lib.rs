@@ -87,6 +87,22 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repo, sha)
     );
 ",
+    "
+    CREATE TABLE ctxpack_artifacts (
+        repo TEXT NOT NULL,
+        id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        source_id TEXT,
+        title TEXT,
+        family_id TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        bytes BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        chunker BIGINT NOT NULL,
+        file TEXT NOT NULL,
+        PRIMARY KEY (repo, id)
+    );
+",
 ];
 
 /// The newest schema version this build reads and writes.

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use ctxpack_store::artifacts::{Added, ArtifactRow, NewArtifact};
 use ctxpack_store::{NewChunk, NewFile, SnapshotStats, StoreError};
 use serde_json::{Value, json};
 
@@ -483,6 +484,161 @@ impl PgSnapshots {
     }
 }
 
+/// A file version as JSON: what an artifact row keeps of its text.
+fn file_json(file: &NewFile) -> Value {
+    json!({
+        "path": file.path,
+        "blob": file.blob,
+        "bytes": file.bytes,
+        "skip": file.skip_reason,
+        "chunks": file.chunks.iter().map(chunk_json).collect::<Vec<_>>(),
+    })
+}
+
+fn file_from(value: &Value) -> Option<NewFile> {
+    Some(NewFile {
+        path: value.get("path")?.as_str()?.to_owned(),
+        blob: value.get("blob")?.as_str()?.to_owned(),
+        bytes: value.get("bytes")?.as_u64()?,
+        skip_reason: value.get("skip")?.as_str().map(str::to_owned),
+        chunks: value
+            .get("chunks")?
+            .as_array()?
+            .iter()
+            .map(chunk_from)
+            .collect::<Option<Vec<_>>>()?,
+    })
+}
+
+const ARTIFACT_COLUMNS: &str =
+    "id, scope, source_id, title, family_id, content_hash, bytes, created_at";
+
+fn artifact_row(r: &postgres::Row) -> ArtifactRow {
+    ArtifactRow {
+        id: r.get(0),
+        scope: r.get(1),
+        source_id: r.get(2),
+        title: r.get(3),
+        family_id: r.get(4),
+        content_hash: r.get(5),
+        bytes: u64::try_from(r.get::<_, i64>(6)).unwrap_or(0),
+        created_at: r.get(7),
+        file_id: 0,
+    }
+}
+
+/// Artifacts: the repository's evidence beside its snapshots, kept whole (metadata and the
+/// prepared file version) so every process's cache can hold the same ones.
+impl PgSnapshots {
+    /// Every published artifact, by id (`file_id` is 0: it means something only in a store).
+    pub fn artifacts(&self) -> Result<Vec<ArtifactRow>, StoreError> {
+        let rows = self.db.with(|c| {
+            c.query(
+                &format!(
+                    "SELECT {ARTIFACT_COLUMNS} FROM ctxpack_artifacts WHERE repo = $1 ORDER BY id"
+                ),
+                &[&self.repo],
+            )
+            .map_err(|e| self.error(&e))
+        })?;
+        Ok(rows.iter().map(artifact_row).collect())
+    }
+
+    /// The published artifact `id`, whole, with the chunker version of its file.
+    pub fn artifact(&self, id: &str) -> Result<Option<(NewArtifact, u32)>, StoreError> {
+        let row = self.db.with(|c| {
+            c.query_opt(
+                &format!(
+                    "SELECT {ARTIFACT_COLUMNS}, chunker, file FROM ctxpack_artifacts
+                     WHERE repo = $1 AND id = $2"
+                ),
+                &[&self.repo, &id],
+            )
+            .map_err(|e| self.error(&e))
+        })?;
+        let Some(r) = row else { return Ok(None) };
+        let file: String = r.get(9);
+        let file = serde_json::from_str::<Value>(&file)
+            .ok()
+            .as_ref()
+            .and_then(file_from)
+            .ok_or_else(|| self.corrupt(format!("the text of artifact {id}")))?;
+        let chunker = u32::try_from(r.get::<_, i64>(8))
+            .map_err(|_| self.corrupt(format!("the chunker of artifact {id}")))?;
+        Ok(Some((
+            NewArtifact {
+                row: artifact_row(&r),
+                file,
+            },
+            chunker,
+        )))
+    }
+
+    /// Publishes an artifact: the same id with the same content is a no-op, with other content
+    /// a [`StoreError::Conflict`], as in a store.
+    pub fn publish_artifact(
+        &self,
+        artifact: &NewArtifact,
+        chunker: u32,
+    ) -> Result<Added, StoreError> {
+        let a = &artifact.row;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let bytes = i64::try_from(a.bytes).unwrap_or(i64::MAX);
+        let file = file_json(&artifact.file).to_string();
+        let inserted = self.db.with(|c| {
+            c.execute(
+                "INSERT INTO ctxpack_artifacts
+                   (repo, id, scope, source_id, title, family_id, content_hash, bytes,
+                    created_at, chunker, file)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+                &[
+                    &self.repo,
+                    &a.id,
+                    &a.scope,
+                    &a.source_id,
+                    &a.title,
+                    &a.family_id,
+                    &a.content_hash,
+                    &bytes,
+                    &now,
+                    &i64::from(chunker),
+                    &file,
+                ],
+            )
+            .map_err(|e| self.error(&e))
+        })?;
+        if inserted == 1 {
+            return Ok(Added::Stored);
+        }
+        match self.artifact(&a.id)? {
+            Some((existing, _)) if existing.row.content_hash == a.content_hash => {
+                Ok(Added::Unchanged)
+            }
+            _ => Err(StoreError::Conflict {
+                dir: std::path::PathBuf::new(),
+                detail: format!(
+                    "artifact `{}` already exists with different content; remove it first or choose another id",
+                    a.id
+                ),
+            }),
+        }
+    }
+
+    /// Removes a published artifact; whether it was there.
+    pub fn remove_artifact(&self, id: &str) -> Result<bool, StoreError> {
+        let removed = self.db.with(|c| {
+            c.execute(
+                "DELETE FROM ctxpack_artifacts WHERE repo = $1 AND id = $2",
+                &[&self.repo, &id],
+            )
+            .map_err(|e| self.error(&e))
+        })?;
+        Ok(removed > 0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,8 +661,16 @@ mod tests {
             enclosing: None,
             ..chunk
         };
-        assert_eq!(chunk_from(&chunk_json(&bare)), Some(bare));
+        assert_eq!(chunk_from(&chunk_json(&bare)), Some(bare.clone()));
         assert_eq!(chunk_from(&json!({"s": 1})), None);
+        let file = NewFile {
+            path: "artifact:ci-log".into(),
+            blob: "ab".repeat(32),
+            bytes: 42,
+            skip_reason: None,
+            chunks: vec![bare],
+        };
+        assert_eq!(file_from(&file_json(&file)), Some(file));
     }
 
     #[test]

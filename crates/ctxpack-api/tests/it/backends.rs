@@ -357,3 +357,53 @@ fn published_manifests_equal_the_indexed_ones_along_a_long_history() {
         .expect("packs from the record");
     assert_eq!(render(&a.pack, &rendering), render(&b.pack, &rendering));
 }
+
+#[test]
+fn artifacts_added_and_removed_anywhere_are_seen_everywhere() {
+    let Some(db) = postgres() else { return };
+    let (f, _) = project();
+    let grant = ctxpack_api::server::Grant {
+        token: "ci".into(),
+        repo: "app".into(),
+        scope: Scope::Write,
+    };
+    let roots = [f.path().canonicalize().expect("canonical")];
+    let state_a = tempfile::tempdir().expect("tempdir");
+    let state_b = tempfile::tempdir().expect("tempdir");
+    let registry = ServerRegistry::open_database(db.url(), state_a.path()).expect("opens");
+    registry.add_repo("app", &f.path()).expect("registers");
+    let a = registry.workspace(&grant, &roots).expect("a workspace");
+    let b = ServerRegistry::open_database(db.url(), state_b.path())
+        .expect("opens")
+        .workspace(&grant, &roots)
+        .expect("a workspace");
+    let request = ctxpack_api::ArtifactAddRequest {
+        id: Some("notes".into()),
+        ..ctxpack_api::ArtifactAddRequest::new(ctxpack_api::ArtifactScope::Session)
+    };
+    a.add_artifact(
+        &request,
+        b"The overflow happens when a pinned member is larger than the budget.\n",
+    )
+    .expect("added");
+    let ids = |w: &ctxpack_api::Workspace| -> Vec<String> {
+        w.artifacts(None)
+            .expect("listed")
+            .into_iter()
+            .map(|i| i.id)
+            .collect()
+    };
+    assert_eq!(ids(&b), ["notes"]);
+    let (_, text) = b.artifact("notes").expect("shown");
+    assert!(text.contains("pinned member"));
+    let conflict = b
+        .add_artifact(&request, b"other text\n")
+        .expect_err("other content");
+    assert_eq!(conflict.kind(), ErrorKind::Conflict);
+    b.remove_artifact("notes").expect("removed");
+    assert!(ids(&a).is_empty());
+    assert_eq!(
+        a.remove_artifact("notes").expect_err("gone").kind(),
+        ErrorKind::NotFound
+    );
+}

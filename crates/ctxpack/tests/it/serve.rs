@@ -1357,3 +1357,66 @@ fn postgres_is_the_system_of_record_for_snapshots() {
     assert_eq!(a.status, 200, "{a:?}");
     assert_eq!(a.body, b.body);
 }
+
+#[test]
+fn artifacts_are_shared_through_the_database() {
+    let Some(db) = postgres() else { return };
+    let fx = Fixture::with(Some(db));
+    let url = fx.database.as_ref().expect("a database").url().to_owned();
+    let root = fx
+        .dir
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .join("roots");
+    let start = |state: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--state"])
+            .arg(fx.dir.path().join(state))
+            .arg("--root")
+            .arg(&root)
+            .env("CTXPACK_DATABASE", &url);
+        Server::start(command)
+    };
+    let a = start("state-a");
+    let b = start("state-b");
+    let head = &fx.shas[1];
+    let index = json!({"at": head}).to_string();
+    assert_eq!(
+        a.call(
+            "POST",
+            "/v1/repos/app/index",
+            Some(fx.token("write")),
+            &index
+        )
+        .status,
+        200
+    );
+    let log = "running 3 tests\ntest budget::overflow ... FAILED\nthread panicked: budget exceeded by 12 tokens\n";
+    let add = |server: &Server, content: &str| {
+        let body = json!({"id": "ci-log", "scope": "evidence", "content": content}).to_string();
+        server.call(
+            "POST",
+            "/v1/repos/app/tools/artifact_add",
+            Some(fx.token("write")),
+            &body,
+        )
+    };
+    let added = add(&a, log);
+    assert_eq!(added.status, 200, "{added:?}");
+    // The other process, which never saw it, packs it as evidence.
+    let body = json!({"goal": "budget overflow test failed", "scope": "evidence", "at": head, "index": false}).to_string();
+    let packed = b.call(
+        "POST",
+        "/v1/repos/app/pack?format=json",
+        Some(fx.token("read")),
+        &body,
+    );
+    assert_eq!(packed.status, 200, "{packed:?}");
+    assert!(packed.body.contains("evidence:ci-log#L"), "{}", packed.body);
+    // The same id with other content is a conflict on any process; the same content is not.
+    let conflict = add(&b, "something else\n");
+    assert_eq!(conflict.status, 409, "{conflict:?}");
+    assert_eq!(add(&b, log).status, 200);
+}
