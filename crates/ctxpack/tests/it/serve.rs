@@ -175,6 +175,23 @@ impl Fixture {
         self.serve_under(&root.join("roots"), extra)
     }
 
+    /// Starts a server over the fixture's database with a state directory (a cache) of its
+    /// own, optionally with a failpoint armed.
+    fn serve_on(&self, state: &str, failpoint: Option<&str>) -> Server {
+        let root = self.dir.path().canonicalize().expect("canonical");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--state"])
+            .arg(self.dir.path().join(state))
+            .arg("--root")
+            .arg(root.join("roots"))
+            .envs(self.env());
+        if let Some(failpoint) = failpoint {
+            command.env("CTXPACK_FAILPOINT", failpoint);
+        }
+        Server::start(command)
+    }
+
     /// Starts a server over the fixture's state serving what lies under `root`.
     fn serve_under(&self, root: &Path, extra: &[&str]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
@@ -1235,33 +1252,10 @@ fn a_postgres_backed_server_packs_what_the_embedded_one_packs() {
 fn postgres_is_the_system_of_record_for_snapshots() {
     let Some(db) = postgres() else { return };
     let fx = Fixture::with(Some(db));
-    let url = fx.database.as_ref().expect("a database").url().to_owned();
-    let root = fx
-        .dir
-        .path()
-        .canonicalize()
-        .expect("canonical")
-        .join("roots");
     // Two processes with their own state directories (their own caches) on one database; the
     // first dies (as `kill -9` would) inside its second publication, before it commits.
-    let start = |state: &Path, failpoint: Option<&str>| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
-        command
-            .args(["serve", "--listen", "127.0.0.1:0", "--state"])
-            .arg(state)
-            .arg("--root")
-            .arg(&root)
-            .env("CTXPACK_DATABASE", &url);
-        if let Some(failpoint) = failpoint {
-            command.env("CTXPACK_FAILPOINT", failpoint);
-        }
-        Server::start(command)
-    };
-    let indexer = start(
-        &fx.dir.path().join("state-a"),
-        Some("publish:files-written:2"),
-    );
-    let reader = start(&fx.dir.path().join("state-b"), None);
+    let indexer = fx.serve_on("state-a", Some("publish:files-written:2"));
+    let reader = fx.serve_on("state-b", None);
     // The same commits (fixed dates) served from an embedded store.
     let embedded = Fixture::new();
     assert_eq!(embedded.shas, fx.shas);
@@ -1334,7 +1328,7 @@ fn postgres_is_the_system_of_record_for_snapshots() {
     );
     // The dead indexer's cache holds the commit, but a process over it packs only what the
     // database says is indexed.
-    let revived = start(&fx.dir.path().join("state-a"), None);
+    let revived = fx.serve_on("state-a", None);
     assert_eq!(pack_head(&revived).status, 404);
     let listed = |server: &Server| -> Vec<String> {
         let status = server.call("GET", "/v1/repos/app/snapshots", Some(fx.token("read")), "");
@@ -1362,25 +1356,8 @@ fn postgres_is_the_system_of_record_for_snapshots() {
 fn artifacts_are_shared_through_the_database() {
     let Some(db) = postgres() else { return };
     let fx = Fixture::with(Some(db));
-    let url = fx.database.as_ref().expect("a database").url().to_owned();
-    let root = fx
-        .dir
-        .path()
-        .canonicalize()
-        .expect("canonical")
-        .join("roots");
-    let start = |state: &str| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
-        command
-            .args(["serve", "--listen", "127.0.0.1:0", "--state"])
-            .arg(fx.dir.path().join(state))
-            .arg("--root")
-            .arg(&root)
-            .env("CTXPACK_DATABASE", &url);
-        Server::start(command)
-    };
-    let a = start("state-a");
-    let b = start("state-b");
+    let a = fx.serve_on("state-a", None);
+    let b = fx.serve_on("state-b", None);
     let head = &fx.shas[1];
     let index = json!({"at": head}).to_string();
     assert_eq!(
