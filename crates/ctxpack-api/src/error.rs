@@ -223,7 +223,11 @@ impl From<StoreError> for Error {
             StoreError::Locked { .. } => {
                 Error::new(ErrorKind::Busy, message).with_hint(Hint::WaitForWriter)
             }
-            StoreError::Unsupported { .. } | StoreError::Corrupt { .. } => damaged(message),
+            // A newer ctxpack wrote it: rebuilding would throw its contents away.
+            StoreError::Unsupported { .. } => {
+                Error::new(ErrorKind::Damaged, message).with_hint(Hint::UpgradeCtxpack)
+            }
+            StoreError::Corrupt { .. } => damaged(message),
             // A lexical index that fails to answer is damaged; rebuilding it from the chunks
             // the database holds restores it.
             StoreError::Lexical { .. } => damaged(message),

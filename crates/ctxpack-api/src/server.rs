@@ -171,7 +171,18 @@ impl ServerRegistry {
     /// database written by a newer ctxpack is refused), which also records every pack the
     /// server answers. The stores stay under the state directory `dir`.
     pub fn open_database(url: &str, dir: &Path) -> Result<ServerRegistry> {
-        let database = ctxpack_pg::Database::connect(url)?;
+        let database = ctxpack_pg::Database::connect(url).map_err(|e| match e {
+            ctxpack_store::StoreError::Unsupported { found, supported, .. } => Error::new(
+                ErrorKind::Damaged,
+                format!(
+                    "the database's ctxpack schema is at version {found}; this ctxpack reads up to {supported}"
+                ),
+            )
+            .with_hint(Hint::Advice(
+                "a newer ctxpack migrated this database: upgrade ctxpack".into(),
+            )),
+            other => other.into(),
+        })?;
         Ok(ServerRegistry {
             dir: dir.to_owned(),
             rows: Box::new(database.registry()),

@@ -275,6 +275,11 @@ fn postgres_migrates_once_and_refuses_a_newer_schema() {
     let refused = ServerRegistry::open_database(&url, state.path()).expect_err("newer");
     assert_eq!(refused.kind(), ErrorKind::Damaged, "{refused}");
     assert!(refused.message().contains("version"), "{refused}");
+    assert!(
+        matches!(refused.hint(), Some(ctxpack_api::Hint::Advice(a)) if a.contains("upgrade ctxpack")),
+        "{:?}",
+        refused.hint()
+    );
     // A server that cannot be reached is an I/O error that names no password.
     let unreachable =
         ServerRegistry::open_database("postgres://u:secret@127.0.0.1:1/x", state.path())

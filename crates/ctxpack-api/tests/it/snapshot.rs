@@ -525,6 +525,8 @@ fn a_newer_store_format_is_refused() {
     let error = try_pack(&workspace, &request("budget")).expect_err("a newer format");
     assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
     assert!(error.message().contains("format version 99"), "{error}");
+    // Rebuilding would throw a newer ctxpack's store away: the advice is to upgrade.
+    assert_eq!(error.hint(), Some(&Hint::UpgradeCtxpack), "{error}");
     let error = workspace.status().expect_err("a newer format");
     assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
 }
