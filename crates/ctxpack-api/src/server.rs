@@ -194,11 +194,6 @@ impl ServerRegistry {
         self.rows.as_ref()
     }
 
-    /// The state directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Registers the git repository containing `path` as `name`.
     pub fn add_repo(&self, name: &str, path: &Path) -> Result<RepoInfo> {
         check_name("name", name)?;

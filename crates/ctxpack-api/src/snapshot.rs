@@ -698,6 +698,12 @@ impl Workspace {
                     nearest(repo, sha, &published),
                 ));
             };
+            // The cache usually has it: open the store once, and fill it only when it does not.
+            if let Some(store) = self.try_open_store()?
+                && store.snapshot(sha)?.is_some()
+            {
+                return Ok(store);
+            }
             self.fill_cache(record, &published)?;
         }
         let Some(store) = self.try_open_store()? else {

@@ -148,11 +148,6 @@ impl Registry {
         })
     }
 
-    /// The state directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while the lock was held left SQLite's state whole.
         self.conn
