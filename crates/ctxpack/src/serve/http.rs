@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -265,7 +265,7 @@ fn body<T: serde::de::DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, Ref
     })
 }
 
-/// How a pack or a recorded pack is rendered.
+/// How a pack is rendered: `?format=&view=&pretty=`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Rendering {
@@ -273,8 +273,33 @@ struct Rendering {
     view: Option<String>,
     #[serde(default)]
     pretty: bool,
+}
+
+/// How a recorded pack is shown: its rendering, or `?dropped=true` for what was left out.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShowQuery {
+    format: Option<String>,
+    view: Option<String>,
+    #[serde(default)]
+    pretty: bool,
     #[serde(default)]
     dropped: bool,
+}
+
+/// The query string as `T`: every field optional, unknown ones refused, and a malformed one
+/// invalid input in the failure envelope like any other bad request.
+fn query_string<T: serde::de::DeserializeOwned + Default>(
+    raw: Option<String>,
+) -> Result<T, Refusal> {
+    match raw {
+        None => Ok(T::default()),
+        Some(raw) => serde_urlencoded::from_str(&raw).map_err(|e| {
+            failure(&Error::invalid(format!(
+                "the query string `{raw}` is not valid here: {e}"
+            )))
+        }),
+    }
 }
 
 impl Rendering {
@@ -330,11 +355,12 @@ fn grant_of(headers: &axum::http::Extensions) -> Option<&Grant> {
 async fn pack(
     State(app): State<Arc<App>>,
     Path(repo): Path<String>,
-    Query(rendering): Query<Rendering>,
+    RawQuery(raw): RawQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     run(async move {
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
+        let rendering: Rendering = query_string(raw)?;
         let bytes = read_body(request, app.max_body_bytes).await?;
         let mut pack_request: SnapshotPackRequest = body(&bytes)?;
         if pack_request.worktree {
@@ -414,34 +440,39 @@ async fn index(
 /// `?format=text|json` of the commands that print either.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Listing {
+struct FormatQuery {
+    format: Option<String>,
+}
+
+/// `?format=text|json&limit=N` of the ledger's list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogQuery {
     format: Option<String>,
     limit: Option<usize>,
 }
 
-impl Listing {
-    /// Whether JSON is asked for (the default).
-    fn json(&self) -> Result<bool, Refusal> {
-        match self.format.as_deref() {
-            None | Some("json") => Ok(true),
-            Some("text") => Ok(false),
-            Some(other) => Err(failure(&Error::invalid_field(
-                "format",
-                format!("unknown format `{other}`: expected text or json"),
-            ))),
-        }
+/// Whether `format` asks for JSON (the default) rather than text.
+fn wants_json(format: Option<&str>) -> Result<bool, Refusal> {
+    match format {
+        None | Some("json") => Ok(true),
+        Some("text") => Ok(false),
+        Some(other) => Err(failure(&Error::invalid_field(
+            "format",
+            format!("unknown format `{other}`: expected text or json"),
+        ))),
     }
 }
 
 async fn snapshots(
     State(app): State<Arc<App>>,
     Path(repo): Path<String>,
-    Query(listing): Query<Listing>,
+    RawQuery(raw): RawQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     run(async move {
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
-        let json = listing.json()?;
+        let json = wants_json(query_string::<FormatQuery>(raw)?.format.as_deref())?;
         let output = blocking(move || {
             crate::commands::status::output(&app.registry.workspace(&grant, &app.roots)?, json)
         })
@@ -454,12 +485,12 @@ async fn snapshots(
 async fn query(
     State(app): State<Arc<App>>,
     Path(repo): Path<String>,
-    Query(listing): Query<Listing>,
+    RawQuery(raw): RawQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     run(async move {
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
-        let json = listing.json()?;
+        let json = wants_json(query_string::<FormatQuery>(raw)?.format.as_deref())?;
         let bytes = read_body(request, app.max_body_bytes).await?;
         let query_request: QueryRequest = body(&bytes)?;
         let output = blocking(move || {
@@ -478,12 +509,13 @@ const MAX_LOG_LIMIT: usize = 1000;
 async fn log(
     State(app): State<Arc<App>>,
     Path(repo): Path<String>,
-    Query(listing): Query<Listing>,
+    RawQuery(raw): RawQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     run(async move {
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
-        let json = listing.json()?;
+        let listing: LogQuery = query_string(raw)?;
+        let json = wants_json(listing.format.as_deref())?;
         let limit = listing.limit.unwrap_or(20);
         if !(1..=MAX_LOG_LIMIT).contains(&limit) {
             return Err(failure(&Error::invalid_field(
@@ -504,13 +536,19 @@ async fn log(
 async fn show(
     State(app): State<Arc<App>>,
     Path((repo, id)): Path<(String, String)>,
-    Query(rendering): Query<Rendering>,
+    RawQuery(raw): RawQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     run(async move {
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
-        let (format, view) = rendering.parse()?;
-        let (pretty, dropped) = (rendering.pretty, rendering.dropped);
+        let shown: ShowQuery = query_string(raw)?;
+        let (pretty, dropped) = (shown.pretty, shown.dropped);
+        let (format, view) = Rendering {
+            format: shown.format,
+            view: shown.view,
+            pretty,
+        }
+        .parse()?;
         let (shown_format, output) = blocking(move || {
             let shown = app.registry.workspace(&grant, &app.roots)?.show(&id)?;
             let shown_format = if shown.exact_output.is_some() && format.is_none() {

@@ -596,6 +596,18 @@ fn every_scope(fx: &Fixture) {
     );
     assert_eq!(answer.status, 400);
 
+    // A malformed or unknown query parameter is invalid input in the envelope too.
+    for path in [
+        "/v1/repos/app/ledger?limit=abc",
+        "/v1/repos/app/snapshots?limit=5",
+        "/v1/repos/app/pack?dropped=true",
+    ] {
+        let method = if path.contains("pack") { "POST" } else { "GET" };
+        let answer = server.call(method, path, Some(fx.token("read")), "{}");
+        assert_eq!(answer.status, 400, "{path}: {answer:?}");
+        assert_eq!(answer.json()["error"]["exitCode"], 2, "{path}");
+    }
+
     // Tools over JSON: an unknown tool is 404, a tool's failure is its envelope.
     let answer = server.call(
         "POST",
