@@ -178,11 +178,16 @@ impl Fixture {
     /// Starts a server over the fixture's database with a state directory (a cache) of its
     /// own, optionally with a failpoint armed.
     fn serve_on(&self, state: &str, failpoint: Option<&str>) -> Server {
+        self.serve_at(&self.dir.path().join(state), failpoint)
+    }
+
+    /// Starts a server over the state directory `state`, optionally with a failpoint armed.
+    fn serve_at(&self, state: &Path, failpoint: Option<&str>) -> Server {
         let root = self.dir.path().canonicalize().expect("canonical");
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
         command
             .args(["serve", "--listen", "127.0.0.1:0", "--state"])
-            .arg(self.dir.path().join(state))
+            .arg(state)
             .arg("--root")
             .arg(root.join("roots"))
             .envs(self.env());
@@ -285,6 +290,12 @@ impl Server {
             headers.push(("Authorization", bearer));
         }
         self.request(method, path, &headers, body)
+    }
+
+    /// `POST /v1/repos/app/index` of the commit `sha` with `token`.
+    fn index(&self, token: &str, sha: &str) -> Answer {
+        let body = json!({"at": sha}).to_string();
+        self.call("POST", "/v1/repos/app/index", Some(token), &body)
     }
 
     /// One JSON-RPC request to `/mcp`.
@@ -423,13 +434,7 @@ fn every_scope(fx: &Fixture) {
     let [first, head] = &fx.shas;
     // Index both commits with the write token; a read token may not.
     for sha in [first, head] {
-        let body = json!({"at": sha}).to_string();
-        let answer = server.call(
-            "POST",
-            "/v1/repos/app/index",
-            Some(fx.token("write")),
-            &body,
-        );
+        let answer = server.index(fx.token("write"), sha);
         assert_eq!(answer.status, 200, "{answer:?}");
         assert_eq!(answer.json()["sha"], json!(sha));
     }
@@ -845,18 +850,7 @@ fn the_command_line_as_a_client_prints_what_the_local_command_prints() {
         // Index locally and on the server, then compare each goal in two formats.
         let (code, _, err) = ctxpack(&["index", "--at", sha, "--cwd", app], &[]);
         assert_eq!(code, 0, "{err}");
-        let body = json!({"at": sha}).to_string();
-        assert_eq!(
-            server
-                .call(
-                    "POST",
-                    "/v1/repos/app/index",
-                    Some(fx.token("write")),
-                    &body
-                )
-                .status,
-            200
-        );
+        assert_eq!(server.index(fx.token("write"), sha).status, 200);
         for goal in goals {
             for format in ["markdown", "json"] {
                 let budget = if i == 0 { "400" } else { "900" };
@@ -1080,32 +1074,11 @@ fn tls_serves_https_and_a_silent_client_holds_up_no_one() {
 fn two_servers_share_a_state_and_a_killed_indexer_leaves_no_half_snapshot() {
     let fx = Fixture::new();
     let reader = fx.serve(&[]);
-    let root = fx
-        .dir
-        .path()
-        .canonicalize()
-        .expect("canonical")
-        .join("roots");
     // The second process dies (as `kill -9` would) after the lexical commit of its first index
     // run, before the snapshot is committed.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
-    command
-        .args(["serve", "--listen", "127.0.0.1:0", "--state"])
-        .arg(&fx.state)
-        .arg("--root")
-        .arg(&root)
-        .env("CTXPACK_FAILPOINT", "index:lexical-committed:2");
-    let indexer = Server::start(command);
+    let indexer = fx.serve_at(&fx.state, Some("index:lexical-committed:2"));
     let [first, head] = &fx.shas;
-    let write = Some(fx.token("write"));
-    let index = |server: &Server, sha: &str| {
-        server.call(
-            "POST",
-            "/v1/repos/app/index",
-            write,
-            &json!({"at": sha}).to_string(),
-        )
-    };
+    let index = |server: &Server, sha: &str| server.index(fx.token("write"), sha);
     assert_eq!(index(&indexer, first).status, 200);
     // The other process packs what the first indexed.
     let pack = |sha: &str| {
@@ -1218,24 +1191,8 @@ fn a_postgres_backed_server_packs_what_the_embedded_one_packs() {
     ];
     let write = write.trim();
     for sha in &fx.shas {
-        let body = json!({"at": sha}).to_string();
-        assert_eq!(
-            embedded
-                .call(
-                    "POST",
-                    "/v1/repos/app/index",
-                    Some(fx.token("write")),
-                    &body
-                )
-                .status,
-            200
-        );
-        assert_eq!(
-            indexer
-                .call("POST", "/v1/repos/app/index", Some(write), &body)
-                .status,
-            200
-        );
+        assert_eq!(embedded.index(fx.token("write"), sha).status, 200);
+        assert_eq!(indexer.index(write, sha).status, 200);
         for goal in goals {
             for (format, budget) in [("json", 700), ("markdown", 1500)] {
                 let path = format!("/v1/repos/app/pack?format={format}");
@@ -1273,29 +1230,11 @@ fn postgres_is_the_system_of_record_for_snapshots() {
     assert_eq!(embedded.shas, fx.shas);
     let plain = embedded.serve(&[]);
     let [first, head] = &fx.shas;
-    let write = Some(fx.token("write"));
-    let index = |server: &Server, sha: &str| {
-        server.call(
-            "POST",
-            "/v1/repos/app/index",
-            write,
-            &json!({"at": sha}).to_string(),
-        )
-    };
+    let index = |server: &Server, sha: &str| server.index(fx.token("write"), sha);
     assert_eq!(index(&indexer, first).status, 200);
     // The reader never indexed: it copies the published snapshot into its cache and packs
     // exactly what an embedded server packs from its own index.
-    assert_eq!(
-        plain
-            .call(
-                "POST",
-                "/v1/repos/app/index",
-                Some(embedded.token("write")),
-                &json!({"at": first}).to_string()
-            )
-            .status,
-        200
-    );
+    assert_eq!(plain.index(embedded.token("write"), first).status, 200);
     for goal in [
         "how are budgets enforced",
         "retry with exponential backoff",
@@ -1371,17 +1310,7 @@ fn artifacts_are_shared_through_the_database() {
     let a = fx.serve_on("state-a", None);
     let b = fx.serve_on("state-b", None);
     let head = &fx.shas[1];
-    let index = json!({"at": head}).to_string();
-    assert_eq!(
-        a.call(
-            "POST",
-            "/v1/repos/app/index",
-            Some(fx.token("write")),
-            &index
-        )
-        .status,
-        200
-    );
+    assert_eq!(a.index(fx.token("write"), head).status, 200);
     let log = "running 3 tests\ntest budget::overflow ... FAILED\nthread panicked: budget exceeded by 12 tokens\n";
     let add = |server: &Server, content: &str| {
         let body = json!({"id": "ci-log", "scope": "evidence", "content": content}).to_string();

@@ -565,9 +565,11 @@ async def main_async(binary: str) -> None:
         malformed(fx)
 
 
-def main() -> int:
+def run_main(main_async, doc: str) -> int:
+    """Runs `main_async(binary)` with the binary named on the command line, counting a crash as
+    one more failed check, and prints the totals. `doc` is the usage shown on bad arguments."""
     if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
+        print(doc, file=sys.stderr)
         return 2
     started = time.monotonic()
     try:
@@ -580,6 +582,10 @@ def main() -> int:
     print(f"({time.monotonic() - started:.1f} s)")
     print(f"{CHECKS.passed} passed, {CHECKS.failed} failed")
     return 1 if CHECKS.failed else 0
+
+
+def main() -> int:
+    return run_main(main_async, __doc__)
 
 
 if __name__ == "__main__":

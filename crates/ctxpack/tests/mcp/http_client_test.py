@@ -15,16 +15,15 @@ in the server's ledger under the token's name. It prints one line per check and 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import anyio
 import httpx2
+from client_test import check, run, run_main
 from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
@@ -34,29 +33,6 @@ INVALID_PARAMS = -32602
 
 BUDGET_RS = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n"
 RETRY_RS = "//! The HTTP client.\n\n/// Retries a request with exponential backoff.\npub fn retry_with_backoff(attempts: u32) -> u32 {\n    attempts * 2\n}\n"
-
-PASSED = 0
-FAILED = 0
-
-
-def check(name: str, ok: bool, detail: object = "") -> bool:
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        FAILED += 1
-        print(f"FAIL {name}: {detail}", flush=True)
-    return ok
-
-
-def run(args: list[str], cwd: Path | None = None) -> str:
-    env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1", NO_COLOR="1")
-    out = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        raise RuntimeError(f"{args} failed ({out.returncode}): {out.stderr}")
-    return out.stdout
-
 
 class Fixture:
     """A repository, a server state with two tokens, and a running server."""
@@ -173,20 +149,7 @@ async def main_async(binary: str) -> None:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    started = time.monotonic()
-    try:
-        anyio.run(main_async, sys.argv[1])
-    except Exception as e:  # noqa: BLE001 - a crash is one more failed check
-        import traceback
-
-        traceback.print_exc()
-        check("the client test ran to the end", False, repr(e))
-    print(f"({time.monotonic() - started:.1f} s)")
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return run_main(main_async, __doc__)
 
 
 if __name__ == "__main__":
