@@ -99,6 +99,9 @@ impl Workspace {
             return Err(Error::invalid_field("max_file_bytes", "must be at least 1"));
         }
         self.require_write("indexing")?;
+        if let (Some((url, schemes)), Some(root)) = (&self.remote, self.repo_root()) {
+            crate::remote::fetch(url, root, schemes)?;
+        }
         let repo = self.repo()?;
         let sha = repo.resolve(&request.at)?;
         let Some(record) = &self.snapshots else {

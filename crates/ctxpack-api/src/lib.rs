@@ -89,6 +89,7 @@ mod limits;
 mod mask;
 pub mod plan;
 mod published;
+pub mod remote;
 pub mod schema;
 mod select;
 pub mod server;

@@ -61,8 +61,11 @@ impl Scope {
 pub struct RepoInfo {
     /// Its name in URLs and tokens.
     pub name: String,
-    /// Its path on the server.
+    /// Its path on the server; empty for one registered by URL.
     pub path: PathBuf,
+    /// The git URL it was registered by (without credentials), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Unix seconds when it was registered.
     pub created: i64,
 }
@@ -141,6 +144,15 @@ pub struct ServerRegistry {
     rows: Box<dyn RegistryRows>,
     /// The database that records packs, when it is not each store's own ledger.
     database: Option<ctxpack_pg::Database>,
+    /// The git URL schemes repositories may be registered and fetched by.
+    schemes: Vec<String>,
+}
+
+fn default_schemes() -> Vec<String> {
+    crate::remote::DEFAULT_SCHEMES
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
 }
 
 const PREFIX: &str = "ctxp_";
@@ -164,6 +176,7 @@ impl ServerRegistry {
             dir: dir.to_owned(),
             rows: Box::new(rows),
             database: None,
+            schemes: default_schemes(),
         })
     }
 
@@ -187,7 +200,41 @@ impl ServerRegistry {
             dir: dir.to_owned(),
             rows: Box::new(database.registry()),
             database: Some(database),
+            schemes: default_schemes(),
         })
+    }
+
+    /// The same registry, registering and fetching repositories by git URL only with these
+    /// schemes (`https` by default; an empty list allows none).
+    pub fn with_schemes(mut self, schemes: Vec<String>) -> Result<ServerRegistry> {
+        crate::remote::check_schemes(&schemes)?;
+        self.schemes = schemes;
+        Ok(self)
+    }
+
+    /// Registers the repository at the git URL `url` as `name`: clones it into the state
+    /// directory (so a URL that cannot be cloned is refused now), as every server process
+    /// does again on first use of it.
+    pub fn add_repo_url(&self, name: &str, url: &str) -> Result<RepoInfo> {
+        check_name("name", name)?;
+        crate::remote::check_url(url, &self.schemes)?;
+        if self.rows().repo(name)?.is_some() {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("a repository named `{name}` is already registered"),
+            )
+            .with_field("name"));
+        }
+        let dir = self.checkout_dir(name);
+        crate::remote::ensure_clone(url, &dir, &self.schemes)?;
+        let row = RepoRow {
+            name: name.to_owned(),
+            path: PathBuf::new(),
+            created: now(),
+            url: Some(url.to_owned()),
+        };
+        self.rows().add_repo(&row)?;
+        Ok(repo_info(row))
     }
 
     fn rows(&self) -> &dyn RegistryRows {
@@ -214,6 +261,7 @@ impl ServerRegistry {
             name: name.to_owned(),
             path: root.to_owned(),
             created: now(),
+            url: None,
         };
         self.rows().add_repo(&row)?;
         Ok(repo_info(row))
@@ -227,12 +275,18 @@ impl ServerRegistry {
         if !self.rows().remove_repo(name)? {
             return Err(unknown_repo(name));
         }
-        let store = self.store_dir(name);
-        match std::fs::remove_dir_all(&store) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::io(&store, &e)),
+        for dir in [
+            self.store_dir(name),
+            self.documents_dir(name),
+            self.checkout_dir(name),
+        ] {
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&dir, &e)),
+            }
         }
+        Ok(())
     }
 
     /// Every registered repository, by name.
@@ -329,6 +383,13 @@ impl ServerRegistry {
     pub fn workspace(&self, grant: &Grant, roots: &[PathBuf]) -> Result<Workspace> {
         let repo = grant.repo.as_str();
         let row = self.rows().repo(repo)?.ok_or_else(|| unknown_repo(repo))?;
+        if let Some(url) = &row.url {
+            // The server's own clone: no root applies, the allowed schemes do.
+            let dir = self.checkout_dir(repo);
+            crate::remote::ensure_clone(url, &dir, &self.schemes)?;
+            let workspace = self.open_workspace(grant, dir)?;
+            return Ok(workspace.with_remote(url.clone(), self.schemes.clone()));
+        }
         let path = row
             .path
             .canonicalize()
@@ -345,6 +406,12 @@ impl ServerRegistry {
                 "start the server with a root that contains it".into(),
             )));
         }
+        self.open_workspace(grant, path)
+    }
+
+    /// The workspace of the grant's repository at `path`.
+    fn open_workspace(&self, grant: &Grant, path: PathBuf) -> Result<Workspace> {
+        let repo = grant.repo.as_str();
         let workspace = Workspace::open(WorkspaceOptions {
             cwd: path,
             store: Some(self.store_dir(repo)),
@@ -354,7 +421,8 @@ impl ServerRegistry {
                 Access::ReadAndRecord
             },
             caller: Some(format!("serve:{}", grant.token)),
-        })?;
+        })?
+        .with_document_root(self.documents_dir(repo));
         Ok(match &self.database {
             Some(database) => workspace
                 .with_ledger(Arc::new(database.ledger(repo)) as Arc<dyn LedgerStore>)
@@ -365,6 +433,16 @@ impl ServerRegistry {
 
     fn store_dir(&self, repo: &str) -> PathBuf {
         self.dir.join("stores").join(repo)
+    }
+
+    /// Where this process keeps its clone of a repository registered by URL.
+    fn checkout_dir(&self, repo: &str) -> PathBuf {
+        self.dir.join("checkouts").join(format!("{repo}.git"))
+    }
+
+    /// Where the repository's document stores are (with a database, their caches).
+    fn documents_dir(&self, repo: &str) -> PathBuf {
+        self.dir.join("documents").join(repo)
     }
 }
 
@@ -400,6 +478,7 @@ fn repo_info(row: RepoRow) -> RepoInfo {
     RepoInfo {
         name: row.name,
         path: row.path,
+        url: row.url.as_deref().map(crate::remote::redact),
         created: row.created,
     }
 }

@@ -75,6 +75,16 @@ pub struct Workspace {
     pub(crate) ledger: Option<Arc<dyn LedgerStore>>,
     /// The system of record of its snapshots, when the store is a cache of a database's.
     pub(crate) snapshots: Option<ctxpack_pg::PgSnapshots>,
+    /// The system of record of its document collections, when the store is a cache of a
+    /// database's.
+    pub(crate) documents: Option<ctxpack_pg::PgDocuments>,
+    /// Where a server keeps the repository's document stores, by name.
+    pub(crate) document_root: Option<PathBuf>,
+    /// Whether this is a server's document store, which a write creates when missing.
+    pub(crate) created_on_write: bool,
+    /// The git URL (and the schemes allowed) the repository, a server's bare clone, is
+    /// fetched from before each index.
+    pub(crate) remote: Option<(String, Vec<String>)>,
 }
 
 impl Workspace {
@@ -105,6 +115,10 @@ impl Workspace {
             config: None,
             ledger: None,
             snapshots: None,
+            documents: None,
+            document_root: None,
+            created_on_write: false,
+            remote: None,
         })
     }
 
@@ -122,6 +136,10 @@ impl Workspace {
             config: None,
             ledger: None,
             snapshots: None,
+            documents: None,
+            document_root: None,
+            created_on_write: false,
+            remote: None,
         })
     }
 
@@ -308,6 +326,43 @@ impl Workspace {
         }
     }
 
+    /// The workspace of the document store that the path argument `field` (`given`) names.
+    ///
+    /// Locally, `given` is a directory confined to the repository and its store (see
+    /// [`Workspace::confine`]). On a server, it is a name (`app.ctxpack`, `team/notes`) in the
+    /// repository's own place for document stores under the server's state directory — never
+    /// a directory of the checkout, whose content is not the server's to trust — whose system
+    /// of record is the server's database when it has one; its packs are recorded where the
+    /// repository's are. Either way packs are recorded under this workspace's caller.
+    pub fn document_store(&self, field: &str, given: &str) -> Result<Workspace> {
+        let Some(root) = &self.document_root else {
+            let dir = self.confine(field, given)?;
+            let mut store = Workspace::for_store(&dir, self.access)?;
+            store.caller = self.caller.clone();
+            return Ok(store);
+        };
+        let name = document_store_name(field, given)?;
+        let mut store = Workspace::for_store(&root.join(&name), self.access)?;
+        store.ledger = Some(self.ledger()?);
+        store.caller = self.caller.clone();
+        store.documents = self.snapshots.as_ref().map(|s| s.documents(&name));
+        store.created_on_write = true;
+        Ok(store)
+    }
+
+    /// The same workspace, its repository a clone of `url` that each index fetches first,
+    /// with only the git schemes in `schemes`.
+    pub fn with_remote(mut self, url: String, schemes: Vec<String>) -> Workspace {
+        self.remote = Some((url, schemes));
+        self
+    }
+
+    /// The same workspace, keeping the document stores it names under `root` (a server's).
+    pub fn with_document_root(mut self, root: PathBuf) -> Workspace {
+        self.document_root = Some(root);
+        self
+    }
+
     /// Resolves the path argument `field` (`given`) and refuses it unless it stays inside the
     /// repository root (or `cwd`, without a repository) or the store directory.
     ///
@@ -420,4 +475,31 @@ pub(crate) fn resolve(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// A server's name for a document store: one to four `/`-separated parts of ASCII letters,
+/// digits, `.`, `_` and `-`, none empty or starting with `.`.
+fn document_store_name(field: &str, given: &str) -> Result<String> {
+    let parts: Vec<&str> = given.split('/').collect();
+    let valid = parts.len() <= 4
+        && parts.iter().all(|part| {
+            !part.is_empty()
+                && part.len() <= 64
+                && !part.starts_with('.')
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        });
+    if valid {
+        Ok(given.to_owned())
+    } else {
+        Err(
+            Error::invalid_field(field, format!("{given:?} is not a document store name"))
+                .with_hint(crate::error::Hint::Advice(
+                    "on a server a document store is named, e.g. `app.ctxpack` or `team/notes`: \
+                     up to four `/`-separated parts of letters, digits, `.`, `_` and `-`"
+                        .into(),
+                )),
+        )
+    }
 }

@@ -24,9 +24,11 @@ use ctxpack_store::registry::{RegistryRows, RepoRow, TokenRow};
 use ctxpack_store::{Ledger, LedgerContents, LedgerRecord, LedgerStore, RecordContext, StoreError};
 use postgres::{Client, NoTls};
 
+mod documents;
 mod snapshots;
 
-pub use snapshots::{Entry, MAX_DEPTH, PgSnapshots, Publish, Published, ReadFiles, RepoLock};
+pub use documents::{Cursor, DocumentPage, PgDocuments};
+pub use snapshots::{Entry, MAX_DEPTH, PgSnapshots, Publish, Published, ReadFiles};
 
 /// The schema, one migration per version, applied in order.
 const MIGRATIONS: &[&str] = &[
@@ -103,6 +105,60 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repo, id)
     );
 ",
+    "
+    ALTER TABLE ctxpack_repos ADD COLUMN url TEXT;
+    CREATE SEQUENCE ctxpack_doc_change;
+    CREATE TABLE ctxpack_doc_stores (
+        repo TEXT NOT NULL,
+        store TEXT NOT NULL,
+        created BIGINT NOT NULL,
+        change BIGINT NOT NULL,
+        PRIMARY KEY (repo, store)
+    );
+    CREATE TABLE ctxpack_doc_collections (
+        repo TEXT NOT NULL,
+        store TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        change BIGINT NOT NULL,
+        PRIMARY KEY (repo, store, name)
+    );
+    CREATE TABLE ctxpack_doc_fields (
+        repo TEXT NOT NULL,
+        store TEXT NOT NULL,
+        collection TEXT NOT NULL,
+        field TEXT NOT NULL,
+        created_at BIGINT,
+        change BIGINT NOT NULL,
+        PRIMARY KEY (repo, store, collection, field)
+    );
+    CREATE TABLE ctxpack_documents (
+        repo TEXT NOT NULL,
+        store TEXT NOT NULL,
+        collection TEXT NOT NULL,
+        id_key TEXT NOT NULL,
+        seq BIGINT,
+        body TEXT,
+        change BIGINT NOT NULL,
+        PRIMARY KEY (repo, store, collection, id_key)
+    );
+    CREATE INDEX ctxpack_documents_change ON ctxpack_documents (repo, store, change, collection, id_key);
+    CREATE TABLE ctxpack_doc_embeddings (
+        repo TEXT NOT NULL,
+        store TEXT NOT NULL,
+        collection TEXT NOT NULL,
+        id_key TEXT NOT NULL,
+        field TEXT NOT NULL,
+        row BIGINT,
+        embedder TEXT,
+        text_hash TEXT,
+        vector BYTEA,
+        change BIGINT NOT NULL,
+        PRIMARY KEY (repo, store, collection, id_key, field)
+    );
+    CREATE INDEX ctxpack_doc_embeddings_change
+        ON ctxpack_doc_embeddings (repo, store, change, collection, id_key, field);
+",
 ];
 
 /// The newest schema version this build reads and writes.
@@ -110,6 +166,33 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The advisory lock key migrations hold (`ctxp` in ASCII).
 pub(crate) const MIGRATION_LOCK: i64 = 0x6374_7870;
+
+/// Holds an advisory lock (a repository's writer lock, or a document store's) until dropped,
+/// on a session of its own: PostgreSQL releases it when the session ends, however it ends.
+pub struct RepoLock {
+    client: Option<postgres::Client>,
+    key: i64,
+}
+
+impl Drop for RepoLock {
+    fn drop(&mut self) {
+        if let Some(mut client) = self.client.take() {
+            let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&self.key]);
+        }
+    }
+}
+
+/// The advisory lock key of `name` in `namespace`: the first 8 bytes of a hash, in a
+/// namespace apart from the migration lock.
+pub(crate) fn lock_key(namespace: &str, name: &str) -> i64 {
+    // FNV-1a: stable across builds and platforms, unlike std's hasher.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in namespace.as_bytes().iter().chain(name.as_bytes()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_le_bytes(hash.to_le_bytes())
+}
 
 /// How many idle connections the pool keeps.
 const IDLE: usize = 8;
@@ -227,6 +310,46 @@ impl Database {
         }
     }
 
+    /// The document store `store` (a name, e.g. `app.ctxpack`) of the repository `repo`.
+    pub fn documents(&self, repo: &str, store: &str) -> PgDocuments {
+        PgDocuments {
+            db: self.clone(),
+            repo: repo.to_owned(),
+            store: store.to_owned(),
+        }
+    }
+
+    /// Takes the advisory lock `key` on a session of its own, waiting for it with `wait`;
+    /// without, `None` when another session holds it.
+    pub(crate) fn advisory_lock(
+        &self,
+        key: i64,
+        wait: bool,
+    ) -> Result<Option<RepoLock>, StoreError> {
+        let mut client = self
+            .inner
+            .config
+            .connect(NoTls)
+            .map_err(|e| self.error(&e))?;
+        if wait {
+            client
+                .execute("SELECT pg_advisory_lock($1)", &[&key])
+                .map_err(|e| self.error(&e))?;
+        } else {
+            let taken: bool = client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                .map_err(|e| self.error(&e))?
+                .get(0);
+            if !taken {
+                return Ok(None);
+            }
+        }
+        Ok(Some(RepoLock {
+            client: Some(client),
+            key,
+        }))
+    }
+
     /// The schema version the database is at.
     pub fn schema_version(&self) -> Result<i64, StoreError> {
         self.with(|client| {
@@ -288,6 +411,7 @@ fn repo_row(row: &postgres::Row) -> RepoRow {
         name: row.get(0),
         path: PathBuf::from(row.get::<_, String>(1)),
         created: row.get(2),
+        url: row.get(3),
     }
 }
 
@@ -314,9 +438,9 @@ impl RegistryRows for PgRegistry {
         })?;
         let added = self.db.with(|c| {
             c.execute(
-                "INSERT INTO ctxpack_repos (name, path, created) VALUES ($1, $2, $3)
+                "INSERT INTO ctxpack_repos (name, path, created, url) VALUES ($1, $2, $3, $4)
                  ON CONFLICT DO NOTHING",
-                &[&row.name, &path, &row.created],
+                &[&row.name, &path, &row.created, &row.url],
             )
             .map_err(|e| self.db.error(&e))
         })?;
@@ -347,7 +471,7 @@ impl RegistryRows for PgRegistry {
         self.db.with(|c| {
             let rows = c
                 .query(
-                    "SELECT name, path, created FROM ctxpack_repos ORDER BY name",
+                    "SELECT name, path, created, url FROM ctxpack_repos ORDER BY name",
                     &[],
                 )
                 .map_err(|e| self.db.error(&e))?;
@@ -359,7 +483,7 @@ impl RegistryRows for PgRegistry {
         self.db.with(|c| {
             let row = c
                 .query_opt(
-                    "SELECT name, path, created FROM ctxpack_repos WHERE name = $1",
+                    "SELECT name, path, created, url FROM ctxpack_repos WHERE name = $1",
                     &[&name],
                 )
                 .map_err(|e| self.db.error(&e))?;
@@ -592,5 +716,19 @@ impl Drop for Scratch {
                 self.name
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_keys_differ_by_name_and_namespace_and_never_change() {
+        let repo = |name| lock_key("ctxpack-repo:", name);
+        assert_ne!(repo("app"), repo("lib"));
+        assert_eq!(repo("app"), repo("app"));
+        assert_ne!(repo("app"), MIGRATION_LOCK);
+        assert_ne!(repo("app"), lock_key("ctxpack-docs:", "app"));
     }
 }

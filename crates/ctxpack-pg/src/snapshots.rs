@@ -12,7 +12,7 @@ use ctxpack_store::artifacts::{Added, ArtifactRow, NewArtifact};
 use ctxpack_store::{NewChunk, NewFile, SnapshotStats, StoreError};
 use serde_json::{Value, json};
 
-use crate::Database;
+use crate::{Database, RepoLock};
 
 /// The most manifests of changes between a snapshot and the whole manifest it builds on.
 pub const MAX_DEPTH: i32 = 32;
@@ -60,32 +60,6 @@ pub struct PgSnapshots {
     pub(crate) repo: String,
 }
 
-/// Holds the repository's writer lock until dropped.
-pub struct RepoLock {
-    client: Option<postgres::Client>,
-    key: i64,
-}
-
-impl Drop for RepoLock {
-    fn drop(&mut self) {
-        if let Some(mut client) = self.client.take() {
-            let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&self.key]);
-        }
-    }
-}
-
-/// The advisory lock key of a repository: the first 8 bytes of a hash of its name, in a
-/// namespace apart from the migration lock.
-fn lock_key(repo: &str) -> i64 {
-    // FNV-1a: stable across builds and platforms, unlike std's hasher.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in b"ctxpack-repo:".iter().chain(repo.as_bytes()) {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    i64::from_le_bytes(hash.to_le_bytes())
-}
-
 fn chunk_json(chunk: &NewChunk) -> Value {
     json!({
         "s": chunk.start_line,
@@ -127,22 +101,16 @@ impl PgSnapshots {
         }
     }
 
+    /// The repository's document store `store`.
+    pub fn documents(&self, store: &str) -> crate::PgDocuments {
+        self.db.documents(&self.repo, store)
+    }
+
     /// Takes the repository's writer lock, waiting for another process's to be released.
     pub fn lock(&self) -> Result<RepoLock, StoreError> {
-        let mut client = self
-            .db
-            .inner
-            .config
-            .connect(postgres::NoTls)
-            .map_err(|e| self.error(&e))?;
-        let key = lock_key(&self.repo);
-        client
-            .execute("SELECT pg_advisory_lock($1)", &[&key])
-            .map_err(|e| self.error(&e))?;
-        Ok(RepoLock {
-            client: Some(client),
-            key,
-        })
+        self.db
+            .advisory_lock(crate::lock_key("ctxpack-repo:", &self.repo), true)?
+            .ok_or_else(|| self.corrupt("a waiting lock was not taken".into()))
     }
 
     /// The published snapshot `sha`, if it is published.
@@ -671,12 +639,5 @@ mod tests {
             chunks: vec![bare],
         };
         assert_eq!(file_from(&file_json(&file)), Some(file));
-    }
-
-    #[test]
-    fn lock_keys_differ_by_repository_and_never_change() {
-        assert_ne!(lock_key("app"), lock_key("lib"));
-        assert_eq!(lock_key("app"), lock_key("app"));
-        assert_ne!(lock_key("app"), crate::MIGRATION_LOCK);
     }
 }

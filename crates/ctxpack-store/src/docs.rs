@@ -60,6 +60,8 @@ use crate::error::StoreError;
 
 #[path = "fields.rs"]
 pub mod fields;
+#[path = "replica.rs"]
+pub mod replica;
 #[path = "vectors.rs"]
 pub mod vectors;
 

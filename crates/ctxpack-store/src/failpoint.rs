@@ -7,7 +7,8 @@
 //! `index:files-written` (after each batch of new file versions), `index:lexical-committed`,
 //! `index:snapshot-committed`, `rebuild:database-ready`, `rebuild:lexical-built`,
 //! `rebuild:switched`, `migrate:columns-added`, `migrate:checksums-written`,
-//! `gc:snapshots-removed`, `gc:lexical-deleted`.
+//! `gc:snapshots-removed`, `gc:lexical-deleted`, `docs:written` (a document store's cache
+//! written, before its rows are published to a database).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};

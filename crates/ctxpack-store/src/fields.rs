@@ -61,6 +61,37 @@ pub(super) fn write_keys(
     Ok(())
 }
 
+/// Lists every stored document of `collection` in the index of `field`, inside the caller's
+/// transaction: `keys` computes a document's keys from its `_id` key and body.
+pub(super) fn list_documents<E>(
+    tx: &Transaction<'_>,
+    collection: &str,
+    field: &str,
+    keys: &mut impl FnMut(&str, &str) -> Result<Vec<String>, E>,
+    e: &impl Fn(rusqlite::Error) -> E,
+) -> Result<(), E> {
+    let mut scan = tx
+        .prepare("SELECT seq, id_key, body FROM documents WHERE collection = ?1 ORDER BY seq")
+        .map_err(e)?;
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO field_values (collection, field, key, seq) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(e)?;
+    let mut rows = scan.query([collection]).map_err(e)?;
+    while let Some(row) = rows.next().map_err(e)? {
+        let seq: i64 = row.get(0).map_err(e)?;
+        let id_key = super::text_ref(row, 1).map_err(e)?;
+        let body = super::text_ref(row, 2).map_err(e)?;
+        for key in keys(id_key, body)? {
+            insert
+                .execute(params![collection, field, key, seq])
+                .map_err(e)?;
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// Whether this store's format has field indexes (5 and later).
     fn has_field_indexes(&self) -> bool {
@@ -131,29 +162,7 @@ impl Store {
         if !declared {
             return Ok(false);
         }
-        {
-            let mut scan = tx
-                .prepare(
-                    "SELECT seq, id_key, body FROM documents WHERE collection = ?1 ORDER BY seq",
-                )
-                .map_err(e)?;
-            let mut insert = tx
-                .prepare(
-                    "INSERT OR IGNORE INTO field_values (collection, field, key, seq) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(e)?;
-            let mut rows = scan.query([collection]).map_err(e)?;
-            while let Some(row) = rows.next().map_err(e)? {
-                let seq: i64 = row.get(0).map_err(e)?;
-                let id_key = super::text_ref(row, 1).map_err(e)?;
-                let body = super::text_ref(row, 2).map_err(e)?;
-                for key in keys(id_key, body)? {
-                    insert
-                        .execute(params![collection, field, key, seq])
-                        .map_err(e)?;
-                }
-            }
-        }
+        list_documents(&tx, collection, field, &mut keys, &e)?;
         tx.commit().map_err(e)?;
         Ok(true)
     }

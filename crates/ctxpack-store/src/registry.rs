@@ -19,13 +19,14 @@ use crate::db::sql_error;
 pub const REGISTRY_FILE: &str = "registry.sqlite";
 
 /// The newest registry format this build reads and writes.
-pub const REGISTRY_VERSION: i64 = 1;
+pub const REGISTRY_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE repos (
     name TEXT PRIMARY KEY,
     path TEXT NOT NULL,
-    created INTEGER NOT NULL
+    created INTEGER NOT NULL,
+    url TEXT
 );
 CREATE TABLE tokens (
     id TEXT PRIMARY KEY,
@@ -44,10 +45,13 @@ CREATE TABLE tokens (
 pub struct RepoRow {
     /// Its name in URLs.
     pub name: String,
-    /// The repository's path on the server, as registered (canonical).
+    /// The repository's path on the server, as registered (canonical); empty for one
+    /// registered by URL.
     pub path: PathBuf,
     /// Unix seconds when it was registered.
     pub created: i64,
+    /// The git URL it was registered by, which each server clones into its own state.
+    pub url: Option<String>,
 }
 
 /// A token as stored: everything but its secret.
@@ -194,6 +198,13 @@ fn configure(dir: &Path, conn: &mut Connection) -> Result<(), StoreError> {
             tx.pragma_update(None, "user_version", REGISTRY_VERSION)
                 .map_err(err)?;
             tx.commit().map_err(err)?;
+        } else if version == 1 {
+            // Version 2: repositories registered by git URL.
+            let tx = conn.transaction().map_err(err)?;
+            tx.execute_batch("ALTER TABLE repos ADD COLUMN url TEXT")
+                .map_err(err)?;
+            tx.pragma_update(None, "user_version", 2).map_err(err)?;
+            tx.commit().map_err(err)?;
         }
         Ok(())
     }
@@ -208,8 +219,9 @@ impl RegistryRows for Registry {
         let added = self
             .conn()
             .execute(
-                "INSERT INTO repos (name, path, created) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-                params![row.name, path, row.created],
+                "INSERT INTO repos (name, path, created, url) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT DO NOTHING",
+                params![row.name, path, row.created, row.url],
             )
             .map_err(self.err())?;
         if added == 0 {
@@ -236,7 +248,7 @@ impl RegistryRows for Registry {
     fn repos(&self) -> Result<Vec<RepoRow>, StoreError> {
         let conn = self.conn();
         let mut statement = conn
-            .prepare_cached("SELECT name, path, created FROM repos ORDER BY name")
+            .prepare_cached("SELECT name, path, created, url FROM repos ORDER BY name")
             .map_err(self.err())?;
         let rows = statement
             .query_map([], repo_row)
@@ -248,7 +260,7 @@ impl RegistryRows for Registry {
 
     fn repo(&self, name: &str) -> Result<Option<RepoRow>, StoreError> {
         self.conn()
-            .prepare_cached("SELECT name, path, created FROM repos WHERE name = ?1")
+            .prepare_cached("SELECT name, path, created, url FROM repos WHERE name = ?1")
             .map_err(self.err())?
             .query_row([name], repo_row)
             .optional()
@@ -327,6 +339,7 @@ fn repo_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RepoRow> {
         name: r.get(0)?,
         path: PathBuf::from(r.get::<_, String>(1)?),
         created: r.get(2)?,
+        url: r.get(3)?,
     })
 }
 
@@ -368,6 +381,7 @@ mod tests {
             name: "app".into(),
             path: "/srv/app".into(),
             created: 5,
+            url: None,
         };
         registry.add_repo(&repo).expect("add");
         assert!(matches!(
@@ -391,6 +405,33 @@ mod tests {
         assert_eq!(again.repos().expect("repos"), vec![repo]);
         assert!(again.remove_repo("app").expect("remove"));
         assert!(again.tokens().expect("tokens").is_empty());
+    }
+
+    #[test]
+    fn a_version_1_registry_is_migrated_with_its_rows() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = Connection::open(dir.path().join(REGISTRY_FILE)).expect("open");
+        conn.execute_batch(
+            "CREATE TABLE repos (name TEXT PRIMARY KEY, path TEXT NOT NULL, created INTEGER NOT NULL);
+             CREATE TABLE tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, digest BLOB NOT NULL,
+                 repo TEXT NOT NULL, scope TEXT NOT NULL, created INTEGER NOT NULL, expires INTEGER,
+                 revoked INTEGER);
+             INSERT INTO repos VALUES ('app', '/srv/app', 5);
+             PRAGMA user_version = 1;",
+        )
+        .expect("a version 1 registry");
+        drop(conn);
+        let registry = Registry::open(dir.path(), false).expect("migrates");
+        let row = registry.repo("app").expect("reads").expect("kept");
+        assert_eq!((row.path.to_str(), row.url), (Some("/srv/app"), None));
+        let url = RepoRow {
+            name: "lib".into(),
+            path: PathBuf::new(),
+            created: 6,
+            url: Some("https://git.example/lib.git".into()),
+        };
+        registry.add_repo(&url).expect("add");
+        assert_eq!(registry.repo("lib").expect("reads"), Some(url));
     }
 
     #[test]

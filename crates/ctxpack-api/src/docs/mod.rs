@@ -15,6 +15,7 @@
 
 mod ids;
 mod plan;
+mod record;
 mod search;
 mod sync;
 mod write;
@@ -261,9 +262,12 @@ impl Workspace {
     /// Creates the store directory as a document store; returns whether it was new (an
     /// existing store is left as it is).
     pub fn create_store(&self, wait: bool) -> Result<bool> {
-        let existed = self.try_open_store()?.is_some();
-        drop(self.writer("creating a store", wait, true)?);
-        Ok(!existed)
+        let existed = match &self.documents {
+            Some(record) => record.latest()?.is_some(),
+            None => self.try_open_store()?.is_some(),
+        };
+        let writer = self.doc_writer("creating a store", wait, true)?;
+        writer.finish(Ok(!existed))
     }
 
     /// Inserts (or with `replace`, stores over) one document.
@@ -287,16 +291,14 @@ impl Workspace {
                 ),
             ));
         }
-        let mut writer = self.writer("inserting a document", request.wait, false)?;
+        let mut writer = self.doc_writer("inserting a document", request.wait, false)?;
         let mut ids = IdGenerator::new();
-        let (id, replaced) = if request.replace {
-            write::replace(&mut writer.store, &request.collection, &text, &mut ids)?
+        let written = if request.replace {
+            write::replace(&mut writer, &request.collection, &text, &mut ids)
         } else {
-            (
-                write::insert(&mut writer.store, &request.collection, &text, &mut ids)?,
-                false,
-            )
+            write::insert(&mut writer, &request.collection, &text, &mut ids).map(|id| (id, false))
         };
+        let (id, replaced) = writer.finish(written)?;
         Ok(Inserted {
             collection: request.collection.clone(),
             id,
@@ -326,15 +328,16 @@ impl Workspace {
         if request.batch_size == 0 {
             return Err(Error::invalid_field("batch_size", "must be at least 1"));
         }
-        let mut writer = self.writer("importing documents", request.wait, false)?;
-        write::import(
-            &mut writer.store,
+        let mut writer = self.doc_writer("importing documents", request.wait, false)?;
+        let imported = write::import(
+            &mut writer,
             request,
             source,
             name,
             &mut IdGenerator::new(),
             control,
-        )
+        );
+        writer.finish(imported)
     }
 
     /// Imports JSON Lines read from a stream (standard input, a socket). The stream is first
@@ -348,7 +351,8 @@ impl Workspace {
         control: &Control,
     ) -> Result<ImportReport> {
         // Check the store exists and may be written before copying anything.
-        drop(self.writer("importing documents", request.wait, false)?);
+        self.require_write("importing documents")?;
+        drop(self.open_document_store()?);
         let dir = self.store_root()?;
         let spool = write::Spool::create(dir)?;
         spool.fill(stream, control)?;
@@ -373,8 +377,9 @@ impl Workspace {
     /// Deletes the documents matching the filter in one transaction; returns how many.
     pub fn delete_documents(&self, request: &DeleteRequest) -> Result<u64> {
         let filter = parse_filter(&request.filter)?;
-        let mut writer = self.writer("deleting documents", request.wait, false)?;
-        write::delete(&mut writer.store, &request.collection, &filter)
+        let mut writer = self.doc_writer("deleting documents", request.wait, false)?;
+        let deleted = write::delete(&mut writer, &request.collection, &filter);
+        writer.finish(deleted)
     }
 
     /// Every collection with its document count, by name.
@@ -400,13 +405,9 @@ impl Workspace {
     /// documents and brings the field's vector file up to date. Reports `embedding` progress;
     /// cancelling stops between batches (every batch written is whole and current).
     pub fn vsync(&self, request: &FieldRequest, control: &Control) -> Result<SyncReport> {
-        let mut writer = self.writer("vsync", request.wait, false)?;
-        sync::vsync(
-            &mut writer.store,
-            &request.collection,
-            &request.field,
-            control,
-        )
+        let mut writer = self.doc_writer("vsync", request.wait, false)?;
+        let synced = sync::vsync(&mut writer, &request.collection, &request.field, control);
+        writer.finish(synced)
     }
 
     /// Declares an index of a field of a collection (creating the collection) and lists every
@@ -414,24 +415,29 @@ impl Workspace {
     /// Filters with equality or `$in` on the field then read only the documents listed.
     pub fn create_field_index(&self, request: &FieldRequest) -> Result<bool> {
         let path = plan::parse_index_field(&request.field)?;
-        let mut writer = self.writer("creating a field index", request.wait, false)?;
-        let store = &mut writer.store;
-        store.create_collection(&request.collection)?;
+        let mut writer = self.doc_writer("creating a field index", request.wait, false)?;
         let collection = request.collection.as_str();
-        store.create_field_index(&request.collection, &request.field, |id_key, body| {
-            let value: Value = serde_json::from_str(body)
-                .map_err(|e| crate::error::corrupt_document(collection, id_key, &e))?;
-            Ok::<_, Error>(ctxpack_docs::filter::index_keys(&value, &path))
-        })
+        let created = writer
+            .create_collection(collection)
+            .map_err(Error::from)
+            .and_then(|_| {
+                writer.create_field_index(collection, &request.field, |id_key, body| {
+                    let value: Value = serde_json::from_str(body)
+                        .map_err(|e| crate::error::corrupt_document(collection, id_key, &e))?;
+                    Ok::<_, Error>(ctxpack_docs::filter::index_keys(&value, &path))
+                })
+            });
+        writer.finish(created)
     }
 
     /// Removes the index of a field; returns whether one was declared.
     pub fn drop_field_index(&self, request: &FieldRequest) -> Result<bool> {
-        let mut writer = self.writer("dropping a field index", request.wait, false)?;
-        writer.store.require_collection(&request.collection)?;
-        Ok(writer
-            .store
-            .drop_field_index(&request.collection, &request.field)?)
+        let mut writer = self.doc_writer("dropping a field index", request.wait, false)?;
+        let dropped = writer
+            .require_collection(&request.collection)
+            .and_then(|()| writer.drop_field_index(&request.collection, &request.field))
+            .map_err(Error::from);
+        writer.finish(dropped)
     }
 
     /// The declared field indexes of a collection, by field, with their sizes.
@@ -489,6 +495,7 @@ impl Workspace {
     /// Opens the store read-only for document operations (a missing store is not found, with
     /// a hint to create a document store).
     fn open_document_store(&self) -> Result<ctxpack_store::Store> {
+        self.sync_documents()?;
         self.try_open_store()?.ok_or_else(|| {
             no_store(
                 self.store_dir().map(|d| d.to_owned()).unwrap_or_default(),

@@ -1,8 +1,11 @@
-//! The store interfaces both backends implement — a server registry's rows and the ledger —
-//! checked by one conformance suite against the embedded store and against PostgreSQL: a
-//! throwaway database on the server `CTXPACK_TEST_DATABASE` names (a maintenance URL of a
-//! role that may create databases). `.ci/run` starts PostgreSQL 15 and sets it; under
-//! `CI=true` its absence fails these tests, elsewhere they are skipped with a note.
+//! The store interface both backends implement, checked by one conformance suite against the
+//! embedded store and against PostgreSQL: the registry's rows and the ledger directly, and the
+//! whole store — snapshots, artifacts, the ledger, document collections with their field
+//! indexes and vectors — by one script of writes and reads through two processes that share a
+//! system of record, whose every answer must be the same on both backends. PostgreSQL is a
+//! throwaway database on the server `CTXPACK_TEST_DATABASE` names (a maintenance URL of a role
+//! that may create databases). `.ci/run` starts PostgreSQL 15 and sets it; under `CI=true` its
+//! absence fails these tests, elsewhere they are skipped with a note.
 
 use std::sync::Arc;
 
@@ -59,11 +62,13 @@ fn registry_conforms(rows: &dyn RegistryRows) {
         name: "app".into(),
         path: "/srv/app".into(),
         created: 5,
+        url: None,
     };
     let lib = RepoRow {
         name: "lib".into(),
-        path: "/srv/lib".into(),
+        path: std::path::PathBuf::new(),
         created: 6,
+        url: Some("https://git.example/lib.git".into()),
     };
     assert_eq!(rows.repos().expect("empty"), vec![]);
     rows.add_repo(&lib).expect("add lib");
@@ -411,4 +416,327 @@ fn artifacts_added_and_removed_anywhere_are_seen_everywhere() {
         a.remove_artifact("notes").expect_err("gone").kind(),
         ErrorKind::NotFound
     );
+}
+
+/// Two workspaces of one repository that share a system of record, as two server processes
+/// do: on one state directory (embedded), or each with its own cache on one database.
+fn two_processes(
+    db: Option<&Scratch>,
+    repo: &std::path::Path,
+) -> (Vec<tempfile::TempDir>, [ctxpack_api::Workspace; 2]) {
+    let grant = ctxpack_api::server::Grant {
+        token: "ci".into(),
+        repo: "app".into(),
+        scope: Scope::Write,
+    };
+    let roots = [repo.canonicalize().expect("canonical")];
+    let states = [
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    ];
+    let open = |state: &std::path::Path| match db {
+        Some(db) => ServerRegistry::open_database(db.url(), state).expect("opens"),
+        None => ServerRegistry::open(state, true).expect("opens"),
+    };
+    let first = open(states[0].path());
+    first.add_repo("app", repo).expect("registers");
+    let second = match db {
+        Some(_) => open(states[1].path()),
+        None => open(states[0].path()),
+    };
+    let a = first.workspace(&grant, &roots).expect("a workspace");
+    let b = second.workspace(&grant, &roots).expect("a workspace");
+    (states.into(), [a, b])
+}
+
+/// Runs one script of writes and reads over every part of the store interface — snapshots,
+/// artifacts, the ledger, and document collections with their field indexes and vectors —
+/// writing through one process and reading through both, and returns every answer. Answers
+/// that depend on the clock (creation times, ledger ids) are checked equal between the two
+/// processes here and left out of the transcript.
+fn store_transcript(db: Option<&Scratch>) -> Vec<String> {
+    use ctxpack_api::docs::{
+        DeleteRequest, DocumentPackRequest, FieldRequest, FindRequest, ImportRequest, ImportSource,
+        InsertRequest, VsearchRequest,
+    };
+    use serde_json::json;
+
+    // Fixed dates: the two runs compared have the same commits.
+    let f = crate::fixture::Fixture::new();
+    f.write(
+        "src/budget.rs",
+        "/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n",
+    );
+    f.write("README.md", "# app\n\nBudgets are enforced per hit.\n");
+    let first = f.commit_fixed("first");
+    f.write(
+        "src/budget.rs",
+        "pub fn spend(budget: u64, cost: u64) -> Option<u64> { budget.checked_sub(cost) }\n",
+    );
+    let second = f.commit_fixed("second");
+    let (_states, [a, b]) = two_processes(db, &f.path());
+    let both = [&a, &b];
+    let control = Control::new();
+    let mut out = Vec::new();
+    let rendering = RenderOptions {
+        format: Format::Json,
+        view: View::Default,
+        ..RenderOptions::default()
+    };
+    // Snapshots: indexed by one, packed by both.
+    for (writer, sha) in [(&a, &first), (&b, &second)] {
+        writer
+            .index(
+                &IndexRequest {
+                    at: sha.clone(),
+                    ..IndexRequest::default()
+                },
+                &control,
+            )
+            .expect("indexes");
+        for w in both {
+            let request = SnapshotPackRequest {
+                goal: "spend the budget".into(),
+                at: sha.clone(),
+                ..SnapshotPackRequest::default()
+            };
+            let packed = w
+                .snapshot_pack(&request, &PackOptions::default())
+                .expect("packs");
+            out.push(render(&packed.pack, &rendering));
+        }
+    }
+    // Artifacts.
+    a.add_artifact(
+        &ctxpack_api::ArtifactAddRequest {
+            id: Some("notes".into()),
+            ..ctxpack_api::ArtifactAddRequest::new(ctxpack_api::ArtifactScope::Session)
+        },
+        b"Spending past the budget returns None.\n",
+    )
+    .expect("added");
+    for w in both {
+        out.push(format!("{:?}", w.artifacts(None).expect("listed").len()));
+    }
+    // Document collections, written through both processes in turn.
+    let kb: Vec<ctxpack_api::Workspace> = both
+        .iter()
+        .map(|w| w.document_store("path", "kb").expect("a document store"))
+        .collect();
+    let read = |out: &mut Vec<String>, step: &str| {
+        let mut seen: Vec<Vec<String>> = Vec::new();
+        for w in &kb {
+            let mut answers = vec![step.to_owned()];
+            let mut bodies = Vec::new();
+            w.find_documents(
+                &FindRequest {
+                    collection: "notes".into(),
+                    ..FindRequest::default()
+                },
+                &mut |body| bodies.push(body.to_owned()),
+            )
+            .expect("finds");
+            answers.push(bodies.join("\n"));
+            let collections = w.collections().expect("collections");
+            answers.push(format!(
+                "{:?}",
+                collections
+                    .iter()
+                    .map(|c| (c.name.clone(), c.documents, c.created_at))
+                    .collect::<Vec<_>>()
+            ));
+            answers.push(format!("{:?}", w.field_indexes("notes").expect("indexes")));
+            let found = w
+                .vsearch(&VsearchRequest {
+                    collection: "notes".into(),
+                    field: "text".into(),
+                    query: "budget overflow".into(),
+                    k: 5,
+                    filter: Some(json!({"status": "published"})),
+                })
+                .expect("searches");
+            answers.push(
+                found
+                    .hits
+                    .iter()
+                    .map(|h| h.to_json_line())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            let packed = w
+                .document_pack(
+                    &DocumentPackRequest {
+                        collection: "notes".into(),
+                        field: "text".into(),
+                        query: "budget overflow".into(),
+                        ..DocumentPackRequest::default()
+                    },
+                    Some(&rendering),
+                )
+                .expect("packs");
+            answers.push(packed.pack.to_json_line());
+            seen.push(answers);
+        }
+        assert_eq!(seen[0], seen[1], "the two processes answer alike");
+        // Creation times come from the clock: the same on both processes, not across runs.
+        out.extend(seen.remove(0).iter().map(|a| without_times(a)));
+    };
+    let status = |n: u32| {
+        if n.is_multiple_of(3) {
+            "draft"
+        } else {
+            "published"
+        }
+    };
+    kb[0]
+        .insert_document(&InsertRequest {
+            collection: "notes".into(),
+            document: json!({"_id": 1, "text": "the budget overflows", "status": "published"}),
+            replace: false,
+            wait: true,
+        })
+        .expect("inserts");
+    read(&mut out, "one document");
+    kb[1]
+        .create_field_index(&FieldRequest {
+            collection: "notes".into(),
+            field: "status".into(),
+            wait: true,
+        })
+        .expect("declares");
+    let lines: String = (2..40)
+        .map(|n| {
+            format!(
+                "{}\n",
+                json!({"_id": n, "text": format!("note {n} on budget {} and overflow {}", n * 7, n % 5), "status": status(n)})
+            )
+        })
+        .collect();
+    kb[0]
+        .import_documents(
+            &ImportRequest {
+                collection: "notes".into(),
+                embed: vec!["text".into()],
+                batch_size: 7,
+                wait: true,
+            },
+            &ImportSource::Bytes(lines.into_bytes()),
+            &control,
+        )
+        .expect("imports");
+    read(&mut out, "imported with embeddings");
+    kb[1]
+        .insert_document(&InsertRequest {
+            collection: "notes".into(),
+            document: json!({"_id": 2, "text": "replaced: a budget overflow, again", "status": "published"}),
+            replace: true,
+            wait: true,
+        })
+        .expect("replaces");
+    let deleted = kb[0]
+        .delete_documents(&DeleteRequest {
+            collection: "notes".into(),
+            filter: json!({"status": "draft"}),
+            wait: true,
+        })
+        .expect("deletes");
+    out.push(format!("deleted {deleted}"));
+    read(&mut out, "replaced and deleted");
+    // The newest document is deleted, so the next insert takes its place in seq order.
+    kb[1]
+        .delete_documents(&DeleteRequest {
+            collection: "notes".into(),
+            filter: json!({"_id": 38}),
+            wait: true,
+        })
+        .expect("deletes");
+    kb[1]
+        .insert_document(&InsertRequest {
+            collection: "notes".into(),
+            document: json!({"_id": 38, "text": "budget overflow, written last", "status": "published"}),
+            replace: false,
+            wait: true,
+        })
+        .expect("inserts");
+    let synced = kb[0]
+        .vsync(
+            &FieldRequest {
+                collection: "notes".into(),
+                field: "text".into(),
+                wait: true,
+            },
+            &control,
+        )
+        .expect("vsync");
+    out.push(synced.to_json().to_string());
+    read(&mut out, "re-inserted and synced");
+    kb[1]
+        .drop_field_index(&FieldRequest {
+            collection: "notes".into(),
+            field: "status".into(),
+            wait: true,
+        })
+        .expect("drops");
+    read(&mut out, "index dropped");
+    // The ledger: every recorded pack above (the document packs), from both processes, in
+    // one order on both.
+    let logs: Vec<Vec<(String, String, u64)>> = both
+        .iter()
+        .map(|w| {
+            w.log(1000)
+                .expect("log")
+                .entries
+                .into_iter()
+                .map(|e| (e.surface, e.goal, e.used_tokens))
+                .collect()
+        })
+        .collect();
+    assert_eq!(logs[0], logs[1]);
+    assert_eq!(logs[0].len(), 5 * 2, "{:?}", logs[0]);
+    out.push(format!("{:?}", logs[0]));
+    out
+}
+
+/// `text` with every Unix time of this era (ten digits from `17`) as `<time>`.
+fn without_times(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let digits = bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let boundary = i == 0 || !bytes[i - 1].is_ascii_digit();
+        if boundary && digits == 10 && bytes[i..].starts_with(b"17") {
+            out.push_str("<time>");
+            i += digits;
+        } else {
+            let next = if digits > 0 { digits } else { 1 };
+            let end = (i + next..=text.len())
+                .find(|&e| text.is_char_boundary(e))
+                .unwrap_or(text.len());
+            out.push_str(&text[i..end]);
+            i = end;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_embedded_store_answers_alike_in_two_processes() {
+    let transcript = store_transcript(None);
+    let all = transcript.join("\n");
+    // Spot checks that the script did what it says.
+    assert!(all.contains("deleted 13"), "{all}");
+    assert!(all.contains("replaced: a budget overflow"), "{all}");
+    assert!(all.contains("written last"), "{all}");
+}
+
+#[test]
+fn postgres_answers_what_the_embedded_store_answers() {
+    let Some(db) = postgres() else { return };
+    let embedded = store_transcript(None);
+    let postgres = store_transcript(Some(&db));
+    assert_eq!(embedded.len(), postgres.len());
+    for (i, (e, p)) in embedded.iter().zip(&postgres).enumerate() {
+        assert_eq!(e, p, "answer {i} differs");
+    }
 }

@@ -52,6 +52,18 @@ impl Fixture {
         self.git(&["rev-parse", "HEAD"])
     }
 
+    /// Commits everything at a fixed date and returns the new HEAD: the same content and
+    /// messages give the same commit in every fixture.
+    pub fn commit_fixed(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        let date = [
+            ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z"),
+            ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z"),
+        ];
+        git_with(self.dir.path(), &["commit", "-q", "-m", message], &date);
+        self.git(&["rev-parse", "HEAD"])
+    }
+
     /// A read-write workspace over the repository and its default store.
     pub fn workspace(&self) -> Workspace {
         self.workspace_with(Access::ReadWrite, None)
@@ -90,6 +102,11 @@ pub fn project() -> (Fixture, String) {
 /// Runs git in `dir` with no user or system configuration (commits need no identity) and
 /// returns its trimmed stdout.
 pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    git_with(dir, args, &[])
+}
+
+/// [`git_in`] with more environment variables.
+fn git_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     let out = Command::new("git")
         .args([
             "-c",
@@ -101,6 +118,7 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .envs(env.iter().copied())
         .output()
         .expect("git runs");
     assert!(

@@ -175,6 +175,7 @@ impl From<TextFormat> for Format {
 pub(crate) struct StorePath {
     /// The store directory, e.g. `app.ctxpack`: relative to the repository root the server
     /// serves, or absolute; it must lie inside that root or the server's store directory.
+    /// On a team server it is a store name instead (`kb`, `team/notes`).
     path: String,
 }
 
@@ -345,10 +346,9 @@ pub(crate) fn vsync(
     Ok(store.vsync(&request, control)?.to_json().to_string())
 }
 
-/// The workspace of a document store at `path` (confined to the repository and store).
+/// The workspace of the document store `path` names.
 fn documents(workspace: &Workspace, path: &str) -> Result<Workspace, Error> {
-    let dir = workspace.confine("path", path)?;
-    Ok(Workspace::for_store(&dir, workspace.access())?.with_caller("mcp"))
+    workspace.document_store("path", path)
 }
 
 /// A description with each `{name}` replaced by the request default it names, so that no

@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// Serve only repositories under this directory; repeat for several. At least one.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// A git URL scheme repositories may be registered and fetched by (https, http, ssh,
+    /// git, file); repeat for several [default: https].
+    #[arg(long = "allow-scheme", value_name = "SCHEME", global = true)]
+    pub schemes: Vec<String>,
     /// A browser origin allowed to call `/mcp` (`https://app.example.com:443`); repeat for
     /// several. Requests from any other origin are refused.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
@@ -84,12 +88,18 @@ pub enum ServeCommand {
 /// `ctxpack serve repo …`.
 #[derive(Debug, Subcommand)]
 pub enum RepoCommand {
-    /// Register the git repository containing PATH as NAME.
+    /// Register the git repository containing PATH, or at the git URL --url, as NAME.
     Add {
         /// Its name in URLs and tokens.
         name: String,
         /// A path inside the repository.
-        path: PathBuf,
+        #[arg(required_unless_present = "url", conflicts_with = "url")]
+        path: Option<PathBuf>,
+        /// The repository's git URL (with a scheme --allow-scheme allows): each server
+        /// process keeps a bare clone of it in its state directory and fetches it before
+        /// each index.
+        #[arg(long)]
+        url: Option<String>,
     },
     /// Unregister a repository: delete its tokens and its store.
     Remove {
@@ -152,11 +162,16 @@ impl ServeArgs {
                 .ok()
                 .filter(|u| !u.is_empty())
         });
-        match url {
+        let registry = match url {
             Some(url) => {
                 ServerRegistry::open_database(&url, state).map_err(|e| e.with_field("database"))
             }
             None => ServerRegistry::open(state, create),
+        }?;
+        if self.schemes.is_empty() {
+            Ok(registry)
+        } else {
+            registry.with_schemes(self.schemes.clone())
         }
     }
 }
@@ -203,8 +218,13 @@ fn json_line(value: &impl serde::Serialize) -> String {
 
 fn repo(args: &ServeArgs, state: &Path, command: &RepoCommand) -> Result<String, Error> {
     match command {
-        RepoCommand::Add { name, path } => {
-            let info = args.registry(state, true)?.add_repo(name, path)?;
+        RepoCommand::Add { name, path, url } => {
+            let registry = args.registry(state, true)?;
+            let info = match (path, url) {
+                (_, Some(url)) => registry.add_repo_url(name, url)?,
+                (Some(path), None) => registry.add_repo(name, path)?,
+                (None, None) => return Err(Error::invalid("give a PATH or --url")),
+            };
             Ok(json_line(&info))
         }
         RepoCommand::Remove { name } => {

@@ -1338,3 +1338,226 @@ fn artifacts_are_shared_through_the_database() {
     assert_eq!(conflict.status, 409, "{conflict:?}");
     assert_eq!(add(&b, log).status, 200);
 }
+
+#[test]
+fn document_stores_live_with_the_server_and_are_shared_through_the_database() {
+    let tool = |server: &Server, name: &str, token: &str, args: Value| {
+        server.call(
+            "POST",
+            &format!("/v1/repos/app/tools/{name}"),
+            Some(token),
+            &args.to_string(),
+        )
+    };
+    let insert = |id: u32, text: &str| json!({"path": "kb", "collection": "notes", "document": {"_id": id, "text": text}});
+    let search = json!({"path": "kb", "collection": "notes", "field": "text", "query": "budget overflow", "k": 10});
+    let ids = |answer: &Answer| -> Vec<u64> {
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer.json()["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|hit| hit["id"].as_u64().expect("an id"))
+            .collect()
+    };
+
+    // Embedded: a write creates the store under the server's state, never in the checkout,
+    // and a name that is not a plain relative name is refused.
+    let fx = Fixture::new();
+    let server = fx.serve(&[]);
+    let write = fx.token("write");
+    let added = tool(
+        &server,
+        "docs_insert",
+        write,
+        insert(1, "the budget overflows"),
+    );
+    assert_eq!(added.status, 200, "{added:?}");
+    assert!(fx.state.join("documents/app/kb/ctxpack.sqlite").exists());
+    assert!(!fx.app.join("kb").exists());
+    for bad in ["../kb", "/tmp/kb", ".hidden", "a//b", "kb\\x"] {
+        let mut args = insert(2, "x");
+        args["path"] = json!(bad);
+        let refused = tool(&server, "docs_insert", write, args);
+        assert_eq!(refused.status, 400, "{bad}: {refused:?}");
+        let message = refused.json()["error"]["message"].to_string();
+        assert!(message.contains("not a document store name"), "{refused:?}");
+    }
+    assert_eq!(
+        ids(&tool(&server, "vsearch", fx.token("read"), search.clone())),
+        [1]
+    );
+    // A read token may search but not write.
+    let refused = tool(&server, "docs_insert", fx.token("read"), insert(2, "x"));
+    assert_eq!(refused.status, 403, "{refused:?}");
+    drop(server);
+
+    // PostgreSQL: two processes with their own caches; one dies after writing its cache and
+    // before publishing, which leaves nothing of that write anywhere.
+    let Some(db) = postgres() else { return };
+    let fx = Fixture::with(Some(db));
+    let write = fx.token("write");
+    let a = fx.serve_on("state-a", Some("docs:written:2"));
+    let b = fx.serve_on("state-b", None);
+    assert_eq!(
+        tool(&a, "docs_insert", write, insert(1, "the budget overflows")).status,
+        200
+    );
+    assert_eq!(ids(&tool(&b, "vsearch", write, search.clone())), [1]);
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tool(
+            &a,
+            "docs_insert",
+            write,
+            insert(2, "a budget overflow, never published"),
+        )
+    }));
+    assert!(died.is_err() || died.as_ref().is_ok_and(|a| a.status != 200));
+    let (code, _) = a.stop_dead();
+    assert_ne!(code, Some(0));
+    assert_eq!(ids(&tool(&b, "vsearch", write, search.clone())), [1]);
+    // The dead process's cache holds the write but is not trusted: it is filled again.
+    let revived = fx.serve_on("state-a", None);
+    assert_eq!(ids(&tool(&revived, "vsearch", write, search.clone())), [1]);
+    // Writes through either process, embeddings included, are seen by both alike.
+    assert_eq!(
+        tool(
+            &b,
+            "docs_insert",
+            write,
+            insert(3, "budget overflow handling")
+        )
+        .status,
+        200
+    );
+    let synced = tool(
+        &revived,
+        "vsync",
+        write,
+        json!({"path": "kb", "collection": "notes", "field": "text"}),
+    );
+    assert_eq!(synced.status, 200, "{synced:?}");
+    let (x, y) = (
+        tool(&b, "vsearch", write, search.clone()),
+        tool(&revived, "vsearch", write, search.clone()),
+    );
+    assert_eq!(ids(&x), [3, 1]);
+    assert_eq!(x.body, y.body);
+    let pack =
+        json!({"path": "kb", "collection": "notes", "field": "text", "query": "budget overflow"});
+    let (x, y) = (
+        tool(&b, "context_pack", write, pack.clone()),
+        tool(&revived, "context_pack", write, pack),
+    );
+    assert_eq!(x.status, 200, "{x:?}");
+    assert_eq!(x.body, y.body);
+}
+
+#[test]
+fn repositories_registered_by_git_url_are_cloned_and_fetched_before_each_index() {
+    let fx = Fixture::new();
+    let state = fx.state.to_str().expect("UTF-8");
+    // The fixture's `other` repository, served by URL only.
+    let origin = fx
+        .dir
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .join("roots/other");
+    let url = format!("file://{}", origin.display());
+    let add = |name: &str, url: &str, schemes: &[&str]| {
+        let mut args = vec!["serve", "repo", "add", name, "--url", url, "--state", state];
+        for scheme in schemes {
+            args.extend(["--allow-scheme", scheme]);
+        }
+        ctxpack(&args, &[])
+    };
+    // Only allow-listed schemes; never a transport that runs a program.
+    let (code, _, err) = add("remote", &url, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("scheme `file` is not allowed"), "{err}");
+    let marker = fx.dir.path().join("pwned");
+    let ext = format!("ext::sh -c touch% {}", marker.display());
+    let (code, _, err) = add("evil", &ext, &["file"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!marker.exists());
+    let (code, _, err) = add("evil", &ext, &["ext"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!marker.exists());
+    let (code, _, err) = add("gone", "file:///nonexistent/repo", &["file"]);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("git clone of file:///nonexistent/repo failed"),
+        "{err}"
+    );
+    let (code, out, err) = add("remote", &url, &["file"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("JSON")["url"],
+        json!(url)
+    );
+    let (code, out, err) = ctxpack(
+        &[
+            "serve",
+            "token",
+            "create",
+            "--repo",
+            "remote",
+            "--scope",
+            "write",
+            "--name",
+            "remote-ci",
+            "--state",
+            state,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let token = out.trim().to_owned();
+
+    let server = fx.serve(&["--allow-scheme", "file"]);
+    let head = git(&origin, &["rev-parse", "HEAD"]);
+    let index = |sha: &str| {
+        server.call(
+            "POST",
+            "/v1/repos/remote/index",
+            Some(&token),
+            &json!({"at": sha}).to_string(),
+        )
+    };
+    assert_eq!(index(&head).status, 200);
+    // A commit pushed to the origin after the clone: the index request fetches it first.
+    std::fs::write(
+        origin.join("src/quota.rs"),
+        "/// Refuses a request once the tenant's quota is spent.\npub fn within_quota(used: u64, quota: u64) -> bool { used < quota }\n",
+    )
+    .expect("write");
+    git(&origin, &["add", "-A"]);
+    git(&origin, &["commit", "-q", "-m", "quota"]);
+    let pushed = git(&origin, &["rev-parse", "HEAD"]);
+    let indexed = index(&pushed);
+    assert_eq!(indexed.status, 200, "{indexed:?}");
+    let body = json!({"goal": "tenant quota", "at": pushed, "index": false}).to_string();
+    let packed = server.call(
+        "POST",
+        "/v1/repos/remote/pack?format=json",
+        Some(&token),
+        &body,
+    );
+    assert_eq!(packed.status, 200, "{packed:?}");
+    assert!(packed.body.contains("src/quota.rs"), "{}", packed.body);
+    drop(server);
+    // A server that does not allow the scheme serves nothing of it.
+    let strict = fx.serve(&[]);
+    let refused = strict.call("POST", "/v1/repos/remote/pack", Some(&token), &body);
+    assert_eq!(refused.status, 400, "{refused:?}");
+    // Removing the repository removes the server's clone.
+    drop(strict);
+    assert!(fx.state.join("checkouts/remote.git").exists());
+    let (code, _, err) = ctxpack(
+        &["serve", "repo", "remove", "remote", "--state", state],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!fx.state.join("checkouts/remote.git").exists());
+}

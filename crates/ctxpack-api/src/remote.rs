@@ -1,0 +1,306 @@
+//! Repositories a server registers by git URL. Each server process keeps its own bare clone
+//! under its state directory (`checkouts/NAME.git`), made on first use, and fetches its
+//! branches and tags before each index, so `POST …/index {"at": sha}` from a CI job finds a
+//! commit pushed a moment ago.
+//!
+//! The URL is untrusted input and git is a powerful program, so:
+//! - only `scheme://` URLs whose scheme the operator allow-lists are accepted (`https` by
+//!   default); git itself enforces the same list (`GIT_ALLOW_PROTOCOL`), which also covers
+//!   redirects and anything the remote names, and transports such as `ext::` are never
+//!   allowed;
+//! - git runs without the system's and the user's configuration, hooks, prompts or
+//!   submodules, with the URL after `--`, and is killed after [`GIT_TIMEOUT`];
+//! - a clone is made in a temporary directory and renamed into place, so a clone that fails
+//!   half way leaves nothing a later request would trust;
+//! - credentials in a URL never appear in an error.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorKind, Hint, Result};
+
+/// The schemes a server accepts when the operator names none.
+pub const DEFAULT_SCHEMES: &[&str] = &["https"];
+
+/// The longest a clone or fetch may take.
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Schemes git knows as transports; an allow-list may name only these.
+const KNOWN_SCHEMES: &[&str] = &["https", "http", "ssh", "git", "file"];
+
+/// One clone or fetch at a time in this process.
+static GIT: Mutex<()> = Mutex::new(());
+
+/// Checks an allow-list of schemes.
+pub fn check_schemes(schemes: &[String]) -> Result<()> {
+    for scheme in schemes {
+        if !KNOWN_SCHEMES.contains(&scheme.as_str()) {
+            return Err(Error::invalid_field(
+                "allow-scheme",
+                format!("`{scheme}` is not a git transport ctxpack allows"),
+            )
+            .with_hint(Hint::Advice(format!(
+                "name one of {}",
+                KNOWN_SCHEMES.join(", ")
+            ))));
+        }
+    }
+    Ok(())
+}
+
+/// `url` without credentials, for messages.
+pub(crate) fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..authority_end].rfind('@') {
+                Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
+                None => url.to_owned(),
+            }
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// Refuses `url` unless it is a `scheme://` URL with an allowed scheme.
+pub(crate) fn check_url(url: &str, schemes: &[String]) -> Result<()> {
+    let refuse =
+        |why: String| {
+            Err(Error::invalid_field("url", why).with_hint(Hint::Advice(format!(
+            "give a URL such as https://git.example.com/team/app.git; this server allows {}",
+            if schemes.is_empty() {
+                "no scheme (start it with --allow-scheme)".to_owned()
+            } else {
+                schemes.join(", ")
+            }
+        ))))
+        };
+    if url.len() > 2048 || url.chars().any(char::is_control) || url.starts_with('-') {
+        return refuse("not a git URL".into());
+    }
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return refuse(format!("{} is not a scheme:// URL", redact(url)));
+    };
+    if rest.is_empty() {
+        return refuse(format!("{} names no repository", redact(url)));
+    }
+    if !schemes.iter().any(|s| s == scheme) {
+        return refuse(format!(
+            "the scheme `{scheme}` is not allowed on this server"
+        ));
+    }
+    Ok(())
+}
+
+/// Makes sure `dir` holds a bare clone of `url`, cloning it when missing.
+pub(crate) fn ensure_clone(url: &str, dir: &Path, schemes: &[String]) -> Result<()> {
+    check_url(url, schemes)?;
+    if dir.join("HEAD").is_file() {
+        return Ok(());
+    }
+    let _one = GIT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if dir.join("HEAD").is_file() {
+        return Ok(());
+    }
+    let parent = dir
+        .parent()
+        .ok_or_else(|| Error::internal("a clone directory has no parent"))?;
+    std::fs::create_dir_all(parent)
+        .map_err(|e| Error::io(parent, &e).context("cannot create the clone directory"))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let temporary = Temporary(parent.join(format!(".clone-{}-{nanos}", std::process::id())));
+    std::fs::create_dir(&temporary.0).map_err(|e| Error::io(&temporary.0, &e))?;
+    let target = temporary.0.join("repo.git");
+    run_git(
+        schemes,
+        url,
+        None,
+        &[
+            "clone",
+            "--bare",
+            "--quiet",
+            "--no-recurse-submodules",
+            "--",
+            url,
+        ],
+        Some(&target),
+    )?;
+    match std::fs::rename(&target, dir) {
+        Ok(()) => Ok(()),
+        // Another process cloned it first.
+        Err(_) if dir.join("HEAD").is_file() => Ok(()),
+        Err(e) => Err(Error::io(dir, &e)),
+    }
+}
+
+/// A directory removed with everything in it when dropped.
+struct Temporary(PathBuf);
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Fetches the branches and tags of `url` into the bare clone `dir`.
+pub(crate) fn fetch(url: &str, dir: &Path, schemes: &[String]) -> Result<()> {
+    check_url(url, schemes)?;
+    let _one = GIT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    run_git(
+        schemes,
+        url,
+        Some(dir),
+        &[
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-recurse-submodules",
+            "--",
+            url,
+            "+refs/heads/*:refs/heads/*",
+            "+refs/tags/*:refs/tags/*",
+        ],
+        None,
+    )
+}
+
+/// Runs git with only the allowed transports and nothing from the environment that could
+/// run a program, waiting at most [`GIT_TIMEOUT`].
+fn run_git(
+    schemes: &[String],
+    url: &str,
+    git_dir: Option<&Path>,
+    args: &[&str],
+    last: Option<&PathBuf>,
+) -> Result<()> {
+    let mut command = Command::new("git");
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", "/nonexistent")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ASKPASS", "/bin/false")
+        .env("SSH_ASKPASS", "/bin/false")
+        .env("GIT_ALLOW_PROTOCOL", schemes.join(":"))
+        .args(["-c", "core.hooksPath=/dev/null"])
+        .args(["-c", "core.fsmonitor=false", "-c", "credential.helper="]);
+    if let Some(dir) = git_dir {
+        command.arg("--git-dir").arg(dir);
+    }
+    command.args(args);
+    if let Some(last) = last {
+        command.arg(last);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let what = args[0];
+    let mut child = command.spawn().map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot run git to {what} {}: {e}", redact(url)),
+        )
+        .with_hint(Hint::Advice(
+            "install git: a repository registered by URL is cloned with it".into(),
+        ))
+    })?;
+    let stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut stderr) = stderr {
+            use std::io::Read;
+            // At most 64 KiB of messages are kept.
+            let _ = (&mut stderr).take(64 * 1024).read_to_string(&mut text);
+            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        }
+        text
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() > GIT_TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(Error::new(ErrorKind::Io, format!("git {what}: {e}"))),
+        }
+    };
+    let messages = reader.join().unwrap_or_default();
+    match status {
+        Some(status) if status.success() => Ok(()),
+        Some(_) => {
+            let last_line = messages
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no message");
+            // git may echo the URL: never its credentials.
+            let message = last_line.replace(url, &redact(url));
+            Err(Error::new(
+                ErrorKind::Io,
+                format!("git {what} of {} failed: {message}", redact(url)),
+            )
+            .with_hint(Hint::Advice(
+                "check the URL and that this server can reach it; the request can be repeated"
+                    .into(),
+            )))
+        }
+        None => Err(Error::new(
+            ErrorKind::Io,
+            format!(
+                "git {what} of {} took longer than {} s and was stopped",
+                redact(url),
+                GIT_TIMEOUT.as_secs()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_refused_unless_their_scheme_is_allowed() {
+        let https = vec!["https".to_owned()];
+        assert!(check_url("https://git.example/app.git", &https).is_ok());
+        for bad in [
+            "file:///srv/app",
+            "ext::sh -c touch% /tmp/pwned",
+            "git@git.example:app.git",
+            "/srv/app",
+            "-uhttps://x",
+            "https://",
+            "https://git.example/a\nb",
+        ] {
+            assert!(check_url(bad, &https).is_err(), "{bad}");
+        }
+        assert!(check_url("file:///srv/app", &["file".to_owned()]).is_ok());
+        assert!(check_schemes(&["ext".to_owned()]).is_err());
+        assert!(check_schemes(&["https".to_owned(), "ssh".to_owned()]).is_ok());
+    }
+
+    #[test]
+    fn credentials_never_show() {
+        assert_eq!(
+            redact("https://me:secret@git.example/app.git"),
+            "https://…@git.example/app.git"
+        );
+        assert_eq!(redact("https://git.example/a@b"), "https://git.example/a@b");
+        assert_eq!(redact("not a url"), "not a url");
+    }
+}
