@@ -8,15 +8,21 @@
 //!   default); git itself enforces the same list (`GIT_ALLOW_PROTOCOL`), which also covers
 //!   redirects and anything the remote names, and transports such as `ext::` are never
 //!   allowed;
-//! - git runs without the system's and the user's configuration, hooks, prompts or
-//!   submodules, with the URL after `--`, and is killed after [`GIT_TIMEOUT`];
-//! - a clone is made in a temporary directory and renamed into place, so a clone that fails
-//!   half way leaves nothing a later request would trust;
-//! - credentials in a URL never appear in an error.
+//! - git runs without the system's and the user's configuration, hooks, prompts, credential
+//!   helpers or submodules, with the URL after `--`; a transfer slower than 1 KB/s for a
+//!   minute fails, and git and everything it started are killed after [`GIT_TIMEOUT`];
+//! - a clone is an empty bare repository that fetches the URL's branches and tags, so the
+//!   URL is never written into the clone's configuration; it is made in a temporary
+//!   directory and renamed into place, so a clone that fails half way leaves nothing a later
+//!   request would trust;
+//! - credentials in a URL never appear in an error (any `scheme://user:secret@` is shown
+//!   as `scheme://…@`), though, as for any program, the URL is in git's arguments while it
+//!   runs.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Hint, Result};
@@ -30,8 +36,35 @@ pub const GIT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Schemes git knows as transports; an allow-list may name only these.
 const KNOWN_SCHEMES: &[&str] = &["https", "http", "ssh", "git", "file"];
 
-/// One clone or fetch at a time in this process.
-static GIT: Mutex<()> = Mutex::new(());
+/// One clone or fetch at a time per repository in this process.
+static GIT: Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>> = Mutex::new(BTreeMap::new());
+
+/// The lock of the clone at `dir`.
+fn repo_lock(dir: &Path) -> Arc<Mutex<()>> {
+    GIT.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(dir.to_owned())
+        .or_default()
+        .clone()
+}
+
+/// Environment variables git may still see: where to find programs, proxies and
+/// certificate authorities.
+const PASSED: &[&str] = &[
+    "PATH",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO",
+    "SSH_AUTH_SOCK",
+];
 
 /// Checks an allow-list of schemes.
 pub fn check_schemes(schemes: &[String]) -> Result<()> {
@@ -50,18 +83,27 @@ pub fn check_schemes(schemes: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `url` without credentials, for messages.
-pub(crate) fn redact(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
-            match rest[..authority_end].rfind('@') {
-                Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
-                None => url.to_owned(),
+/// `text` with the credentials of every URL in it left out (`scheme://user:secret@host` →
+/// `scheme://…@host`), for messages.
+pub(crate) fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let authority_end = tail
+            .find(|c: char| c == '/' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        match tail[..authority_end].rfind('@') {
+            Some(at) => {
+                out.push('…');
+                rest = &tail[at..];
             }
+            None => rest = tail,
         }
-        None => url.to_owned(),
     }
+    out.push_str(rest);
+    out
 }
 
 /// Refuses `url` unless it is a `scheme://` URL with an allowed scheme.
@@ -100,7 +142,8 @@ pub(crate) fn ensure_clone(url: &str, dir: &Path, schemes: &[String]) -> Result<
     if dir.join("HEAD").is_file() {
         return Ok(());
     }
-    let _one = GIT
+    let lock = repo_lock(dir);
+    let _one = lock
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if dir.join("HEAD").is_file() {
@@ -117,20 +160,37 @@ pub(crate) fn ensure_clone(url: &str, dir: &Path, schemes: &[String]) -> Result<
     let temporary = Temporary(parent.join(format!(".clone-{}-{nanos}", std::process::id())));
     std::fs::create_dir(&temporary.0).map_err(|e| Error::io(&temporary.0, &e))?;
     let target = temporary.0.join("repo.git");
+    let target_arg = target.to_string_lossy().into_owned();
     run_git(
         schemes,
         url,
         None,
-        &[
-            "clone",
-            "--bare",
-            "--quiet",
-            "--no-recurse-submodules",
-            "--",
-            url,
-        ],
-        Some(&target),
+        "clone",
+        &["init", "--quiet", "--bare", "--", &target_arg],
     )?;
+    fetch_into(url, &target, schemes, "clone")?;
+    // HEAD follows the URL's default branch.
+    let head = run_git(
+        schemes,
+        url,
+        Some(&target),
+        "clone",
+        &["ls-remote", "--symref", "--", url, "HEAD"],
+    )?;
+    if let Some(branch) = head
+        .lines()
+        .find_map(|l| l.strip_prefix("ref: ")?.split_once('\t'))
+        .map(|(r, _)| r.to_owned())
+        .filter(|r| r.starts_with("refs/heads/") && !r.contains(['\n', ' ']))
+    {
+        run_git(
+            schemes,
+            url,
+            Some(&target),
+            "clone",
+            &["symbolic-ref", "HEAD", &branch],
+        )?;
+    }
     match std::fs::rename(&target, dir) {
         Ok(()) => Ok(()),
         // Another process cloned it first.
@@ -151,13 +211,19 @@ impl Drop for Temporary {
 /// Fetches the branches and tags of `url` into the bare clone `dir`.
 pub(crate) fn fetch(url: &str, dir: &Path, schemes: &[String]) -> Result<()> {
     check_url(url, schemes)?;
-    let _one = GIT
+    let lock = repo_lock(dir);
+    let _one = lock
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    fetch_into(url, dir, schemes, "fetch")
+}
+
+fn fetch_into(url: &str, dir: &Path, schemes: &[String], what: &str) -> Result<()> {
     run_git(
         schemes,
         url,
         Some(dir),
+        what,
         &[
             "fetch",
             "--quiet",
@@ -168,23 +234,27 @@ pub(crate) fn fetch(url: &str, dir: &Path, schemes: &[String]) -> Result<()> {
             "+refs/heads/*:refs/heads/*",
             "+refs/tags/*:refs/tags/*",
         ],
-        None,
     )
+    .map(drop)
 }
 
 /// Runs git with only the allowed transports and nothing from the environment that could
-/// run a program, waiting at most [`GIT_TIMEOUT`].
+/// run a program, waiting at most [`GIT_TIMEOUT`]; returns what it printed.
 fn run_git(
     schemes: &[String],
     url: &str,
     git_dir: Option<&Path>,
+    what: &str,
     args: &[&str],
-    last: Option<&PathBuf>,
-) -> Result<()> {
+) -> Result<String> {
     let mut command = Command::new("git");
+    command.env_clear();
+    for name in PASSED {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", "/nonexistent")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -192,20 +262,30 @@ fn run_git(
         .env("GIT_ASKPASS", "/bin/false")
         .env("SSH_ASKPASS", "/bin/false")
         .env("GIT_ALLOW_PROTOCOL", schemes.join(":"))
-        .args(["-c", "core.hooksPath=/dev/null"])
-        .args(["-c", "core.fsmonitor=false", "-c", "credential.helper="]);
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
+        .args(["-c", "credential.helper=", "-c", "gc.auto=0"])
+        .args([
+            "-c",
+            "http.lowSpeedLimit=1000",
+            "-c",
+            "http.lowSpeedTime=60",
+        ]);
     if let Some(dir) = git_dir {
         command.arg("--git-dir").arg(dir);
     }
-    command.args(args);
-    if let Some(last) = last {
-        command.arg(last);
-    }
     command
+        .args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let what = args[0];
+    // Its own process group, so a timeout kills what git started too.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command.spawn().map_err(|e| {
         Error::new(
             ErrorKind::Io,
@@ -215,44 +295,67 @@ fn run_git(
             "install git: a repository registered by URL is cloned with it".into(),
         ))
     })?;
-    let stderr = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(mut stderr) = stderr {
-            use std::io::Read;
-            // At most 64 KiB of messages are kept.
-            let _ = (&mut stderr).take(64 * 1024).read_to_string(&mut text);
-            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
-        }
-        text
-    });
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                use std::io::Read;
+                // At most 64 KiB is kept.
+                let _ = (&mut pipe).take(64 * 1024).read_to_string(&mut text);
+                let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+            }
+            text
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if start.elapsed() > GIT_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_group(&mut child);
                 break None;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => return Err(Error::new(ErrorKind::Io, format!("git {what}: {e}"))),
         }
     };
-    let messages = reader.join().unwrap_or_default();
+    // A helper git left behind may hold the pipes open: wait for them a moment at most.
+    let joined = |handle: std::thread::JoinHandle<String>| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !handle.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if handle.is_finished() {
+            handle.join().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let (printed, messages) = (joined(stdout), joined(stderr));
     match status {
-        Some(status) if status.success() => Ok(()),
+        Some(status) if status.success() => Ok(printed),
         Some(_) => {
-            let last_line = messages
+            // git's own reason, else its last words.
+            let reason = messages
                 .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
+                .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+                .or_else(|| messages.lines().rev().find(|l| !l.trim().is_empty()))
                 .unwrap_or("no message");
-            // git may echo the URL: never its credentials.
-            let message = last_line.replace(url, &redact(url));
             Err(Error::new(
                 ErrorKind::Io,
-                format!("git {what} of {} failed: {message}", redact(url)),
+                redact(&format!("git {what} of {url} failed: {reason}")),
             )
             .with_hint(Hint::Advice(
                 "check the URL and that this server can reach it; the request can be repeated"
@@ -268,6 +371,21 @@ fn run_git(
             ),
         )),
     }
+}
+
+/// Kills git and every process it started.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[cfg(test)]
@@ -302,5 +420,9 @@ mod tests {
         );
         assert_eq!(redact("https://git.example/a@b"), "https://git.example/a@b");
         assert_eq!(redact("not a url"), "not a url");
+        assert_eq!(
+            redact("fatal: unable to access 'https://u:p@h/x/': Could not resolve host"),
+            "fatal: unable to access 'https://…@h/x/': Could not resolve host"
+        );
     }
 }

@@ -131,6 +131,19 @@ impl Grant {
     }
 }
 
+/// 256 random bits from the operating system, as 64 hex digits: a session id, a per-run
+/// secret.
+pub fn random_secret() -> Result<String> {
+    let mut random = [0u8; 32];
+    fill_random(&mut random)?;
+    Ok(hex(&random))
+}
+
+fn fill_random(bytes: &mut [u8]) -> Result<()> {
+    getrandom::fill(bytes)
+        .map_err(|e| Error::internal(format!("the operating system gave no random bytes: {e}")))
+}
+
 /// A token was refused: missing, malformed, unknown, wrong, expired or revoked. Which one is
 /// deliberately not said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,7 +218,7 @@ impl ServerRegistry {
     }
 
     /// The same registry, registering and fetching repositories by git URL only with these
-    /// schemes (`https` by default; an empty list allows none).
+    /// schemes (`https` unless this is called).
     pub fn with_schemes(mut self, schemes: Vec<String>) -> Result<ServerRegistry> {
         crate::remote::check_schemes(&schemes)?;
         self.schemes = schemes;
@@ -311,9 +324,7 @@ impl ServerRegistry {
             ),
         };
         let mut random = [0u8; ID_HEX / 2 + SECRET_HEX / 2];
-        getrandom::fill(&mut random).map_err(|e| {
-            Error::internal(format!("the operating system gave no random bytes: {e}"))
-        })?;
+        fill_random(&mut random)?;
         let id = hex(&random[..ID_HEX / 2]);
         let secret = format!("{PREFIX}{id}_{}", hex(&random[ID_HEX / 2..]));
         let row = TokenRow {

@@ -329,7 +329,7 @@ impl Workspace {
     /// The workspace of the document store that the path argument `field` (`given`) names.
     ///
     /// Locally, `given` is a directory confined to the repository and its store (see
-    /// [`Workspace::confine`]). On a server, it is a name (`app.ctxpack`, `team/notes`) in the
+    /// [`Workspace::confine`]). On a server, it is a name (`app.ctxpack`, `team-notes`) in the
     /// repository's own place for document stores under the server's state directory — never
     /// a directory of the checkout, whose content is not the server's to trust — whose system
     /// of record is the server's database when it has one; its packs are recorded where the
@@ -477,27 +477,23 @@ pub(crate) fn resolve(path: &Path) -> PathBuf {
     out
 }
 
-/// A server's name for a document store: one to four `/`-separated parts of ASCII letters,
-/// digits, `.`, `_` and `-`, none empty or starting with `.`.
+/// A server's name for a document store: up to 64 ASCII letters, digits, `.`, `_` and `-`,
+/// not starting with `.` — one directory, so one store never lies inside another.
 fn document_store_name(field: &str, given: &str) -> Result<String> {
-    let parts: Vec<&str> = given.split('/').collect();
-    let valid = parts.len() <= 4
-        && parts.iter().all(|part| {
-            !part.is_empty()
-                && part.len() <= 64
-                && !part.starts_with('.')
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        });
+    let valid = !given.is_empty()
+        && given.len() <= 64
+        && !given.starts_with('.')
+        && given
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
     if valid {
         Ok(given.to_owned())
     } else {
         Err(
             Error::invalid_field(field, format!("{given:?} is not a document store name"))
                 .with_hint(crate::error::Hint::Advice(
-                    "on a server a document store is named, e.g. `app.ctxpack` or `team/notes`: \
-                     up to four `/`-separated parts of letters, digits, `.`, `_` and `-`"
+                    "on a server a document store is named, e.g. `app.ctxpack` or `team-notes`: \
+                     up to 64 letters, digits, `.`, `_` and `-`"
                         .into(),
                 )),
         )

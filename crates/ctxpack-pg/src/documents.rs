@@ -84,13 +84,34 @@ impl PgDocuments {
         })
     }
 
-    /// Publishes the rows in `changes` in one transaction (creating the store), under a new
-    /// change number, which it returns. The caller holds [`PgDocuments::lock`].
-    pub fn publish(&self, changes: &DocumentChanges, now: i64) -> Result<i64, StoreError> {
+    /// Publishes, in one transaction (creating the store), the rows `pages` gives until it
+    /// gives `None`, under a new change number, which it returns. The caller holds
+    /// [`PgDocuments::lock`] and brought its cache up to `base` (the change it last saw;
+    /// `None` when the store had none): if the store is at another change, the lock was lost
+    /// (its session ended) and another process wrote meanwhile, so nothing is published.
+    pub fn publish(
+        &self,
+        now: i64,
+        base: Option<i64>,
+        pages: &mut dyn FnMut() -> Result<Option<DocumentChanges>, StoreError>,
+    ) -> Result<i64, StoreError> {
         let (repo, store) = (&self.repo, &self.store);
         self.db.with(|c| {
             let e = |err: postgres::Error| self.error(&err);
             let mut tx = c.transaction().map_err(e)?;
+            let current: Option<i64> = tx
+                .query_opt(
+                    "SELECT change FROM ctxpack_doc_stores WHERE repo = $1 AND store = $2 FOR UPDATE",
+                    &[repo, store],
+                )
+                .map_err(e)?
+                .map(|r| r.get(0));
+            if current != base {
+                return Err(StoreError::Conflict {
+                    dir: self.label().into(),
+                    detail: "another process wrote this document store while this write held its lock (the lock's session ended); the write was not published: repeat it".into(),
+                });
+            }
             let change: i64 = tx
                 .query_one("SELECT nextval('ctxpack_doc_change')", &[])
                 .map_err(e)?
@@ -101,85 +122,87 @@ impl PgDocuments {
                 &[repo, store, &now, &change],
             )
             .map_err(e)?;
-            for chunk in changes.collections.chunks(PAGE as usize) {
-                let names: Vec<&str> = chunk.iter().map(|c| c.name.as_str()).collect();
-                let created: Vec<i64> = chunk.iter().map(|c| c.created_at).collect();
-                tx.execute(
-                    "INSERT INTO ctxpack_doc_collections (repo, store, name, created_at, change)
-                     SELECT $1, $2, n, t, $5 FROM UNNEST($3::text[], $4::bigint[]) AS u(n, t)
-                     ON CONFLICT (repo, store, name)
-                     DO UPDATE SET created_at = excluded.created_at, change = excluded.change",
-                    &[repo, store, &names, &created, &change],
-                )
-                .map_err(e)?;
-            }
-            for chunk in changes.fields.chunks(PAGE as usize) {
-                let collections: Vec<&str> = chunk.iter().map(|f| f.collection.as_str()).collect();
-                let fields: Vec<&str> = chunk.iter().map(|f| f.field.as_str()).collect();
-                let created: Vec<Option<i64>> = chunk.iter().map(|f| f.created_at).collect();
-                tx.execute(
-                    "INSERT INTO ctxpack_doc_fields (repo, store, collection, field, created_at, change)
-                     SELECT $1, $2, c, f, t, $6 FROM UNNEST($3::text[], $4::text[], $5::bigint[]) AS u(c, f, t)
-                     ON CONFLICT (repo, store, collection, field)
-                     DO UPDATE SET created_at = excluded.created_at, change = excluded.change",
-                    &[repo, store, &collections, &fields, &created, &change],
-                )
-                .map_err(e)?;
-            }
-            for chunk in changes.documents.chunks(PAGE as usize) {
-                let collections: Vec<&str> = chunk.iter().map(|d| d.collection.as_str()).collect();
-                let ids: Vec<&str> = chunk.iter().map(|d| d.id_key.as_str()).collect();
-                let seqs: Vec<Option<i64>> =
-                    chunk.iter().map(|d| d.state.as_ref().map(|s| s.0)).collect();
-                let bodies: Vec<Option<&str>> = chunk
-                    .iter()
-                    .map(|d| d.state.as_ref().map(|s| s.1.as_str()))
-                    .collect();
-                tx.execute(
-                    "INSERT INTO ctxpack_documents (repo, store, collection, id_key, seq, body, change)
-                     SELECT $1, $2, c, i, s, b, $7
-                     FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::text[]) AS u(c, i, s, b)
-                     ON CONFLICT (repo, store, collection, id_key)
-                     DO UPDATE SET seq = excluded.seq, body = excluded.body, change = excluded.change",
-                    &[repo, store, &collections, &ids, &seqs, &bodies, &change],
-                )
-                .map_err(e)?;
-            }
-            for chunk in changes.embeddings.chunks(PAGE as usize) {
-                let collections: Vec<&str> = chunk.iter().map(|m| m.collection.as_str()).collect();
-                let ids: Vec<&str> = chunk.iter().map(|m| m.id_key.as_str()).collect();
-                let fields: Vec<&str> = chunk.iter().map(|m| m.field.as_str()).collect();
-                let rowids: Vec<Option<i64>> =
-                    chunk.iter().map(|m| m.state.as_ref().map(|s| s.rowid)).collect();
-                let embedders: Vec<Option<&str>> = chunk
-                    .iter()
-                    .map(|m| m.state.as_ref().map(|s| s.embedder.as_str()))
-                    .collect();
-                let hashes: Vec<Option<&str>> = chunk
-                    .iter()
-                    .map(|m| m.state.as_ref().map(|s| s.text_hash.as_str()))
-                    .collect();
-                let vectors: Vec<Option<&[u8]>> = chunk
-                    .iter()
-                    .map(|m| m.state.as_ref().map(|s| s.vector.as_slice()))
-                    .collect();
-                tx.execute(
-                    "INSERT INTO ctxpack_doc_embeddings
-                         (repo, store, collection, id_key, field, row, embedder, text_hash, vector, change)
-                     SELECT $1, $2, c, i, f, r, m, h, v, $10
-                     FROM UNNEST($3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-                                 $8::text[], $9::bytea[])
-                         AS u(c, i, f, r, m, h, v)
-                     ON CONFLICT (repo, store, collection, id_key, field)
-                     DO UPDATE SET row = excluded.row, embedder = excluded.embedder,
-                                   text_hash = excluded.text_hash, vector = excluded.vector,
-                                   change = excluded.change",
-                    &[
-                        repo, store, &collections, &ids, &fields, &rowids, &embedders, &hashes,
-                        &vectors, &change,
-                    ],
-                )
-                .map_err(e)?;
+            while let Some(changes) = pages()? {
+                for chunk in changes.collections.chunks(PAGE as usize) {
+                    let names: Vec<&str> = chunk.iter().map(|c| c.name.as_str()).collect();
+                    let created: Vec<i64> = chunk.iter().map(|c| c.created_at).collect();
+                    tx.execute(
+                        "INSERT INTO ctxpack_doc_collections (repo, store, name, created_at, change)
+                         SELECT $1, $2, n, t, $5 FROM UNNEST($3::text[], $4::bigint[]) AS u(n, t)
+                         ON CONFLICT (repo, store, name)
+                         DO UPDATE SET created_at = excluded.created_at, change = excluded.change",
+                        &[repo, store, &names, &created, &change],
+                    )
+                    .map_err(e)?;
+                }
+                for chunk in changes.fields.chunks(PAGE as usize) {
+                    let collections: Vec<&str> = chunk.iter().map(|f| f.collection.as_str()).collect();
+                    let fields: Vec<&str> = chunk.iter().map(|f| f.field.as_str()).collect();
+                    let created: Vec<Option<i64>> = chunk.iter().map(|f| f.created_at).collect();
+                    tx.execute(
+                        "INSERT INTO ctxpack_doc_fields (repo, store, collection, field, created_at, change)
+                         SELECT $1, $2, c, f, t, $6 FROM UNNEST($3::text[], $4::text[], $5::bigint[]) AS u(c, f, t)
+                         ON CONFLICT (repo, store, collection, field)
+                         DO UPDATE SET created_at = excluded.created_at, change = excluded.change",
+                        &[repo, store, &collections, &fields, &created, &change],
+                    )
+                    .map_err(e)?;
+                }
+                for chunk in changes.documents.chunks(PAGE as usize) {
+                    let collections: Vec<&str> = chunk.iter().map(|d| d.collection.as_str()).collect();
+                    let ids: Vec<&str> = chunk.iter().map(|d| d.id_key.as_str()).collect();
+                    let seqs: Vec<Option<i64>> =
+                        chunk.iter().map(|d| d.state.as_ref().map(|s| s.0)).collect();
+                    let bodies: Vec<Option<&str>> = chunk
+                        .iter()
+                        .map(|d| d.state.as_ref().map(|s| s.1.as_str()))
+                        .collect();
+                    tx.execute(
+                        "INSERT INTO ctxpack_documents (repo, store, collection, id_key, seq, body, change)
+                         SELECT $1, $2, c, i, s, b, $7
+                         FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::text[]) AS u(c, i, s, b)
+                         ON CONFLICT (repo, store, collection, id_key)
+                         DO UPDATE SET seq = excluded.seq, body = excluded.body, change = excluded.change",
+                        &[repo, store, &collections, &ids, &seqs, &bodies, &change],
+                    )
+                    .map_err(e)?;
+                }
+                for chunk in changes.embeddings.chunks(PAGE as usize) {
+                    let collections: Vec<&str> = chunk.iter().map(|m| m.collection.as_str()).collect();
+                    let ids: Vec<&str> = chunk.iter().map(|m| m.id_key.as_str()).collect();
+                    let fields: Vec<&str> = chunk.iter().map(|m| m.field.as_str()).collect();
+                    let rowids: Vec<Option<i64>> =
+                        chunk.iter().map(|m| m.state.as_ref().map(|s| s.rowid)).collect();
+                    let embedders: Vec<Option<&str>> = chunk
+                        .iter()
+                        .map(|m| m.state.as_ref().map(|s| s.embedder.as_str()))
+                        .collect();
+                    let hashes: Vec<Option<&str>> = chunk
+                        .iter()
+                        .map(|m| m.state.as_ref().map(|s| s.text_hash.as_str()))
+                        .collect();
+                    let vectors: Vec<Option<&[u8]>> = chunk
+                        .iter()
+                        .map(|m| m.state.as_ref().map(|s| s.vector.as_slice()))
+                        .collect();
+                    tx.execute(
+                        "INSERT INTO ctxpack_doc_embeddings
+                             (repo, store, collection, id_key, field, row, embedder, text_hash, vector, change)
+                         SELECT $1, $2, c, i, f, r, m, h, v, $10
+                         FROM UNNEST($3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+                                     $8::text[], $9::bytea[])
+                             AS u(c, i, f, r, m, h, v)
+                         ON CONFLICT (repo, store, collection, id_key, field)
+                         DO UPDATE SET row = excluded.row, embedder = excluded.embedder,
+                                       text_hash = excluded.text_hash, vector = excluded.vector,
+                                       change = excluded.change",
+                        &[
+                            repo, store, &collections, &ids, &fields, &rowids, &embedders, &hashes,
+                            &vectors, &change,
+                        ],
+                    )
+                    .map_err(e)?;
+                }
             }
             tx.commit().map_err(e)?;
             Ok(change)

@@ -3,8 +3,9 @@
 //!
 //! A writer *captures* what its writes touch: [`Store::capture_document_changes`] installs
 //! temporary triggers on this connection alone (the store file is not changed), and
-//! [`Store::captured_document_changes`] reads, for every collection, field index, document and
-//! embedding a write touched, its row as it now stands — or that it is gone. Those rows are
+//! [`Store::captured_document_changes`] reads, page by page, for every collection, field
+//! index, document and embedding a write touched, its row as it now stands — or that it is
+//! gone. Those rows are
 //! what the system of record stores. Another cache *applies* them with
 //! [`Store::apply_document_changes`] in one transaction, giving rows equal to the writer's:
 //! the same `seq`s, bodies, creation times and vectors, so every read answers the same.
@@ -108,6 +109,17 @@ impl DocumentChanges {
     }
 }
 
+/// Where the next page of captured rows starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaptureCursor {
+    /// Collections and field indexes, then the first documents.
+    Start,
+    /// Documents after this `(collection, id_key)`.
+    Documents(String, String),
+    /// Embeddings after this `(collection, id_key, field)`.
+    Embeddings(String, String, String),
+}
+
 /// What a cache's document collections hold, relative to their system of record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mark {
@@ -168,96 +180,165 @@ impl Store {
         self.conn.execute_batch(CAPTURE).map_err(self.sql())
     }
 
-    /// The rows, as they now stand, of everything the writes since
-    /// [`Store::capture_document_changes`] touched.
-    pub fn captured_document_changes(&self) -> Result<DocumentChanges, DocsStoreError> {
+    /// Whether the writes since [`Store::capture_document_changes`] touched anything.
+    pub fn captured_any(&self) -> Result<bool, DocsStoreError> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM temp.captured_collections) \
+                 OR EXISTS (SELECT 1 FROM temp.captured_fields) \
+                 OR EXISTS (SELECT 1 FROM temp.captured_documents) \
+                 OR EXISTS (SELECT 1 FROM temp.captured_embeddings)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.sql())
+    }
+
+    /// A page of the rows, as they now stand, of everything the writes since
+    /// [`Store::capture_document_changes`] touched, from `cursor`: collections and field
+    /// indexes first, then documents, then embeddings, at most `limit` documents or
+    /// embeddings and little more than `max_bytes` of their bodies and vectors per page.
+    /// Returns where the next page starts, `None` after the last.
+    pub fn captured_document_changes(
+        &self,
+        cursor: &CaptureCursor,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<(DocumentChanges, Option<CaptureCursor>), DocsStoreError> {
         let sql = self.sql();
         let mut changes = DocumentChanges::default();
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT c.name, m.created_at FROM temp.captured_collections c \
-                 JOIN main.collections m ON m.name = c.name ORDER BY c.name",
-            )
-            .map_err(&sql)?;
-        changes.collections = stmt
-            .query_map([], |r| {
-                Ok(CollectionChange {
-                    name: r.get(0)?,
-                    created_at: r.get(1)?,
-                })
-            })
-            .and_then(Iterator::collect)
-            .map_err(&sql)?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT c.collection, c.field, m.created_at FROM temp.captured_fields c \
-                 LEFT JOIN main.field_indexes m ON m.collection = c.collection AND m.field = c.field \
-                 ORDER BY c.collection, c.field",
-            )
-            .map_err(&sql)?;
-        changes.fields = stmt
-            .query_map([], |r| {
-                Ok(FieldChange {
-                    collection: r.get(0)?,
-                    field: r.get(1)?,
-                    created_at: r.get(2)?,
-                })
-            })
-            .and_then(Iterator::collect)
-            .map_err(&sql)?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT c.collection, c.id_key, m.seq, m.body FROM temp.captured_documents c \
-                 LEFT JOIN main.documents m ON m.collection = c.collection AND m.id_key = c.id_key \
-                 ORDER BY c.collection, c.id_key",
-            )
-            .map_err(&sql)?;
-        let mut rows = stmt.query([]).map_err(&sql)?;
-        while let Some(row) = rows.next().map_err(&sql)? {
-            let seq: Option<i64> = row.get(2).map_err(&sql)?;
-            let state = match seq {
-                Some(seq) => Some((seq, text_ref(row, 3).map_err(&sql)?.to_owned())),
-                None => None,
+        let limit = limit.max(1);
+        let (collection, id_key, field) = match cursor {
+            CaptureCursor::Start => {
+                let mut stmt = self
+                    .conn
+                    .prepare(
+                        "SELECT c.name, m.created_at FROM temp.captured_collections c \
+                         JOIN main.collections m ON m.name = c.name ORDER BY c.name",
+                    )
+                    .map_err(&sql)?;
+                changes.collections = stmt
+                    .query_map([], |r| {
+                        Ok(CollectionChange {
+                            name: r.get(0)?,
+                            created_at: r.get(1)?,
+                        })
+                    })
+                    .and_then(Iterator::collect)
+                    .map_err(&sql)?;
+                let mut stmt = self
+                    .conn
+                    .prepare(
+                        "SELECT c.collection, c.field, m.created_at FROM temp.captured_fields c \
+                         LEFT JOIN main.field_indexes m \
+                         ON m.collection = c.collection AND m.field = c.field \
+                         ORDER BY c.collection, c.field",
+                    )
+                    .map_err(&sql)?;
+                changes.fields = stmt
+                    .query_map([], |r| {
+                        Ok(FieldChange {
+                            collection: r.get(0)?,
+                            field: r.get(1)?,
+                            created_at: r.get(2)?,
+                        })
+                    })
+                    .and_then(Iterator::collect)
+                    .map_err(&sql)?;
+                (String::new(), String::new(), None)
+            }
+            CaptureCursor::Documents(collection, id_key) => {
+                (collection.clone(), id_key.clone(), None)
+            }
+            CaptureCursor::Embeddings(collection, id_key, field) => {
+                (collection.clone(), id_key.clone(), Some(field.clone()))
+            }
+        };
+        let mut bytes = 0;
+        let Some(field) = field else {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT c.collection, c.id_key, m.seq, m.body FROM temp.captured_documents c \
+                     LEFT JOIN main.documents m \
+                     ON m.collection = c.collection AND m.id_key = c.id_key \
+                     WHERE (c.collection, c.id_key) > (?1, ?2) \
+                     ORDER BY c.collection, c.id_key LIMIT ?3",
+                )
+                .map_err(&sql)?;
+            let mut rows = stmt
+                .query(params![collection, id_key, limit as i64])
+                .map_err(&sql)?;
+            while let Some(row) = rows.next().map_err(&sql)? {
+                let seq: Option<i64> = row.get(2).map_err(&sql)?;
+                let state = match seq {
+                    Some(seq) => Some((seq, text_ref(row, 3).map_err(&sql)?.to_owned())),
+                    None => None,
+                };
+                bytes += state.as_ref().map_or(0, |s| s.1.len());
+                changes.documents.push(DocumentChange {
+                    collection: row.get(0).map_err(&sql)?,
+                    id_key: row.get(1).map_err(&sql)?,
+                    state,
+                });
+                if bytes >= max_bytes {
+                    break;
+                }
+            }
+            let next = match changes.documents.last() {
+                Some(last) if changes.documents.len() == limit || bytes >= max_bytes => {
+                    CaptureCursor::Documents(last.collection.clone(), last.id_key.clone())
+                }
+                _ => CaptureCursor::Embeddings(String::new(), String::new(), String::new()),
             };
-            changes.documents.push(DocumentChange {
-                collection: row.get(0).map_err(&sql)?,
-                id_key: row.get(1).map_err(&sql)?,
-                state,
-            });
-        }
+            return Ok((changes, Some(next)));
+        };
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT c.collection, c.id_key, c.field, m.rowid, m.embedder, m.text_hash, m.vector \
                  FROM temp.captured_embeddings c LEFT JOIN main.embeddings m \
                  ON m.collection = c.collection AND m.id_key = c.id_key AND m.field = c.field \
-                 ORDER BY c.collection, c.id_key, c.field",
+                 WHERE (c.collection, c.id_key, c.field) > (?1, ?2, ?3) \
+                 ORDER BY c.collection, c.id_key, c.field LIMIT ?4",
             )
             .map_err(&sql)?;
-        changes.embeddings = stmt
-            .query_map([], |r| {
-                let rowid: Option<i64> = r.get(3)?;
-                Ok(EmbeddingChange {
-                    collection: r.get(0)?,
-                    id_key: r.get(1)?,
-                    field: r.get(2)?,
-                    state: match rowid {
-                        Some(rowid) => Some(EmbeddingRow {
-                            rowid,
-                            embedder: r.get(4)?,
-                            text_hash: r.get(5)?,
-                            vector: r.get(6)?,
-                        }),
-                        None => None,
-                    },
-                })
-            })
-            .and_then(Iterator::collect)
+        let mut rows = stmt
+            .query(params![collection, id_key, field, limit as i64])
             .map_err(&sql)?;
-        Ok(changes)
+        while let Some(row) = rows.next().map_err(&sql)? {
+            let rowid: Option<i64> = row.get(3).map_err(&sql)?;
+            let state = match rowid {
+                Some(rowid) => Some(EmbeddingRow {
+                    rowid,
+                    embedder: row.get(4).map_err(&sql)?,
+                    text_hash: row.get(5).map_err(&sql)?,
+                    vector: row.get(6).map_err(&sql)?,
+                }),
+                None => None,
+            };
+            bytes += state.as_ref().map_or(0, |s| s.vector.len());
+            changes.embeddings.push(EmbeddingChange {
+                collection: row.get(0).map_err(&sql)?,
+                id_key: row.get(1).map_err(&sql)?,
+                field: row.get(2).map_err(&sql)?,
+                state,
+            });
+            if bytes >= max_bytes {
+                break;
+            }
+        }
+        let next = match changes.embeddings.last() {
+            Some(last) if changes.embeddings.len() == limit || bytes >= max_bytes => {
+                Some(CaptureCursor::Embeddings(
+                    last.collection.clone(),
+                    last.id_key.clone(),
+                    last.field.clone(),
+                ))
+            }
+            _ => None,
+        };
+        Ok((changes, next))
     }
 
     /// What the document collections hold relative to their system of record.

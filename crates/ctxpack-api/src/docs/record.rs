@@ -10,19 +10,37 @@
 
 use ctxpack_docs::embed::{EMBEDDER_ID, Vector};
 use ctxpack_pg::{Cursor, PgDocuments, RepoLock};
-use ctxpack_store::docs::replica::Mark;
-use ctxpack_store::{Store, WriterLock};
+use ctxpack_store::docs::replica::{CaptureCursor, Mark};
+use ctxpack_store::{Store, StoreError, WriterLock};
 use serde_json::Value;
 
 use super::plan::parse_index_field;
 use crate::error::{Error, ErrorKind, Hint, Result, corrupt_document};
 use crate::workspace::{Workspace, Writer};
 
+/// Documents or embeddings published per page, and about how many bytes of them.
+const PUBLISH_ROWS: usize = 2_000;
+const PUBLISH_BYTES: usize = 64 << 20;
+
+/// How many times a sync starts again when the database moved on while it read.
+const SYNC_ROUNDS: usize = 8;
+
 /// A document store opened for writing: the cache's writer lock, and with a database its
 /// lock there too, held until [`DocWriter::finish`].
 pub(crate) struct DocWriter {
     writer: Writer,
-    record: Option<(PgDocuments, RepoLock)>,
+    record: Option<Published>,
+}
+
+/// What a write on a database-backed store publishes to.
+struct Published {
+    record: PgDocuments,
+    _lock: RepoLock,
+    /// The change the cache was brought up to before the write.
+    base: Option<i64>,
+    /// Whether the write was asked to create the store (published even when it wrote
+    /// nothing).
+    create: bool,
 }
 
 impl std::ops::Deref for DocWriter {
@@ -41,16 +59,49 @@ impl std::ops::DerefMut for DocWriter {
 impl DocWriter {
     /// Ends the write whose outcome is `result`: with a database, publishes what it wrote
     /// (also after a failure, which may have written whole batches) and releases the locks.
+    /// A write that changed nothing publishes nothing.
     pub(crate) fn finish<T>(mut self, result: Result<T>) -> Result<T> {
-        let Some((record, _lock)) = self.record.take() else {
+        let Some(published) = self.record.take() else {
             return result;
         };
         let store = &mut self.writer.store;
         ctxpack_store::failpoint("docs:written");
-        let changes = store.captured_document_changes()?;
-        let change = record.publish(&changes, crate::server::now())?;
+        let creates_store = published.create && published.base.is_none();
+        if !(creates_store || store.captured_any()?) {
+            store.set_document_mark(published.base.map_or(Mark::Empty, Mark::Applied))?;
+            return result;
+        }
+        let change = {
+            let store = &*store;
+            let mut cursor = Some(CaptureCursor::Start);
+            published.record.publish(
+                crate::server::now(),
+                published.base,
+                &mut || -> std::result::Result<_, StoreError> {
+                    let Some(at) = cursor.take() else {
+                        return Ok(None);
+                    };
+                    let (changes, next) = store
+                        .captured_document_changes(&at, PUBLISH_ROWS, PUBLISH_BYTES)
+                        .map_err(into_store_error)?;
+                    cursor = next;
+                    Ok(Some(changes))
+                },
+            )?
+        };
         store.set_document_mark(Mark::Applied(change))?;
         result
+    }
+}
+
+/// A document store error as the store error the database's interface speaks.
+fn into_store_error(e: ctxpack_store::docs::DocsStoreError) -> StoreError {
+    match e {
+        ctxpack_store::docs::DocsStoreError::Store(e) => e,
+        other => StoreError::Corrupt {
+            dir: std::path::PathBuf::new(),
+            detail: other.to_string(),
+        },
     }
 }
 
@@ -65,67 +116,83 @@ impl Workspace {
     /// stores a write creates) a missing store is created. With a database, the cache is
     /// brought up to date first.
     pub(crate) fn doc_writer(&self, what: &str, wait: bool, create: bool) -> Result<DocWriter> {
-        let create = create || self.created_on_write;
+        let creates = create || self.created_on_write;
         let Some(record) = &self.documents else {
             return Ok(DocWriter {
-                writer: self.writer(what, wait, create)?,
+                writer: self.writer(what, wait, creates)?,
                 record: None,
             });
         };
         self.require_write(what)?;
-        if !create && record.latest()?.is_none() {
+        let lock = record.lock(wait)?;
+        let latest = record.latest()?;
+        if !creates && latest.is_none() {
             return Err(crate::error::no_store(self.store_root()?.to_owned(), true));
         }
-        let lock = record.lock(wait)?;
         let mut writer = self.writer(what, wait, true)?;
-        sync(&mut writer.store, record)?;
+        let base = sync(&mut writer.store, record, latest)?;
         writer.store.set_document_mark(Mark::Dirty)?;
         writer.store.capture_document_changes()?;
         Ok(DocWriter {
             writer,
-            record: Some((record.clone(), lock)),
+            record: Some(Published {
+                record: record.clone(),
+                _lock: lock,
+                base,
+                create,
+            }),
         })
     }
 
     /// Brings the cache up to date with the database, when the documents have one. Cache
     /// upkeep, not a write the caller asked for: a read-only server workspace does it too.
+    /// While this process writes the store, a read answers from the cache as it is instead
+    /// of waiting for the write to end.
     pub(crate) fn sync_documents(&self) -> Result<()> {
         let Some(record) = &self.documents else {
             return Ok(());
         };
-        let Some(latest) = record.latest()? else {
-            return Ok(());
-        };
+        let latest = record.latest()?;
         let dir = self.store_root()?;
-        if let Ok(store) = Store::open(dir)
-            && store.document_mark()? == Mark::Applied(latest)
-        {
-            return Ok(());
+        match Store::open(dir) {
+            Ok(store) => {
+                let mark = store.document_mark()?;
+                if latest.is_some() && mark == latest.map_or(Mark::Empty, Mark::Applied) {
+                    return Ok(());
+                }
+                if latest.is_none() && mark == Mark::Empty && store.collections()?.is_empty() {
+                    return Ok(());
+                }
+            }
+            Err(StoreError::NotFound { .. }) if latest.is_none() => return Ok(()),
+            Err(StoreError::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
         }
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(dir, &e).context("cannot create the store directory"))?;
-        let _lock = WriterLock::acquire(dir, true)?;
+        let _lock = match WriterLock::acquire(dir, false) {
+            Ok(lock) => lock,
+            // This process (or another on this state) is writing or syncing the store.
+            Err(StoreError::Locked { .. }) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
         let mut store = Store::open_or_create(dir)?;
-        sync(&mut store, record)
+        sync(&mut store, record, latest).map(drop)
     }
 }
 
 /// Applies to `store`, whose writer lock the caller holds, every change published since the
-/// last one it applied. A dirty cache is emptied first; a store that holds collections it
-/// never had from the database is refused rather than overwritten.
-fn sync(store: &mut Store, record: &PgDocuments) -> Result<()> {
-    let Some(through) = record.latest()? else {
-        return Ok(());
-    };
-    let after = match store.document_mark()? {
-        Mark::Applied(n) if n == through => return Ok(()),
-        Mark::Applied(n) => n,
-        Mark::Dirty => {
-            store.reset_documents()?;
-            0
-        }
-        Mark::Empty if store.collections()?.is_empty() => 0,
-        Mark::Empty => {
+/// last one it applied (`latest` is the database's last change, read by the caller), and
+/// returns the change the cache then holds. A cache the database cannot vouch for — left
+/// dirty by a write that was never published, or ahead of the database or unknown to it (a
+/// database recreated) — is emptied first; a store that holds collections it never had from
+/// the database is refused rather than overwritten.
+fn sync(store: &mut Store, record: &PgDocuments, latest: Option<i64>) -> Result<Option<i64>> {
+    let mut latest = latest;
+    let mut after = match (store.document_mark()?, latest) {
+        (Mark::Applied(n), Some(l)) if n == l => return Ok(latest),
+        (Mark::Applied(n), Some(l)) if n < l => n,
+        (Mark::Empty, _) if !store.collections()?.is_empty() => {
             return Err(Error::new(
                 ErrorKind::Conflict,
                 format!(
@@ -138,26 +205,46 @@ fn sync(store: &mut Store, record: &PgDocuments) -> Result<()> {
                 "move the directory aside: the database is the system of record, and the cache is filled from it again".into(),
             )));
         }
+        (Mark::Empty, _) => 0,
+        _ => {
+            store.reset_documents()?;
+            0
+        }
     };
-    let mut cursor = Cursor::Start;
+    let Some(mut through) = latest else {
+        return Ok(None);
+    };
     let mut embedded = std::collections::BTreeSet::new();
-    loop {
-        let page = record.page(after, through, &cursor)?;
-        let last = page.next.is_none();
-        store.apply_document_changes(
-            &page.changes,
-            last.then_some(through),
-            |collection: &str, field: &str, id_key: &str, body: &str| -> Result<Vec<String>> {
-                let path = parse_index_field(field)?;
-                let value: Value = serde_json::from_str(body)
-                    .map_err(|e| corrupt_document(collection, id_key, &e))?;
-                Ok(ctxpack_docs::filter::index_keys(&value, &path))
-            },
-        )?;
-        embedded.extend(page.changes.embedded_fields());
-        match page.next {
-            Some(next) => cursor = next,
-            None => break,
+    for _ in 0..SYNC_ROUNDS {
+        let mut cursor = Cursor::Start;
+        loop {
+            let page = record.page(after, through, &cursor)?;
+            let last = page.next.is_none();
+            store.apply_document_changes(
+                &page.changes,
+                last.then_some(through),
+                |collection: &str, field: &str, id_key: &str, body: &str| -> Result<Vec<String>> {
+                    let path = parse_index_field(field)?;
+                    let value: Value = serde_json::from_str(body)
+                        .map_err(|e| corrupt_document(collection, id_key, &e))?;
+                    Ok(ctxpack_docs::filter::index_keys(&value, &path))
+                },
+            )?;
+            embedded.extend(page.changes.embedded_fields());
+            match page.next {
+                Some(next) => cursor = next,
+                None => break,
+            }
+        }
+        // A write published while the pages were read may have moved a row past `through`:
+        // read on from there until the database stands still.
+        latest = record.latest()?;
+        match latest {
+            Some(l) if l > through => {
+                after = through;
+                through = l;
+            }
+            _ => break,
         }
     }
     // The vector file is a derived copy: rewrite it where the embeddings changed, so searches
@@ -165,5 +252,5 @@ fn sync(store: &mut Store, record: &PgDocuments) -> Result<()> {
     for (collection, field) in embedded {
         store.sync_vector_file(&collection, &field, EMBEDDER_ID, Vector::BYTES)?;
     }
-    Ok(())
+    Ok(Some(through))
 }

@@ -740,3 +740,60 @@ fn postgres_answers_what_the_embedded_store_answers() {
         assert_eq!(e, p, "answer {i} differs");
     }
 }
+
+#[test]
+fn a_document_write_publishes_only_what_it_changed_and_only_from_where_it_synced() {
+    use ctxpack_api::docs::{FieldRequest, InsertRequest};
+    use serde_json::json;
+
+    let Some(db) = postgres() else { return };
+    let (f, _) = project();
+    let (_states, [a, b]) = two_processes(Some(&db), &f.path());
+    let record = Database::connect(db.url())
+        .expect("connects")
+        .documents("app", "kb");
+    let kb = a.document_store("path", "kb").expect("a store");
+    let insert = |w: &ctxpack_api::Workspace, id: u32| {
+        w.insert_document(&InsertRequest {
+            collection: "notes".into(),
+            document: json!({"_id": id, "text": "budget notes"}),
+            replace: false,
+            wait: true,
+        })
+    };
+    // A write that fails before writing anything creates nothing, here or there.
+    let refused = kb.insert_document(&InsertRequest {
+        collection: "notes".into(),
+        document: json!("not an object"),
+        replace: false,
+        wait: true,
+    });
+    assert!(refused.is_err());
+    assert_eq!(record.latest().expect("reads"), None);
+    insert(&kb, 1).expect("inserts");
+    let first = record.latest().expect("reads").expect("published");
+    // A duplicate `_id` and dropping an index that was never declared change nothing.
+    assert_eq!(
+        insert(&kb, 1).expect_err("duplicate").kind(),
+        ErrorKind::Conflict
+    );
+    let dropped = kb
+        .drop_field_index(&FieldRequest {
+            collection: "notes".into(),
+            field: "status".into(),
+            wait: true,
+        })
+        .expect("drops nothing");
+    assert!(!dropped);
+    assert_eq!(record.latest().expect("reads"), Some(first));
+    // The other process sees the one document.
+    let other = b.document_store("path", "kb").expect("a store");
+    assert_eq!(other.collections().expect("lists")[0].documents, 1);
+    // A publication from a writer that did not sync to the store's change is refused.
+    let stale = record.publish(now(), Some(first - 1), &mut || Ok(None));
+    assert!(
+        matches!(stale, Err(StoreError::Conflict { .. })),
+        "{stale:?}"
+    );
+    assert_eq!(record.latest().expect("reads"), Some(first));
+}

@@ -175,7 +175,7 @@ impl From<TextFormat> for Format {
 pub(crate) struct StorePath {
     /// The store directory, e.g. `app.ctxpack`: relative to the repository root the server
     /// serves, or absolute; it must lie inside that root or the server's store directory.
-    /// On a team server it is a store name instead (`kb`, `team/notes`).
+    /// On a team server it is a store name instead (`kb`, `team-notes`).
     path: String,
 }
 

@@ -1375,7 +1375,7 @@ fn document_stores_live_with_the_server_and_are_shared_through_the_database() {
     assert_eq!(added.status, 200, "{added:?}");
     assert!(fx.state.join("documents/app/kb/ctxpack.sqlite").exists());
     assert!(!fx.app.join("kb").exists());
-    for bad in ["../kb", "/tmp/kb", ".hidden", "a//b", "kb\\x"] {
+    for bad in ["../kb", "/tmp/kb", ".hidden", "kb/vectors", "kb\\x"] {
         let mut args = insert(2, "x");
         args["path"] = json!(bad);
         let refused = tool(&server, "docs_insert", write, args);
@@ -1419,6 +1419,22 @@ fn document_stores_live_with_the_server_and_are_shared_through_the_database() {
     // The dead process's cache holds the write but is not trusted: it is filled again.
     let revived = fx.serve_on("state-a", None);
     assert_eq!(ids(&tool(&revived, "vsearch", write, search.clone())), [1]);
+    // A process that dies writing a store's first documents leaves no store anywhere.
+    let c = fx.serve_on("state-c", Some("docs:written:1"));
+    let mut first = insert(1, "never published");
+    first["path"] = json!("fresh");
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tool(&c, "docs_insert", write, first.clone())
+    }));
+    assert!(died.is_err() || died.as_ref().is_ok_and(|a| a.status != 200));
+    let (code, _) = c.stop_dead();
+    assert_ne!(code, Some(0));
+    let mut fresh = search.clone();
+    fresh["path"] = json!("fresh");
+    for server in [&b, &fx.serve_on("state-c", None)] {
+        let answer = tool(server, "vsearch", write, fresh.clone());
+        assert_eq!(answer.status, 404, "{answer:?}");
+    }
     // Writes through either process, embeddings included, are seen by both alike.
     assert_eq!(
         tool(
@@ -1551,9 +1567,12 @@ fn repositories_registered_by_git_url_are_cloned_and_fetched_before_each_index()
     let strict = fx.serve(&[]);
     let refused = strict.call("POST", "/v1/repos/remote/pack", Some(&token), &body);
     assert_eq!(refused.status, 400, "{refused:?}");
-    // Removing the repository removes the server's clone.
+    // Removing the repository removes the server's clone, whose configuration never held
+    // the URL.
     drop(strict);
-    assert!(fx.state.join("checkouts/remote.git").exists());
+    let config = std::fs::read_to_string(fx.state.join("checkouts/remote.git/config"))
+        .expect("the clone's configuration");
+    assert!(!config.contains(&origin.display().to_string()), "{config}");
     let (code, _, err) = ctxpack(
         &["serve", "repo", "remove", "remote", "--state", state],
         &[],
