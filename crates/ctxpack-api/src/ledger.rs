@@ -89,7 +89,53 @@ pub struct Shown {
     pub torn: Vec<usize>,
 }
 
+/// Which recorded packs a listing shows, and which page of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogFilter {
+    /// Only packs whose goal contains this text (case-insensitively).
+    pub goal: Option<String>,
+    /// Only packs built at or after this Unix second.
+    pub from: Option<u64>,
+    /// Only packs built before this Unix second.
+    pub until: Option<u64>,
+    /// Matching packs to skip, newest first.
+    pub offset: usize,
+    /// At most this many packs.
+    pub limit: usize,
+}
+
+/// A page of the recorded packs that match a filter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogPage {
+    /// The packs of the page, newest first.
+    pub entries: Vec<LogEntry>,
+    /// How many packs match in all.
+    pub total: usize,
+}
+
 impl Workspace {
+    /// A page of the recorded packs that match `filter`, newest first.
+    pub fn log_page(&self, filter: &LogFilter) -> Result<LogPage> {
+        let contents = self.ledger()?.read()?;
+        let goal = filter.goal.as_deref().map(str::to_lowercase);
+        let matching = contents.records.iter().rev().filter(|r| {
+            filter.from.is_none_or(|from| r.time >= from)
+                && filter.until.is_none_or(|until| r.time < until)
+                && goal
+                    .as_deref()
+                    .is_none_or(|goal| r.goal.to_lowercase().contains(goal))
+        });
+        let mut total = 0;
+        let mut entries = Vec::with_capacity(filter.limit.min(1000));
+        for record in matching {
+            if total >= filter.offset && entries.len() < filter.limit {
+                entries.push(LogEntry::from(record));
+            }
+            total += 1;
+        }
+        Ok(LogPage { entries, total })
+    }
+
     /// Where this workspace records packs: the ledger it was given, or its store's.
     pub(crate) fn ledger(&self) -> Result<Arc<dyn LedgerStore>> {
         match &self.ledger {

@@ -107,12 +107,12 @@ pub use eval::{
 };
 pub use gc::{GcRequest, GcSummary};
 pub use index::{IndexRequest, IndexSummary};
-pub use ledger::{Log, LogEntry, Shown};
+pub use ledger::{Log, LogEntry, LogFilter, LogPage, Shown};
 pub use limits::MAX_GOAL_BYTES;
 pub use select::{SelectRequest, select};
 pub use snapshot::{
-    BudgetCovers, PackOptions, PackPayload, PackScope, QueryHit, QueryHits, QueryRequest,
-    ScoreParts, SnapshotPack, SnapshotPackRequest,
+    BudgetCovers, IndexedFile, PackOptions, PackPayload, PackScope, QueryHit, QueryHits,
+    QueryRequest, ScoreParts, SnapshotPack, SnapshotPackRequest,
 };
 pub use status::{SnapshotStatus, Status};
 pub use verify::{VerifyProblem, VerifyReport, VerifyRequest};

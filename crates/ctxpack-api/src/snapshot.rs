@@ -878,3 +878,52 @@ impl std::fmt::Display for QueryHits {
         Ok(())
     }
 }
+
+/// A file of a snapshot as ctxpack indexed it: its chunks' text (masked, as packs show it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexedFile {
+    /// The commit.
+    pub sha: String,
+    /// The path.
+    pub path: String,
+    /// Why it was not chunked (too large, binary, …), if it was not.
+    pub skipped: Option<String>,
+    /// Its lines, from line 1, as the chunks cover them; lines no chunk covers are absent
+    /// (`None`).
+    pub lines: Vec<Option<String>>,
+}
+
+impl Workspace {
+    /// The file `path` of the indexed snapshot `at` as ctxpack indexed it: what a citation
+    /// into it points at. Reads only the store (never the checkout), so what it shows is
+    /// masked exactly as packs are.
+    pub fn indexed_file(&self, at: &str, path: &str) -> Result<IndexedFile> {
+        let repo = self.repo()?;
+        let sha = repo.resolve(at)?;
+        let store = self.exact_snapshot(&repo, &sha)?;
+        let id = store
+            .manifest_entry(&sha, path)?
+            .ok_or_else(|| Error::not_found(format!("snapshot {sha} has no file {path}")))?;
+        let file = store.export_file(id)?;
+        let mut lines: Vec<Option<String>> = Vec::new();
+        for chunk in &file.chunks {
+            let start = chunk.start_line.max(1) as usize;
+            for (offset, line) in chunk.text.lines().enumerate() {
+                let number = start + offset;
+                if lines.len() < number {
+                    lines.resize(number, None);
+                }
+                let slot = &mut lines[number - 1];
+                if slot.is_none() {
+                    *slot = Some(line.to_owned());
+                }
+            }
+        }
+        Ok(IndexedFile {
+            sha,
+            path: path.to_owned(),
+            skipped: file.skip_reason,
+            lines,
+        })
+    }
+}

@@ -87,6 +87,9 @@ enum Command {
     /// Serve packs, indexing and the ledger to a team over HTTP and MCP (streamable HTTP),
     /// with per-repository access tokens; `serve repo` and `serve token` manage them.
     Serve(crate::serve::ServeArgs),
+    /// Look at the ledger in a browser: every pack, where its budget went, what was dropped,
+    /// and packs built from a form — served on a loopback address with a per-run secret.
+    Ui(crate::web::ui::UiArgs),
     /// Show the effective configuration and where each value came from.
     ///
     /// A value comes from a flag, a `CTXPACK_*` variable, the repository's ctxpack.toml, the
@@ -172,7 +175,7 @@ impl Cli {
             Command::Verify(_) => false,
             Command::Query(args) => args.format == "json",
             Command::Docs(command) => command.wants_json(),
-            Command::Mcp(_) | Command::Serve(_) => false,
+            Command::Mcp(_) | Command::Serve(_) | Command::Ui(_) => false,
             Command::Config(args) => args.format == "json",
             Command::Hook(command) => command.wants_json(),
             Command::Completions(_) | Command::Man => false,
@@ -197,6 +200,7 @@ impl Cli {
             Command::Context(ContextCommand::Pack(args)) => &args.location,
             Command::Log(args) => &args.location,
             Command::Show(args) => &args.location,
+            Command::Ui(args) => &args.location,
             Command::Config(args) => &args.location,
             Command::Hook(command) => command.location(),
             _ => return None,
@@ -234,6 +238,7 @@ impl Cli {
             Command::Docs(command) => command.run(),
             Command::Mcp(args) => crate::mcp::run(&args),
             Command::Serve(args) => crate::serve::run(&args),
+            Command::Ui(args) => crate::web::ui::run(&args),
             Command::Log(args) => ledger::log(&args),
             Command::Plan(command) => command.run(),
             Command::Eval(command) => command.run(),

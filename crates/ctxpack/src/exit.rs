@@ -90,7 +90,7 @@ fn flag(field: &str) -> String {
     }
 }
 
-fn hint(hint: &Hint, field: Option<&str>, store: Option<&Path>) -> Option<String> {
+pub(crate) fn hint(hint: &Hint, field: Option<&str>, store: Option<&Path>) -> Option<String> {
     let store_arg = store
         .map(|d| format!(" --store {}", d.display()))
         .unwrap_or_default();

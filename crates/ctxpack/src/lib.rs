@@ -13,3 +13,4 @@ pub mod exit;
 pub mod mcp;
 mod output;
 pub mod serve;
+pub mod web;

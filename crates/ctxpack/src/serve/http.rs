@@ -45,7 +45,7 @@ use crate::exit::{CliFailure, envelope};
 use crate::serve::App;
 
 /// The router: the JSON API and `/mcp` behind the token check, the probes and metrics open.
-pub(crate) fn router(app: Arc<App>, mcp: crate::serve::mcp::Service) -> Router {
+pub(crate) fn router(app: Arc<App>, mcp: crate::serve::mcp::Service, web: Router) -> Router {
     let api = Router::new()
         .route("/v1/repos/{repo}/pack", post(pack))
         .route("/v1/repos/{repo}/index", post(index))
@@ -61,9 +61,10 @@ pub(crate) fn router(app: Arc<App>, mcp: crate::serve::mcp::Service) -> Router {
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
         .merge(api)
+        .with_state(app.clone())
+        .merge(web)
         .layer(DefaultBodyLimit::max(app.max_body_bytes))
-        .layer(middleware::from_fn_with_state(app.clone(), observe))
-        .with_state(app)
+        .layer(middleware::from_fn_with_state(app, observe))
 }
 
 /// Counts every response by route and status, and logs it.
@@ -99,6 +100,7 @@ fn route_name(path: &str) -> &'static str {
         ["v1", "repos", _, "ledger"] => "ledger",
         ["v1", "repos", _, "ledger", _] => "ledger_entry",
         ["v1", "repos", _, "tools", _] => "tools",
+        ["ui", ..] => "ui",
         _ => "other",
     }
 }

@@ -69,6 +69,10 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Show the charts of this evaluation report (`ctxpack eval … --format json`) on the web
+    /// view's quality page.
+    #[arg(long, value_name = "FILE")]
+    pub eval_report: Option<PathBuf>,
     /// Log format on stderr: text or json (one object per line).
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
@@ -293,6 +297,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         (Some(cert), Some(key)) => Some(tls::server_config(cert, key)?),
         _ => None,
     };
+    let report = crate::web::ui::read_report(args.eval_report.as_ref())?;
     init_logs(&args.log_format);
     let app = Arc::new(App {
         registry: args.registry(state, true)?,
@@ -301,10 +306,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         metrics: metrics::Metrics::default(),
         max_body_bytes: args.max_body_bytes,
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
+    let runtime = runtime()?;
     let mut hosts = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),
@@ -312,19 +314,17 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     ];
     hosts.extend(args.hosts.iter().cloned());
     let mcp = mcp::service(app.clone(), &hosts, &args.origins, args.max_body_bytes);
+    let web = Arc::new(crate::web::Web::new(
+        crate::web::Site::Server(app.clone()),
+        report,
+        tls.is_some(),
+    ));
     // The last reference is dropped here, outside the runtime: a database client closes its
     // connection by blocking, which a runtime's own threads may not do.
     let keep = app.clone();
-    let router = http::router(app, mcp);
+    let router = http::router(app, mcp, crate::web::router(web));
     let served = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .map_err(|e| {
-                Error::invalid_field("listen", format!("cannot listen on {}: {e}", args.listen))
-            })?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Error::internal(format!("no local address: {e}")))?;
+        let (listener, local) = bind(args.listen).await?;
         // The first line on stderr says where to connect (port 0 picks a free port).
         let scheme = if tls.is_some() { "https" } else { "http" };
         note(&format!("ctxpack serve: listening on {scheme}://{local}\n"));
@@ -351,6 +351,27 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     served?;
     tracing::info!("stopped");
     Ok(String::new())
+}
+
+/// The async runtime a server runs on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
+}
+
+/// Listens on `address` (port 0 picks a free one); returns the listener and where it is.
+pub(crate) async fn bind(
+    address: SocketAddr,
+) -> Result<(tokio::net::TcpListener, SocketAddr), Error> {
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| Error::invalid_field("listen", format!("cannot listen on {address}: {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::internal(format!("no local address: {e}")))?;
+    Ok((listener, local))
 }
 
 /// Resolves on SIGINT or SIGTERM: the server stops accepting and finishes in-flight requests.

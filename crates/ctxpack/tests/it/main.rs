@@ -15,6 +15,7 @@ mod pack;
 mod plan;
 mod select;
 mod serve;
+mod ui;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -19,7 +19,7 @@ const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with expon
 const CACHE_RS: &str = "//! A cache of parsed files.\n\n/// Evicts the least recently used entry when the cache is full.\npub fn evict_lru(len: usize, cap: usize) -> bool {\n    len >= cap\n}\n";
 
 /// Runs git in `repo`; commits get fixed dates, so every fixture has the same commits.
-fn git(repo: &Path, args: &[&str]) -> String {
+pub(crate) fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(repo)
@@ -60,7 +60,7 @@ fn repository(repo: &Path) -> [String; 2] {
 }
 
 /// Runs `ctxpack ARGS` with extra environment variables.
-fn ctxpack(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+pub(crate) fn ctxpack(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
         .args(args)
         .envs(env.iter().copied())
@@ -76,17 +76,17 @@ fn ctxpack(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
 }
 
 /// A server state with repositories `app` (two commits) and `other`, and one token per case.
-struct Fixture {
-    dir: tempfile::TempDir,
-    state: PathBuf,
-    app: PathBuf,
-    shas: [String; 2],
+pub(crate) struct Fixture {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) state: PathBuf,
+    pub(crate) app: PathBuf,
+    pub(crate) shas: [String; 2],
     tokens: BTreeMap<&'static str, String>,
     database: Option<Scratch>,
 }
 
 impl Fixture {
-    fn new() -> Fixture {
+    pub(crate) fn new() -> Fixture {
         Fixture::with(None)
     }
 
@@ -164,13 +164,13 @@ impl Fixture {
             .collect()
     }
 
-    fn token(&self, name: &str) -> &str {
+    pub(crate) fn token(&self, name: &str) -> &str {
         &self.tokens[name]
     }
 
     /// Starts a server over the fixture's state with `extra` arguments, serving every
     /// repository of the fixture.
-    fn serve(&self, extra: &[&str]) -> Server {
+    pub(crate) fn serve(&self, extra: &[&str]) -> Server {
         let root = self.dir.path().canonicalize().expect("canonical");
         self.serve_under(&root.join("roots"), extra)
     }
@@ -211,29 +211,35 @@ impl Fixture {
     }
 }
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    address: String,
+    pub(crate) address: String,
     log: Option<std::thread::JoinHandle<String>>,
 }
 
 /// One HTTP answer.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
-    headers: BTreeMap<String, String>,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 }
 
 impl Server {
     /// Sends one request on a fresh connection and reads the whole answer.
-    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Answer {
         let mut stream = TcpStream::connect(&self.address).expect("connect");
         stream
             .set_read_timeout(Some(Duration::from_secs(120)))
@@ -283,7 +289,7 @@ impl Server {
         }
     }
 
-    fn call(&self, method: &str, path: &str, token: Option<&str>, body: &str) -> Answer {
+    pub(crate) fn call(&self, method: &str, path: &str, token: Option<&str>, body: &str) -> Answer {
         let bearer = token.map(|t| format!("Bearer {t}"));
         let mut headers = vec![("Content-Type", "application/json")];
         if let Some(bearer) = &bearer {
@@ -293,7 +299,7 @@ impl Server {
     }
 
     /// `POST /v1/repos/app/index` of the commit `sha` with `token`.
-    fn index(&self, token: &str, sha: &str) -> Answer {
+    pub(crate) fn index(&self, token: &str, sha: &str) -> Answer {
         let body = json!({"at": sha}).to_string();
         self.call("POST", "/v1/repos/app/index", Some(token), &body)
     }
