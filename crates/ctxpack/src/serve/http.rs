@@ -120,7 +120,7 @@ impl Limiter {
     }
 
     /// Takes one request for `token`, or says how many whole seconds to wait.
-    fn take(&self, token: &str) -> Result<(), u64> {
+    pub(crate) fn take(&self, token: &str) -> Result<(), u64> {
         let mut buckets = self
             .buckets
             .lock()

@@ -8,7 +8,7 @@
 //! digests) and one store per repository; a repository is served only while its path lies
 //! under one of the `--root`s the operator allows.
 
-mod http;
+pub(crate) mod http;
 mod mcp;
 mod metrics;
 pub(crate) mod tls;
@@ -316,6 +316,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     let mcp = mcp::service(app.clone(), &hosts, &args.origins, args.max_body_bytes);
     let web = Arc::new(crate::web::Web::new(
         crate::web::Site::Server(app.clone()),
+        args.origins.clone(),
         report,
         tls.is_some(),
     ));

@@ -51,6 +51,9 @@ const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
 /// The most sessions kept at once; the oldest go first.
 const MAX_SESSIONS: usize = 10_000;
 
+/// The most sessions one token holds; its oldest goes first.
+const SESSIONS_PER_TOKEN: usize = 16;
+
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
                    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
@@ -66,7 +69,8 @@ pub(crate) enum Site {
 pub(crate) struct Local {
     pub(crate) workspace: Workspace,
     pub(crate) repo: String,
-    pub(crate) secret: String,
+    /// The per-run secret, usable once: taken by the first visit.
+    pub(crate) secret: Mutex<Option<String>>,
     /// The origins the page is served at (`http://127.0.0.1:PORT`, `http://localhost:PORT`).
     pub(crate) origins: Vec<String>,
 }
@@ -74,6 +78,9 @@ pub(crate) struct Local {
 /// The web view's state.
 pub(crate) struct Web {
     site: Site,
+    /// Origins a form may also come from (a server's `--allow-origin`, e.g. behind a proxy
+    /// that terminates TLS).
+    origins: Vec<String>,
     sessions: Mutex<HashMap<String, Session>>,
     report: Option<Report>,
     /// Cookies are `Secure` (the server speaks TLS).
@@ -94,9 +101,15 @@ enum Viewer {
 }
 
 impl Web {
-    pub(crate) fn new(site: Site, report: Option<Report>, secure: bool) -> Web {
+    pub(crate) fn new(
+        site: Site,
+        origins: Vec<String>,
+        report: Option<Report>,
+        secure: bool,
+    ) -> Web {
         Web {
             site,
+            origins,
             sessions: Mutex::new(HashMap::new()),
             report,
             secure,
@@ -114,6 +127,17 @@ impl Web {
         let id = random_secret()?;
         let mut sessions = self.sessions();
         sessions.retain(|_, s| s.created.elapsed() < SESSION_TTL);
+        // One token holds at most a few sessions, so no token can push out the others'.
+        let mine: Vec<(String, Instant)> = sessions
+            .iter()
+            .filter(|(_, s)| s.token.is_some() && s.token == token)
+            .map(|(k, s)| (k.clone(), s.created))
+            .collect();
+        if mine.len() >= SESSIONS_PER_TOKEN
+            && let Some((oldest, _)) = mine.iter().min_by_key(|(_, created)| *created)
+        {
+            sessions.remove(oldest);
+        }
         if sessions.len() >= MAX_SESSIONS
             && let Some(oldest) = sessions
                 .iter()
@@ -141,28 +165,36 @@ impl Web {
         .unwrap_or_else(|_| HeaderValue::from_static(""))
     }
 
-    /// The viewer of a request's session, checking a server's token again.
-    async fn viewer(self: &Arc<Self>, headers: &HeaderMap) -> Option<Viewer> {
-        let id = session_id(headers)?;
+    /// The viewer of a request's session, checking a server's token again and taking one
+    /// request from the token's rate; `Err` with the seconds to wait when over it.
+    async fn viewer(self: &Arc<Self>, headers: &HeaderMap) -> Result<Option<Viewer>, u64> {
+        let Some(id) = session_id(headers) else {
+            return Ok(None);
+        };
         let token = {
             let sessions = self.sessions();
-            let session = sessions.get(&id)?;
-            if session.created.elapsed() >= SESSION_TTL {
-                return None;
+            match sessions.get(&id) {
+                Some(session) if session.created.elapsed() < SESSION_TTL => session.token.clone(),
+                _ => return Ok(None),
             }
-            session.token.clone()
         };
         match (&self.site, token) {
-            (Site::Local(_), None) => Some(Viewer::Local),
+            (Site::Local(_), None) => Ok(Some(Viewer::Local)),
             (Site::Server(app), Some(token)) => {
-                let app = app.clone();
-                tokio::task::spawn_blocking(move || app.registry.authenticate(&token, now()))
-                    .await
-                    .ok()?
-                    .ok()
-                    .map(Viewer::Server)
+                let checker = app.clone();
+                let grant = tokio::task::spawn_blocking(move || {
+                    checker.registry.authenticate(&token, now())
+                })
+                .await;
+                match grant {
+                    Ok(Ok(grant)) => {
+                        app.limiter.take(&grant.token)?;
+                        Ok(Some(Viewer::Server(grant)))
+                    }
+                    _ => Ok(None),
+                }
             }
-            _ => None,
+            _ => Ok(None),
         }
     }
 
@@ -245,7 +277,7 @@ async fn guard(State(web): State<Arc<Web>>, request: Request, next: Next) -> Res
             Site::Local(local) => local.origins.iter().any(|o| o == origin),
             Site::Server(_) => {
                 let scheme = if web.secure { "https" } else { "http" };
-                origin == format!("{scheme}://{host}")
+                origin == format!("{scheme}://{host}") || web.origins.iter().any(|o| o == origin)
             }
         };
         if !allowed {
@@ -310,15 +342,20 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
         .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// An API error as a page, with the status its kind maps to.
-fn failure(error: &Error, repo: Option<&str>) -> Response {
-    let status = match error.kind() {
+/// The status an API error's kind maps to.
+fn status(error: &Error) -> StatusCode {
+    match error.kind() {
         ErrorKind::InvalidInput => StatusCode::BAD_REQUEST,
         ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
         ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
+    }
+}
+
+/// An API error as a page, with the status its kind maps to.
+fn failure(error: &Error, repo: Option<&str>) -> Response {
+    let status = status(error);
     let hint = error
         .hint()
         .and_then(|h| crate::exit::hint(h, error.field(), None));
@@ -344,8 +381,8 @@ async fn blocking<T: Send + 'static>(
 /// The viewer, or the page that asks them to sign in.
 async fn signed_in(web: &Arc<Web>, headers: &HeaderMap) -> Result<Viewer, Response> {
     match web.viewer(headers).await {
-        Some(viewer) => Ok(viewer),
-        None => Err(match &web.site {
+        Ok(Some(viewer)) => Ok(viewer),
+        Ok(None) => Err(match &web.site {
             Site::Server(_) => redirect("/ui/"),
             Site::Local(_) => html(
                 StatusCode::UNAUTHORIZED,
@@ -357,7 +394,25 @@ async fn signed_in(web: &Arc<Web>, headers: &HeaderMap) -> Result<Viewer, Respon
                 ),
             ),
         }),
+        Err(wait) => Err(too_many(wait)),
     }
+}
+
+/// The page for a token over its rate.
+fn too_many(wait: u64) -> Response {
+    let mut response = html(
+        StatusCode::TOO_MANY_REQUESTS,
+        pages::error(
+            "Too many requests",
+            "this token made more requests than the server allows per second",
+            Some(&format!("wait {wait} s and try again")),
+            None,
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(wait));
+    response
 }
 
 /// The viewer and the parsed query string of a page, or the page to answer instead.
@@ -386,7 +441,20 @@ async fn home(
     let query: HomeQuery =
         serde_urlencoded::from_str(raw.as_deref().unwrap_or("")).unwrap_or_default();
     if let (Site::Local(local), Some(given)) = (&web.site, &query.secret) {
-        if constant_time_eq(local.secret.as_bytes(), given.as_bytes()) {
+        let taken = {
+            let mut secret = local
+                .secret
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let matches = secret
+                .as_deref()
+                .is_some_and(|s| constant_time_eq(s.as_bytes(), given.as_bytes()));
+            if matches {
+                *secret = None;
+            }
+            matches
+        };
+        if taken {
             return match web.open_session(None) {
                 Ok(id) => {
                     let mut response =
@@ -403,24 +471,25 @@ async fn home(
             StatusCode::UNAUTHORIZED,
             pages::error(
                 "Not signed in",
-                "this address's secret is not this run's",
-                None,
+                "this address's secret is not this run's, or was used already",
+                Some("start `ctxpack ui` again for a new address"),
                 None,
             ),
         );
     }
     match web.viewer(&headers).await {
-        Some(viewer) => match web.repos(&viewer).first() {
+        Ok(Some(viewer)) => match web.repos(&viewer).first() {
             Some(repo) => redirect(&format!("/ui/repos/{}/packs", html::url(repo))),
             None => html(StatusCode::OK, pages::login(None)),
         },
-        None => match &web.site {
+        Ok(None) => match &web.site {
             Site::Server(_) => html(StatusCode::OK, pages::login(None)),
-            Site::Local { .. } => signed_in(&web, &headers)
+            Site::Local(_) => signed_in(&web, &headers)
                 .await
                 .err()
                 .unwrap_or_else(|| redirect("/ui/")),
         },
+        Err(wait) => too_many(wait),
     }
 }
 
@@ -434,7 +503,15 @@ struct LoginForm {
     token: String,
 }
 
-async fn login(State(web): State<Arc<Web>>, body: Bytes) -> Response {
+/// A server's per-token rate limiter.
+fn app_limiter(web: &Web) -> Option<&crate::serve::http::Limiter> {
+    match &web.site {
+        Site::Server(app) => Some(&app.limiter),
+        Site::Local(_) => None,
+    }
+}
+
+async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
     let Site::Server(app) = &web.site else {
         return plain(StatusCode::NOT_FOUND, "no sign-in here");
     };
@@ -451,6 +528,12 @@ async fn login(State(web): State<Arc<Web>>, body: Bytes) -> Response {
             pages::login(Some("That token was refused.")),
         );
     };
+    if let Err(wait) = app_limiter(&web).map_or(Ok(()), |l| l.take(&grant.token)) {
+        return too_many(wait);
+    }
+    if let Some(old) = session_id(&headers) {
+        web.sessions().remove(&old);
+    }
     match web.open_session(Some(token)) {
         Ok(id) => {
             let mut response = redirect(&format!("/ui/repos/{}/packs", html::url(&grant.repo)));
@@ -554,7 +637,7 @@ async fn list(
             goal: Some(q.goal.trim().to_owned()).filter(|g| !g.is_empty()),
             from: day_start("from", &q.from)?,
             until,
-            offset: q.page.saturating_mul(PAGE_SIZE),
+            offset: q.first(),
             limit: PAGE_SIZE,
         })
     })
@@ -568,11 +651,12 @@ async fn list(
 /// A recorded pack: its log entry, canonical JSON and Markdown.
 fn recorded(workspace: &Workspace, id: &str) -> Result<(LogEntry, Value, String), Error> {
     let shown = workspace.show(id)?;
+    // Every field, whatever view the pack was shown in.
     let json = render(
         &shown.pack,
         &RenderOptions {
             format: Format::Json,
-            view: shown.rendering.view,
+            view: View::Full,
             pretty: false,
         },
     );
@@ -614,9 +698,12 @@ async fn show(
     }
 }
 
-/// Builds and records a pack for a viewer; returns its ledger id.
-fn build(workspace: &Workspace, request: &SnapshotPackRequest) -> Result<String, Error> {
-    let rendering = RenderOptions::default();
+/// Builds and records a pack, fitted to and recorded with `rendering`; returns its ledger id.
+fn build(
+    workspace: &Workspace,
+    request: &SnapshotPackRequest,
+    rendering: RenderOptions,
+) -> Result<String, Error> {
     let built = workspace.snapshot_pack(
         request,
         &PackOptions {
@@ -662,7 +749,10 @@ async fn again(
             index: Web::may_index(&viewer),
             ..SnapshotPackRequest::default()
         };
-        Ok((record.id.clone(), build(&workspace, &request)?))
+        Ok((
+            record.id.clone(),
+            build(&workspace, &request, shown.rendering)?,
+        ))
     })
     .await;
     match built {
@@ -713,8 +803,15 @@ async fn try_form(
     Path(repo): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = signed_in(&web, &headers).await {
-        return r;
+    match signed_in(&web, &headers).await {
+        Ok(viewer) if web.repos(&viewer).contains(&repo) => {}
+        Ok(_) => {
+            return failure(
+                &Error::not_found(format!("no repository `{repo}` here")),
+                None,
+            );
+        }
+        Err(page) => return page,
     }
     let defaults = SnapshotPackRequest::default();
     html(
@@ -782,7 +879,14 @@ async fn try_build(
     let built = match request {
         Ok(request) => {
             let (web2, repo2) = (web.clone(), repo.clone());
-            blocking(move || build(&web2.workspace(&viewer, &repo2)?, &request)).await
+            blocking(move || {
+                build(
+                    &web2.workspace(&viewer, &repo2)?,
+                    &request,
+                    RenderOptions::default(),
+                )
+            })
+            .await
         }
         Err(e) => Err(e),
     };
@@ -795,11 +899,7 @@ async fn try_build(
         Err(e) => {
             let hint = e.hint().and_then(|h| crate::exit::hint(h, e.field(), None));
             html(
-                match e.kind() {
-                    ErrorKind::InvalidInput => StatusCode::BAD_REQUEST,
-                    ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
-                    _ => StatusCode::INTERNAL_SERVER_ERROR,
-                },
+                status(&e),
                 pages::try_goal(
                     &repo,
                     &TryForm {

@@ -22,9 +22,22 @@ pub(crate) struct FileBudget {
     pub(crate) dropped: u64,
 }
 
-/// The path a citation points into (`src/a.rs#L1-L9@abc` → `src/a.rs`).
+/// The path a citation points into (`src/a.rs#L1-L9@abc` → `src/a.rs`; the last `#` ends
+/// it, since a path may hold one).
 fn citation_path(citation: &str) -> &str {
-    citation.split_once('#').map_or(citation, |(p, _)| p)
+    citation.rsplit_once('#').map_or(citation, |(p, _)| p)
+}
+
+/// The file a hit cites: its `path`, else its citation's.
+fn hit_path(hit: &Value) -> &str {
+    hit.get("path")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| citation_path(text(hit, "citation")))
+}
+
+/// At most the first `n` characters of `s`.
+fn prefix(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
 }
 
 /// A citation without its commit, to compare packs of two commits.
@@ -53,7 +66,7 @@ pub(crate) fn files(pack: &Value) -> Vec<FileBudget> {
     let mut order: Vec<String> = Vec::new();
     let mut budgets: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for hit in array(pack, "hits") {
-        let path = citation_path(text(hit, "citation")).to_owned();
+        let path = hit_path(hit).to_owned();
         if !budgets.contains_key(&path) {
             order.push(path.clone());
         }
@@ -125,6 +138,11 @@ pub(crate) struct ListQuery {
 }
 
 impl ListQuery {
+    /// The offset of the page's first pack.
+    pub(crate) fn first(&self) -> usize {
+        self.page.saturating_mul(PAGE_SIZE)
+    }
+
     fn link(&self, repo: &str, page: usize) -> String {
         format!(
             "/ui/repos/{}/packs?goal={}&amp;from={}&amp;until={}&amp;page={page}",
@@ -168,12 +186,12 @@ pub(crate) fn packs(repo: &str, repos: &[String], query: &ListQuery, listed: &Lo
         escape(&query.from),
         escape(&query.until)
     );
-    let first = query.page * PAGE_SIZE;
+    let first = query.first();
     let _ = write!(
         body,
         "<p class=\"count\" id=\"count\">{} packs{}</p>",
         thousands(listed.total as u64),
-        if listed.total > 0 {
+        if !listed.entries.is_empty() {
             format!(", {}–{} shown", first + 1, first + listed.entries.len())
         } else {
             String::new()
@@ -188,7 +206,7 @@ pub(crate) fn packs(repo: &str, repos: &[String], query: &ListQuery, listed: &Lo
         body.push_str(&row(repo, entry));
     }
     body.push_str("</tbody></table><nav class=\"pages\">");
-    if query.page > 0 {
+    if query.page > 0 && first <= listed.total {
         let _ = write!(
             body,
             "<a rel=\"prev\" href=\"{}\">Newer</a> ",
@@ -210,7 +228,7 @@ fn row(repo: &str, entry: &LogEntry) -> String {
     let snapshot = entry
         .snapshot
         .as_deref()
-        .map_or_else(|| "—".to_owned(), |s| escape(&s[..s.len().min(12)]));
+        .map_or_else(|| "—".to_owned(), |s| escape(prefix(s, 12)));
     format!(
         "<tr data-id=\"{id}\"><td>{time}</td>\
          <td><a href=\"/ui/repos/{r}/packs/{id}\">{goal}</a></td><td><code>{snapshot}</code></td>\
@@ -245,7 +263,7 @@ pub(crate) struct PackView<'a> {
 
 /// The budget bar: one segment per file its hits use, then the unused budget; and below it
 /// the dropped tokens per file.
-fn budget_chart(files: &[FileBudget], budget: u64, used: u64) -> String {
+fn budget_chart(files: &[FileBudget], budget: u64, used: u64, markup: u64) -> String {
     const WIDTH: f64 = 1000.0;
     let scale = |tokens: u64| tokens as f64 / budget.max(1) as f64 * WIDTH;
     let mut svg = String::from(
@@ -267,7 +285,16 @@ fn budget_chart(files: &[FileBudget], budget: u64, used: u64) -> String {
         );
         x += w;
     }
-    let unused = budget.saturating_sub(used);
+    if markup > 0 {
+        let w = scale(markup);
+        let _ = write!(
+            svg,
+            "<rect class=\"markup\" x=\"{x:.2}\" y=\"0\" width=\"{w:.2}\" height=\"28\"><title>{} tokens of markup: headers, citations, fences</title></rect>",
+            thousands(markup)
+        );
+        x += w;
+    }
+    let unused = budget.saturating_sub(used + markup);
     if unused > 0 {
         let _ = write!(
             svg,
@@ -303,6 +330,13 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
     let files = files(pack);
     let budget = number(pack, "budget");
     let used = number(pack, "usedTokens");
+    // A budget that covered the printed output also paid for its markup.
+    let rendered = number(pack, "renderedTokens");
+    let markup = if rendered > used && rendered <= budget {
+        rendered - used
+    } else {
+        0
+    };
     let sha = text(pack, "snapshotSha");
     let mut body = String::new();
     let _ = write!(
@@ -341,9 +375,10 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
         id = escape(view.id),
     );
     body.push_str("<h2>Where the budget went</h2>");
-    body.push_str(&budget_chart(&files, budget, used));
+    body.push_str(&budget_chart(&files, budget, used, markup));
     body.push_str(
-        "<p class=\"muted\">Above: the tokens each file's hits use, then the unused budget. \
+        "<p class=\"muted\">Above: the tokens each file's hits use, then the markup of the printed \
+         pack when the budget covered it, then the unused budget. \
          Below: the tokens of the candidates left out, by file.</p>\
          <table class=\"files\" id=\"files\"><thead><tr><th>File</th><th>Kept tokens</th>\
          <th>Dropped tokens</th></tr></thead><tbody>",
@@ -414,7 +449,7 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
     body.push_str("<h2>Hits by file</h2>");
     let mut by_file: Vec<(&str, Vec<&Value>)> = Vec::new();
     for hit in array(pack, "hits") {
-        let path = citation_path(text(hit, "citation"));
+        let path = hit_path(hit);
         match by_file.iter_mut().find(|(p, _)| *p == path) {
             Some((_, hits)) => hits.push(hit),
             None => by_file.push((path, vec![hit])),
@@ -577,14 +612,14 @@ pub(crate) fn try_goal(repo: &str, form: &TryForm<'_>) -> String {
     )
 }
 
-/// Two packs for the same goal side by side: files and citations added and removed.
+/// Two packs side by side (usually one goal at two commits): tokens per file before and after,
+/// and the citations added and removed.
 pub(crate) fn compare(repo: &str, ids: (&str, &str), a: &Value, b: &Value) -> String {
     let (fa, fb) = (files(a), files(b));
     let kept = |files: &[FileBudget], path: &str| {
         files.iter().find(|f| f.path == path).map_or(0, |f| f.kept)
     };
     let mut paths: Vec<&str> = fa.iter().chain(&fb).map(|f| f.path.as_str()).collect();
-    paths.dedup();
     let mut seen = std::collections::BTreeSet::new();
     paths.retain(|p| seen.insert(*p));
     let places = |pack: &Value| -> std::collections::BTreeSet<String> {
@@ -599,10 +634,10 @@ pub(crate) fn compare(repo: &str, ids: (&str, &str), a: &Value, b: &Value) -> St
          against pack <a href=\"/ui/repos/{r}/packs/{ib}\"><code>{ib}</code></a> at <code>{sb}</code>.</p>",
         escape(text(a, "goal")),
         r = url(repo),
-        ia = escape(&ids.0[..ids.0.len().min(12)]),
-        ib = escape(&ids.1[..ids.1.len().min(12)]),
-        sa = escape(&text(a, "snapshotSha")[..text(a, "snapshotSha").len().min(12)]),
-        sb = escape(&text(b, "snapshotSha")[..text(b, "snapshotSha").len().min(12)]),
+        ia = escape(prefix(ids.0, 12)),
+        ib = escape(prefix(ids.1, 12)),
+        sa = escape(prefix(text(a, "snapshotSha"), 12)),
+        sb = escape(prefix(text(b, "snapshotSha"), 12)),
     );
     body.push_str(
         "<table class=\"compare\" id=\"compare\"><thead><tr><th>File</th><th>Before</th>\

@@ -91,9 +91,10 @@ pub fn run(args: &UiArgs) -> Result<String, Error> {
             Site::Local(Box::new(super::Local {
                 workspace,
                 repo,
-                secret,
+                secret: std::sync::Mutex::new(Some(secret)),
                 origins,
             })),
+            Vec::new(),
             report,
             false,
         ));

@@ -207,8 +207,11 @@ fn screenshots() -> PathBuf {
 fn tokens_by_file(pack: &Value, key: &str) -> BTreeMap<String, u64> {
     let mut files = BTreeMap::new();
     for item in pack[key].as_array().expect("a list") {
+        // A hit names its path; a dropped candidate only its citation (`path#Lx-Ly@sha`).
         let citation = item["citation"].as_str().expect("a citation");
-        let path = citation.split_once('#').map_or(citation, |(p, _)| p);
+        let path = item["path"]
+            .as_str()
+            .unwrap_or_else(|| citation.rsplit_once('#').map_or(citation, |(p, _)| p));
         *files.entry(path.to_owned()).or_insert(0) += item["tokens"].as_u64().expect("tokens");
     }
     files
@@ -283,7 +286,7 @@ fn the_web_view_shows_the_ledger_packs_drops_and_builds_packs() {
     assert_eq!(id, squeezed);
     let answer = server.call(
         "GET",
-        &format!("/v1/repos/app/ledger/{id}?format=json"),
+        &format!("/v1/repos/app/ledger/{id}?format=json&view=full"),
         Some(read),
         "",
     );
@@ -409,6 +412,12 @@ fn repository_content_in_a_pack_page_is_inert() {
                 <img src=x onerror=\"window.__pwned = 2\"><svg onload=\"window.__pwned = 3\"></svg>\n\
                 function pwnedHandler() { return '<iframe src=javascript:window.__pwned=4>'; }\n";
     std::fs::write(repo.join("src/pwned.js"), evil).expect("write");
+    // A path that closes an attribute and opens a tag.
+    std::fs::write(
+        repo.join("src/x\"><img src=y onerror=\"window.__pwned=7\">.js"),
+        "// The pwned handler's twin.\nfunction pwnedTwin() { return 1; }\n",
+    )
+    .expect("write");
     git(&repo, &["add", "-A"]);
     git(
         &repo,
@@ -458,6 +467,13 @@ fn repository_content_in_a_pack_page_is_inert() {
         !browser.url().contains("secret"),
         "the secret leaves the address bar"
     );
+    // The secret opened one session; it opens no other.
+    let path = url.trim_start_matches(&format!("http://{address}"));
+    let (status, _) = raw(
+        &address,
+        &format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!(status, 401);
     browser.click("#packs tbody a");
     browser.one("#pack-id");
     // Everything the repository and the goal said is shown as text; none of it ran.
@@ -470,7 +486,11 @@ fn repository_content_in_a_pack_page_is_inert() {
             .text("#goal")
             .contains("<script>window.__pwned = 6</script>")
     );
-    let shown = browser.text("section.file");
+    assert!(
+        browser.text("#files").contains("src/x\"><img src=y"),
+        "the hostile path is shown as text"
+    );
+    let shown = browser.text("main");
     assert!(
         shown.contains("<img src=x onerror=\"window.__pwned = 2\">"),
         "{shown}"
@@ -581,4 +601,46 @@ fn docs_screenshots() {
     browser.goto(&format!("{base}/ui/quality"));
     browser.one("#recall");
     shot("quality");
+}
+
+#[test]
+fn a_server_refuses_cross_site_forms_and_holds_sessions_to_the_token_rate() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--rate-limit", "2"]);
+    let origin = format!("http://{}", server.address);
+    let form = format!("token={}", fx.token("read"));
+    let login = |origin: &str| {
+        server.request(
+            "POST",
+            "/ui/login",
+            &[
+                ("Origin", origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            &form,
+        )
+    };
+    assert_eq!(login("http://attacker.example").status, 403);
+    let signed = login(&origin);
+    assert_eq!(signed.status, 303, "{signed:?}");
+    let cookie = signed.headers["set-cookie"].clone();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let session = cookie.split(';').next().expect("a cookie").to_owned();
+    let statuses: Vec<u16> = (0..6)
+        .map(|_| {
+            server
+                .request("GET", "/ui/repos/app/packs", &[("Cookie", &session)], "")
+                .status
+        })
+        .collect();
+    assert!(statuses.contains(&200), "{statuses:?}");
+    assert!(statuses.contains(&429), "{statuses:?}");
+    // Another repository's pages are not this token's.
+    std::thread::sleep(Duration::from_millis(1100));
+    let other = server.request("GET", "/ui/repos/other/packs", &[("Cookie", &session)], "");
+    assert_eq!(other.status, 404, "{other:?}");
+    assert!(other.headers["content-security-policy"].contains("default-src 'none'"));
 }
