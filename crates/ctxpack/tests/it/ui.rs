@@ -117,6 +117,22 @@ impl Browser {
             .to_string()
     }
 
+    /// Waits until a click's navigation has landed: the address contains `part` and the new
+    /// document is fully parsed (an element of the old page may otherwise still answer).
+    fn arrived(&self, part: &str) {
+        for _ in 0..400 {
+            let ready = self.script("return document.readyState;") == json!("complete");
+            if ready && self.url().contains(part) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!(
+            "no page at an address containing {part:?}; still at {}",
+            self.url()
+        );
+    }
+
     fn all(&self, css: &str) -> Vec<fantoccini::elements::Element> {
         self.runtime
             .block_on(self.client().find_all(Locator::Css(css)))
@@ -272,7 +288,7 @@ fn the_web_view_shows_the_ledger_packs_drops_and_builds_packs() {
     browser.screenshot("ledger");
     browser.type_into("#filters input[name=goal]", "RETRY WITH");
     browser.click("#filters button");
-    browser.one("#count");
+    browser.arrived("goal=RETRY");
     assert_eq!(browser.all("#packs tbody tr").len(), 1);
     assert!(
         browser
