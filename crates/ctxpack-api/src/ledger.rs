@@ -90,19 +90,7 @@ pub struct Shown {
 }
 
 /// Which recorded packs a listing shows, and which page of them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LogFilter {
-    /// Only packs whose goal contains this text (case-insensitively).
-    pub goal: Option<String>,
-    /// Only packs built at or after this Unix second.
-    pub from: Option<u64>,
-    /// Only packs built before this Unix second.
-    pub until: Option<u64>,
-    /// Matching packs to skip, newest first.
-    pub offset: usize,
-    /// At most this many packs.
-    pub limit: usize,
-}
+pub use ctxpack_store::LedgerQuery as LogFilter;
 
 /// A page of the recorded packs that match a filter.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,23 +104,9 @@ pub struct LogPage {
 impl Workspace {
     /// A page of the recorded packs that match `filter`, newest first.
     pub fn log_page(&self, filter: &LogFilter) -> Result<LogPage> {
-        let contents = self.ledger()?.read()?;
-        let goal = filter.goal.as_deref().map(str::to_lowercase);
-        let matching = contents.records.iter().rev().filter(|r| {
-            filter.from.is_none_or(|from| r.time >= from)
-                && filter.until.is_none_or(|until| r.time < until)
-                && goal
-                    .as_deref()
-                    .is_none_or(|goal| r.goal.to_lowercase().contains(goal))
-        });
-        let mut total = 0;
-        let mut entries = Vec::with_capacity(filter.limit.min(1000));
-        for record in matching {
-            if total >= filter.offset && entries.len() < filter.limit {
-                entries.push(LogEntry::from(record));
-            }
-            total += 1;
-        }
+        let page = self.ledger()?.page(filter)?;
+        let total = page.total;
+        let entries = page.records.iter().map(LogEntry::from).collect();
         Ok(LogPage { entries, total })
     }
 
@@ -170,12 +144,8 @@ impl Workspace {
         }
         let ledger = self.ledger()?;
         let prefix = id.to_ascii_lowercase();
-        let contents = ledger.read()?;
-        let matching: Vec<&LedgerRecord> = contents
-            .records
-            .iter()
-            .filter(|r| r.id.starts_with(&prefix))
-            .collect();
+        let contents = ledger.find(&prefix)?;
+        let matching: Vec<&LedgerRecord> = contents.records.iter().collect();
         let distinct: BTreeSet<&str> = matching.iter().map(|r| r.id.as_str()).collect();
         if distinct.len() > 1 {
             return Err(Error::invalid_field(

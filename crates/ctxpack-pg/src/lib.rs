@@ -21,7 +21,10 @@ use std::time::Duration;
 use ctxpack_core::Pack;
 use ctxpack_store::ledger::{replay, text_matches};
 use ctxpack_store::registry::{RegistryRows, RepoRow, TokenRow};
-use ctxpack_store::{Ledger, LedgerContents, LedgerRecord, LedgerStore, RecordContext, StoreError};
+use ctxpack_store::{
+    Ledger, LedgerContents, LedgerPage, LedgerQuery, LedgerRecord, LedgerStore, RecordContext,
+    StoreError,
+};
 use postgres::{Client, NoTls};
 
 mod documents;
@@ -158,6 +161,12 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX ctxpack_doc_embeddings_change
         ON ctxpack_doc_embeddings (repo, store, change, collection, id_key, field);
+",
+    // A page of the ledger filters on goals without reading records; records written before
+    // have none, and are read for their goal.
+    "
+    ALTER TABLE ctxpack_ledger ADD COLUMN goal TEXT;
+    CREATE INDEX ctxpack_ledger_id ON ctxpack_ledger (repo, id text_pattern_ops);
 ",
 ];
 
@@ -566,6 +575,26 @@ impl PgLedger {
     fn label(&self) -> PathBuf {
         PathBuf::from(format!("{} (ledger of {})", self.db.inner.label, self.repo))
     }
+
+    /// The records a query's rows hold in their first column; one that cannot be read is
+    /// damage, which a page or a lookup by id cannot skip.
+    fn records(
+        &self,
+        query: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<LedgerRecord>, StoreError> {
+        let rows = self
+            .db
+            .with(|c| c.query(query, params).map_err(|e| self.db.error(&e)))?;
+        rows.iter()
+            .map(|row| {
+                serde_json::from_str(row.get(0)).map_err(|e| StoreError::Corrupt {
+                    dir: self.label(),
+                    detail: format!("a ledger record cannot be read: {e}"),
+                })
+            })
+            .collect()
+    }
 }
 
 impl LedgerStore for PgLedger {
@@ -599,8 +628,9 @@ impl LedgerStore for PgLedger {
                     .map_err(error)?;
             }
             tx.execute(
-                "INSERT INTO ctxpack_ledger (repo, id, time, record) VALUES ($1, $2, $3, $4)",
-                &[&self.repo, &record.id, &time, &line],
+                "INSERT INTO ctxpack_ledger (repo, id, time, record, goal)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[&self.repo, &record.id, &time, &line, &record.goal],
             )
             .map_err(error)?;
             tx.commit().map_err(error)
@@ -624,6 +654,54 @@ impl LedgerStore for PgLedger {
             }
         }
         Ok(contents)
+    }
+
+    fn page(&self, query: &LedgerQuery) -> Result<LedgerPage, StoreError> {
+        // Times and goals of every record, newest first (short rows; a record written before
+        // goals had their column is read for its goal, and left out if it cannot be read, as
+        // `read` reports it), then the page's records alone.
+        let rows = self.db.with(|c| {
+            c.query(
+                "SELECT seq, time, goal, CASE WHEN goal IS NULL THEN record END
+                 FROM ctxpack_ledger WHERE repo = $1 ORDER BY seq DESC",
+                &[&self.repo],
+            )
+            .map_err(|e| self.db.error(&e))
+        })?;
+        let listed: Vec<(i64, u64, String)> = rows
+            .iter()
+            .filter_map(|row| {
+                let time = u64::try_from(row.get::<_, i64>(1)).unwrap_or(0);
+                let goal = match row.get::<_, Option<String>>(2) {
+                    Some(goal) => goal,
+                    None => {
+                        serde_json::from_str::<LedgerRecord>(row.get::<_, Option<&str>>(3)?)
+                            .ok()?
+                            .goal
+                    }
+                };
+                Some((row.get(0), time, goal))
+            })
+            .collect();
+        let (page, total) = query.select(listed.iter().map(|(_, t, g)| (*t, g.as_str())));
+        let seqs: Vec<i64> = page.iter().map(|&p| listed[p].0).collect();
+        let records = self.records(
+            "SELECT record FROM ctxpack_ledger WHERE seq = ANY($1) ORDER BY seq DESC",
+            &[&seqs],
+        )?;
+        Ok(LedgerPage { records, total })
+    }
+
+    fn find(&self, prefix: &str) -> Result<LedgerContents, StoreError> {
+        let records = self.records(
+            "SELECT record FROM ctxpack_ledger
+             WHERE repo = $1 AND starts_with(id, $2) ORDER BY seq",
+            &[&self.repo, &prefix],
+        )?;
+        Ok(LedgerContents {
+            records,
+            torn: Vec::new(),
+        })
     }
 
     fn text(&self, hash: &str) -> Result<String, StoreError> {

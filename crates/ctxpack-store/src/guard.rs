@@ -166,6 +166,7 @@ pub fn check_layout(dir: &Path) -> Result<(), StoreError> {
         ".gitignore",
         "writer.lock",
         "ledger/packs.jsonl",
+        "ledger/index.jsonl",
         "ledger/texts",
     ] {
         no_link(dir, Path::new(name))?;

@@ -2,10 +2,12 @@
 //!
 //! Records are JSON Lines in `ledger/packs.jsonl` inside the store; hit texts are stored once,
 //! content-addressed by SHA-256, under `ledger/texts/`. Appending needs no lock on the store
-//! and never touches its database or index, so read-only surfaces record too. Each record is
-//! written with one `write` call in append mode, so concurrent writers do not interleave; a
-//! record torn by a crash is ignored on reading and reported, and the records before it are
-//! intact.
+//! and never touches its database or index, so read-only surfaces record too. An append holds
+//! an OS lock on the records file while it writes its record (one `write` call in append mode)
+//! and the record's line in the index (`ledger_index`), so concurrent writers, threads or
+//! processes, never interleave; a record torn by a crash is ignored on reading and reported,
+//! and the records before it are intact. A page of records or a pack by id reads the index and
+//! only the records it names.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::OpenOptions;
@@ -21,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
 use crate::guard;
+use crate::ledger_index;
 
 /// One selected hit, with its text stored by hash.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -202,6 +205,60 @@ pub struct LedgerContents {
     pub torn: Vec<usize>,
 }
 
+/// Which recorded packs a page of the ledger holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LedgerQuery {
+    /// Only packs whose goal contains this text (case-insensitively).
+    pub goal: Option<String>,
+    /// Only packs built at or after this Unix second.
+    pub from: Option<u64>,
+    /// Only packs built before this Unix second.
+    pub until: Option<u64>,
+    /// Matching packs to skip, newest first.
+    pub offset: usize,
+    /// At most this many packs.
+    pub limit: usize,
+}
+
+impl LedgerQuery {
+    /// Of records given newest first by their time and goal, the positions of those on this
+    /// page, and how many match in all.
+    pub fn select<'a>(&self, records: impl Iterator<Item = (u64, &'a str)>) -> (Vec<usize>, usize) {
+        let goal = self.goal.as_deref().map(str::to_lowercase);
+        let mut total = 0;
+        let mut page = Vec::with_capacity(self.limit.min(1000));
+        for (position, (time, text)) in records.enumerate() {
+            let matches = self.from.is_none_or(|from| time >= from)
+                && self.until.is_none_or(|until| time < until)
+                && goal
+                    .as_deref()
+                    .is_none_or(|goal| text.to_lowercase().contains(goal));
+            if matches {
+                if total >= self.offset && page.len() < self.limit {
+                    page.push(position);
+                }
+                total += 1;
+            }
+        }
+        (page, total)
+    }
+}
+
+/// A page of the ledger's records.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LedgerPage {
+    /// The records of the page, newest first.
+    pub records: Vec<LedgerRecord>,
+    /// How many records match in all.
+    pub total: usize,
+}
+
+/// The lines of the records file and the file to read the unread ones from.
+struct Indexed {
+    file: std::fs::File,
+    lines: Vec<ledger_index::Line>,
+}
+
 /// The ledger of one store directory.
 #[derive(Clone, Debug)]
 pub struct Ledger {
@@ -369,19 +426,208 @@ impl Ledger {
             Self::file(),
             OpenOptions::new().create(true).append(true).read(true),
         )?;
+        // One append at a time, in this process and across processes: the last byte checked,
+        // the record and its index line go together.
+        file.lock().map_err(io(&path))?;
+        let len = file.metadata().map_err(io(&path))?.len();
+        // The index is derived: if it cannot be brought up to date, the record is still
+        // written, and the next append tries again.
+        let number = self.index_up_to(&mut file, len).ok();
         // A crash may have left a torn last line without its newline: start on a fresh line
         // so this record stays readable.
-        let len = file.metadata().map_err(io(&path))?.len();
+        let mut offset = len;
         if len > 0 {
             let mut last = [0u8; 1];
             file.seek(SeekFrom::Start(len - 1)).map_err(io(&path))?;
             file.read_exact(&mut last).map_err(io(&path))?;
             if last[0] != b'\n' {
                 line.insert(0, b'\n');
+                offset += 1;
             }
         }
         file.write_all(&line).map_err(io(&path))?;
+        if let Some(number) = number {
+            let entry = ledger_index::Entry {
+                line: number,
+                offset,
+                len: (len + line.len() as u64) - offset - 1,
+                id: Some(record.id.clone()),
+                time: record.time,
+                goal: record.goal.clone(),
+            };
+            let _ = self.append_index(&ledger_index::text(&[entry]));
+        }
         Ok(record)
+    }
+
+    /// Brings the index up to the `len` bytes of the records file `file` (reading what it
+    /// does not cover, rewriting it when it is damaged) and returns the line number the next
+    /// record goes on.
+    fn index_up_to(&self, file: &mut std::fs::File, len: u64) -> Result<usize, StoreError> {
+        let path = self.root.join(Self::file());
+        let mut loaded = ledger_index::load(&self.root, len)?;
+        // An index of records that were rewritten since (its last line not where it says) is
+        // made again from the records.
+        if let Some(last) = loaded.entries.last().filter(|e| e.id.is_some())
+            && ledger_index::record_at(file, last, &path)?.is_none()
+        {
+            loaded = ledger_index::Loaded::default();
+        }
+        let (covered, first_line) = loaded.covered();
+        let mut tail = Vec::new();
+        file.seek(SeekFrom::Start(covered)).map_err(io(&path))?;
+        file.take(len - covered)
+            .read_to_end(&mut tail)
+            .map_err(io(&path))?;
+        let (lines, next) = ledger_index::scan(&tail, covered, first_line);
+        let added: Vec<ledger_index::Entry> = lines.into_iter().map(|l| l.entry).collect();
+        if loaded.whole {
+            if !added.is_empty() {
+                self.append_index(&ledger_index::text(&added))?;
+            }
+        } else {
+            let mut entries = loaded.entries;
+            entries.extend(added);
+            self.replace_index(&ledger_index::text(&entries))?;
+        }
+        Ok(next)
+    }
+
+    fn append_index(&self, text: &[u8]) -> Result<(), StoreError> {
+        let rel = ledger_index::file();
+        let mut index = guard::open(
+            &self.root,
+            rel,
+            OpenOptions::new().create(true).append(true),
+        )?;
+        index.write_all(text).map_err(io(&self.root.join(rel)))
+    }
+
+    /// Writes the whole index beside and renames it into place.
+    fn replace_index(&self, text: &[u8]) -> Result<(), StoreError> {
+        let tmp = Path::new("ledger").join(format!(".index.{}", std::process::id()));
+        let _ = std::fs::remove_file(self.root.join(&tmp));
+        let mut file = guard::create_new(&self.root, &tmp)?;
+        file.write_all(text).map_err(io(&self.root.join(&tmp)))?;
+        drop(file);
+        guard::no_link(&self.root, ledger_index::file())?;
+        let target = self.root.join(ledger_index::file());
+        std::fs::rename(self.root.join(&tmp), &target).map_err(io(&target))
+    }
+
+    /// Every line of the records file, from the index as far as it holds and from the file
+    /// after that; `None` when nothing was recorded yet.
+    fn indexed(&self) -> Result<Option<Indexed>, StoreError> {
+        guard::no_link(&self.root, Self::file())?;
+        let path = self.root.join(Self::file());
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(StoreError::Io { path, source }),
+            Ok(meta) if !meta.is_file() => {
+                return Err(StoreError::Corrupt {
+                    dir: self.root.clone(),
+                    detail: format!("{} is not a regular file", path.display()),
+                });
+            }
+            Ok(_) => {}
+        }
+        let mut file = guard::open(&self.root, Self::file(), OpenOptions::new().read(true))?;
+        let len = file.metadata().map_err(io(&path))?.len();
+        let loaded = ledger_index::load(&self.root, len)?;
+        let (covered, first_line) = loaded.covered();
+        let mut tail = Vec::new();
+        file.seek(SeekFrom::Start(covered)).map_err(io(&path))?;
+        (&mut file)
+            .take(len - covered)
+            .read_to_end(&mut tail)
+            .map_err(io(&path))?;
+        let (scanned, _) = ledger_index::scan(&tail, covered, first_line);
+        let mut lines: Vec<ledger_index::Line> = loaded
+            .entries
+            .into_iter()
+            .map(|entry| ledger_index::Line {
+                entry,
+                record: None,
+            })
+            .collect();
+        lines.extend(scanned);
+        Ok(Some(Indexed { file, lines }))
+    }
+
+    /// The records of `lines`, read from the records file where they were not read yet;
+    /// `None` if the index named a place that does not hold its record.
+    fn load(
+        &self,
+        indexed: &mut Indexed,
+        positions: impl Iterator<Item = usize>,
+    ) -> Result<Option<Vec<LedgerRecord>>, StoreError> {
+        let path = self.root.join(Self::file());
+        let mut records = Vec::new();
+        for position in positions {
+            let line = &indexed.lines[position];
+            match &line.record {
+                Some(record) => records.push(record.clone()),
+                None => match ledger_index::record_at(&mut indexed.file, &line.entry, &path)? {
+                    Some(record) => records.push(record),
+                    None => return Ok(None),
+                },
+            }
+        }
+        Ok(Some(records))
+    }
+
+    /// A page of the records that match `query`, newest first.
+    pub fn page(&self, query: &LedgerQuery) -> Result<LedgerPage, StoreError> {
+        let Some(mut indexed) = self.indexed()? else {
+            return Ok(LedgerPage::default());
+        };
+        let whole: Vec<usize> = (0..indexed.lines.len())
+            .rev()
+            .filter(|&i| indexed.lines[i].entry.id.is_some())
+            .collect();
+        let (page, total) = query.select(whole.iter().map(|&i| {
+            let entry = &indexed.lines[i].entry;
+            (entry.time, entry.goal.as_str())
+        }));
+        if let Some(records) = self.load(&mut indexed, page.iter().map(|&p| whole[p]))? {
+            return Ok(LedgerPage { records, total });
+        }
+        // The index is stale: read every record.
+        let contents = self.read()?;
+        let newest_first: Vec<&LedgerRecord> = contents.records.iter().rev().collect();
+        let (page, total) = query.select(newest_first.iter().map(|r| (r.time, r.goal.as_str())));
+        Ok(LedgerPage {
+            records: page.into_iter().map(|p| newest_first[p].clone()).collect(),
+            total,
+        })
+    }
+
+    /// The records whose id starts with `prefix`, oldest first, and the lines that were torn.
+    pub fn find(&self, prefix: &str) -> Result<LedgerContents, StoreError> {
+        let Some(mut indexed) = self.indexed()? else {
+            return Ok(LedgerContents::default());
+        };
+        let torn = indexed
+            .lines
+            .iter()
+            .filter(|l| l.entry.id.is_none())
+            .map(|l| l.entry.line)
+            .collect();
+        let matching: Vec<usize> = (0..indexed.lines.len())
+            .filter(|&i| {
+                indexed.lines[i]
+                    .entry
+                    .id
+                    .as_deref()
+                    .is_some_and(|id| id.starts_with(prefix))
+            })
+            .collect();
+        if let Some(records) = self.load(&mut indexed, matching.into_iter())? {
+            return Ok(LedgerContents { records, torn });
+        }
+        let mut contents = self.read()?;
+        contents.records.retain(|r| r.id.starts_with(prefix));
+        Ok(contents)
     }
 
     fn put_text(&self, hash: &str, text: &str) -> Result<(), StoreError> {
@@ -396,7 +642,11 @@ impl Ledger {
         // Write beside, then rename: a text file is whole or absent. The temporary name is
         // created exclusively (a stale one from a crash is removed first: unlinking never
         // follows a link).
-        let tmp = parent.join(format!(".{}.{}", std::process::id(), hash));
+        // Unique to this call: two threads storing the same text must not share (and remove)
+        // each other's temporary file.
+        static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = parent.join(format!(".{}.{n}.{hash}", std::process::id()));
         let _ = std::fs::remove_file(self.root.join(&tmp));
         let mut file = guard::create_new(&self.root, &tmp)?;
         file.write_all(text.as_bytes())
@@ -528,20 +778,12 @@ impl Ledger {
         let Some(bytes) = guard::read_regular(&self.root, Self::file())? else {
             return Ok(LedgerContents::default());
         };
+        let (lines, _) = ledger_index::scan(&bytes, 0, 1);
         let mut contents = LedgerContents::default();
-        let ends_with_newline = bytes.last() == Some(&b'\n');
-        let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-        let count = lines.len();
-        for (i, line) in lines.into_iter().enumerate() {
-            let last = i + 1 == count;
-            if line.is_empty() && (last || !ends_with_newline) {
-                continue;
-            }
-            let complete = !last || ends_with_newline;
-            match serde_json::from_slice::<LedgerRecord>(line) {
-                Ok(record) if complete => contents.records.push(record),
-                _ if line.is_empty() => {}
-                _ => contents.torn.push(i + 1),
+        for line in lines {
+            match line.record {
+                Some(record) => contents.records.push(record),
+                None => contents.torn.push(line.entry.line),
             }
         }
         Ok(contents)
@@ -562,6 +804,11 @@ pub trait LedgerStore: Send + Sync + std::fmt::Debug {
     fn append(&self, pack: &Pack, context: &RecordContext) -> Result<LedgerRecord, StoreError>;
     /// Every whole record, oldest first, and what could not be read.
     fn read(&self) -> Result<LedgerContents, StoreError>;
+    /// A page of the records that match `query`, newest first, and how many match.
+    fn page(&self, query: &LedgerQuery) -> Result<LedgerPage, StoreError>;
+    /// The records whose id starts with `prefix` (lowercase hex), oldest first, and what
+    /// could not be read.
+    fn find(&self, prefix: &str) -> Result<LedgerContents, StoreError>;
     /// A stored text by hash, checked against its hash.
     fn text(&self, hash: &str) -> Result<String, StoreError>;
     /// Rebuilds the pack a record describes, texts included.
@@ -575,6 +822,14 @@ impl LedgerStore for Ledger {
 
     fn read(&self) -> Result<LedgerContents, StoreError> {
         Ledger::read(self)
+    }
+
+    fn page(&self, query: &LedgerQuery) -> Result<LedgerPage, StoreError> {
+        Ledger::page(self, query)
+    }
+
+    fn find(&self, prefix: &str) -> Result<LedgerContents, StoreError> {
+        Ledger::find(self, prefix)
     }
 
     fn text(&self, hash: &str) -> Result<String, StoreError> {

@@ -25,6 +25,7 @@ mod failpoint;
 mod gc;
 mod guard;
 pub mod ledger;
+mod ledger_index;
 mod lexical;
 mod lock;
 mod manifest;
@@ -40,7 +41,9 @@ pub use error::StoreError;
 pub use failpoint::failpoint;
 pub use gc::Reclaimed;
 pub use guard::check_layout;
-pub use ledger::{Ledger, LedgerContents, LedgerRecord, LedgerStore, RecordContext};
+pub use ledger::{
+    Ledger, LedgerContents, LedgerPage, LedgerQuery, LedgerRecord, LedgerStore, RecordContext,
+};
 pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, analyze};
 pub use lock::WriterLock;
 pub use manifest::{Manifest, NewSnapshot};

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use ctxpack_api::server::{Scope, ServerRegistry, TokenRequest, now};
 use ctxpack_api::{
-    Control, ErrorKind, Format, IndexRequest, PackOptions, RenderOptions, SnapshotPackRequest,
-    View, render,
+    Control, ErrorKind, Format, IndexRequest, LogFilter, PackOptions, RenderOptions,
+    SnapshotPackRequest, View, render,
 };
 use ctxpack_pg::{Database, SCHEMA_VERSION, Scratch};
 use ctxpack_store::registry::{Registry, RegistryRows, RepoRow, TokenRow};
@@ -187,11 +187,79 @@ fn ledger_conforms(make: &dyn Fn() -> Arc<dyn LedgerStore>) {
     }
     let missing = reader.show("abcdef0123").expect_err("no such pack");
     assert_eq!(missing.kind(), ErrorKind::NotFound);
+    // Pages: newest first, counted in all, filtered by goal (case-insensitively) and time.
+    let page = |filter: LogFilter| {
+        let page = reader.log_page(&filter).expect("a page");
+        let ids: Vec<String> = page.entries.into_iter().map(|e| e.id).collect();
+        (ids, page.total)
+    };
+    let all = LogFilter {
+        limit: 50,
+        ..LogFilter::default()
+    };
+    assert_eq!(page(all.clone()), (owned(&expected), 3));
+    let second = LogFilter {
+        offset: 1,
+        limit: 1,
+        ..all.clone()
+    };
+    assert_eq!(page(second), (owned(&expected[1..2]), 3));
+    let past_the_end = LogFilter {
+        offset: 3,
+        ..all.clone()
+    };
+    assert_eq!(page(past_the_end), (Vec::new(), 3));
+    let readme = LogFilter {
+        goal: Some("ReadMe".into()),
+        ..all.clone()
+    };
+    assert_eq!(page(readme), (owned(&expected[1..2]), 1));
+    let future = LogFilter {
+        from: Some(u64::MAX),
+        ..all.clone()
+    };
+    assert_eq!(page(future), (Vec::new(), 0));
+    let until_now = LogFilter {
+        until: Some(u64::MAX),
+        ..all.clone()
+    };
+    assert_eq!(page(until_now), (owned(&expected), 3));
+    // Appends from four writers at once, sharing texts, all land whole.
+    let writers: Vec<_> = (0..4).map(|_| f.workspace().with_ledger(make())).collect();
+    std::thread::scope(|s| {
+        for writer in &writers {
+            s.spawn(move || {
+                for _ in 0..5 {
+                    writer
+                        .snapshot_pack(
+                            &SnapshotPackRequest {
+                                goal: "budget enforcement".into(),
+                                index: false,
+                                ..SnapshotPackRequest::default()
+                            },
+                            &PackOptions {
+                                record: Some(&shown_as[0]),
+                                ..PackOptions::default()
+                            },
+                        )
+                        .expect("a pack recorded by one of four writers");
+                }
+            });
+        }
+    });
+    let contents = make().read().expect("records");
+    assert_eq!(contents.records.len(), 23);
+    assert!(contents.torn.is_empty(), "{:?}", contents.torn);
+    assert_eq!(page(all).1, 23);
     // Texts are content-addressed and checked.
     let record = &make().read().expect("records").records[0];
     let hash = &record.hits[0].text;
     assert!(make().text(hash).expect("a text").len() > 10);
     assert!(make().text(&"0".repeat(64)).is_err());
+}
+
+fn owned(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|&id| id.to_owned()).collect()
 }
 
 #[test]

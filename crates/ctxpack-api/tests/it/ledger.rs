@@ -7,8 +7,9 @@ use ctxpack_api::config::{Config, ConfigOptions, Setting, Source};
 use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
     Access, ArtifactAddRequest, ArtifactInfo, ArtifactScope, Budget, BudgetCovers, Control,
-    DropReason, Error, ErrorKind, Format, Hint, IndexRequest, Meter, Pack, PackOptions, PackScope,
-    Recorded, RenderOptions, SelectRequest, SnapshotPackRequest, View, Workspace, render,
+    DropReason, Error, ErrorKind, Format, Hint, IndexRequest, LogFilter, Meter, Pack, PackOptions,
+    PackScope, Recorded, RenderOptions, SelectRequest, SnapshotPackRequest, View, Workspace,
+    render,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -639,6 +640,171 @@ fn a_torn_ledger_record_is_ignored_and_reported() {
     let ids: Vec<&str> = log.entries.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(ids, [second.as_str(), first.as_str()]);
     workspace.show(&second).expect("the new record replays");
+}
+
+/// Every page and every lookup by id, through the index: the same as the records file says.
+fn assert_pages_follow_the_records(workspace: &Workspace, what: &str) {
+    let ids = log_ids(workspace);
+    for limit in [1, 2, 50] {
+        for offset in 0..=ids.len() {
+            let page = workspace
+                .log_page(&LogFilter {
+                    offset,
+                    limit,
+                    ..LogFilter::default()
+                })
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let listed: Vec<&str> = page.entries.iter().map(|e| e.id.as_str()).collect();
+            let expected: Vec<&str> = ids
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(String::as_str)
+                .collect();
+            assert_eq!((listed, page.total), (expected, ids.len()), "{what}");
+        }
+    }
+    for id in &ids {
+        let shown = workspace
+            .show(id)
+            .unwrap_or_else(|e| panic!("{what}: {id}: {e}"));
+        assert_eq!(&shown.record.id, id, "{what}");
+    }
+}
+
+/// The index's lines, each whole.
+fn index_lines(f: &Fixture) -> Vec<Value> {
+    std::fs::read_to_string(f.store().join("ledger/index.jsonl"))
+        .expect("an index")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a whole index line"))
+        .collect()
+}
+
+#[test]
+fn the_ledger_index_is_derived_and_never_trusted_past_the_records() {
+    let (f, workspace) = indexed();
+    for goal in ["budget", "readme cakes", "configuration"] {
+        record(&workspace, &scoped(goal, PackScope::Durable), &TEXT);
+    }
+    let index = f.store().join("ledger/index.jsonl");
+    let records = f.store().join("ledger/packs.jsonl");
+    assert_eq!(index_lines(&f).len(), 3, "one index line per record");
+    assert_pages_follow_the_records(&workspace, "indexed");
+
+    // No index (a ledger written before there was one): read from the records; the next
+    // append indexes every record.
+    std::fs::remove_file(&index).expect("remove");
+    assert_pages_follow_the_records(&workspace, "no index");
+    record(&workspace, &scoped("cakes", PackScope::Durable), &TEXT);
+    assert_eq!(index_lines(&f).len(), 4);
+    assert_pages_follow_the_records(&workspace, "indexed again");
+
+    // A damaged line: the entries before it are used, the rest is read from the records, and
+    // the next append rewrites the index whole.
+    let text = std::fs::read_to_string(&index).expect("index");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1] = "{\"l\":2,\"o\":";
+    std::fs::write(&index, lines.join("\n") + "\n").expect("damage");
+    assert_pages_follow_the_records(&workspace, "damaged");
+    record(&workspace, &scoped("readme", PackScope::Durable), &TEXT);
+    assert_eq!(index_lines(&f).len(), 5);
+    assert_pages_follow_the_records(&workspace, "rewritten");
+
+    // An index that names a length past the records is not followed (nor allocated).
+    let huge = "{\"l\":1,\"o\":0,\"n\":18446744073709551000,\"i\":\"ab\",\"t\":0,\"g\":\"\"}\n";
+    std::fs::write(&index, huge).expect("tamper");
+    assert_pages_follow_the_records(&workspace, "a length past the records");
+
+    // Records rewritten in another order under an index of the old places: the index names
+    // lines that hold other records, so the records file is read instead.
+    record(
+        &workspace,
+        &scoped("budget cakes", PackScope::Durable),
+        &TEXT,
+    );
+    let text = std::fs::read_to_string(&records).expect("records");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.reverse();
+    std::fs::write(&records, lines.join("\n") + "\n").expect("reorder");
+    assert_pages_follow_the_records(&workspace, "reordered records");
+    assert_eq!(log_ids(&workspace).len(), 6);
+    // The next append finds its last line elsewhere and indexes the records again.
+    record(
+        &workspace,
+        &scoped("readme budget", PackScope::Durable),
+        &TEXT,
+    );
+    let lines = index_lines(&f);
+    let records_now = std::fs::read_to_string(&records).expect("records");
+    let ids: Vec<Value> = records_now
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a record")["id"].clone())
+        .collect();
+    let listed: Vec<Value> = lines.iter().map(|e| e["i"].clone()).collect();
+    assert_eq!(listed, ids);
+
+    // An index line that names another record's id: the record at its place is not that
+    // record, so the records file is read instead.
+    let text = std::fs::read_to_string(&index).expect("index");
+    let mut entries: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("an index line"))
+        .collect();
+    let (first, last) = (entries[0]["i"].clone(), entries[6]["i"].clone());
+    entries[0]["i"] = last;
+    entries[6]["i"] = first;
+    let swapped: String = entries.iter().map(|e| format!("{e}\n")).collect();
+    std::fs::write(&index, swapped).expect("swap");
+    assert_pages_follow_the_records(&workspace, "swapped ids");
+
+    // A record torn by a crash is an index line without an id, reported where it was.
+    let (f, workspace) = indexed();
+    record(&workspace, &scoped("budget", PackScope::Durable), &TEXT);
+    let mut bytes = std::fs::read(f.store().join("ledger/packs.jsonl")).expect("records");
+    bytes.extend_from_slice(br#"{"id":"0123","time":1,"surface":"pa"#);
+    std::fs::write(f.store().join("ledger/packs.jsonl"), &bytes).expect("tear");
+    let (_, second) = record(&workspace, &scoped("readme", PackScope::Durable), &TEXT);
+    let lines = index_lines(&f);
+    assert_eq!(lines.len(), 3);
+    assert!(lines[1].get("i").is_none(), "{}", lines[1]);
+    assert_eq!(lines[2]["l"], 3);
+    assert_eq!(workspace.show(&second).expect("shown").torn, [2]);
+    assert_pages_follow_the_records(&workspace, "torn");
+}
+
+#[test]
+fn concurrent_appends_are_indexed_in_order() {
+    let (f, workspace) = indexed();
+    let (pack, _) = build(&workspace, &scoped("budget", PackScope::Durable), None);
+    // Four writers with a ledger each, as four processes would have, appending at once.
+    std::thread::scope(|s| {
+        for writer in 0..4 {
+            let (f, pack) = (&f, &pack);
+            s.spawn(move || {
+                let ledger = ctxpack_store::Ledger::new(&f.store());
+                let context = ctxpack_store::RecordContext {
+                    surface: format!("writer {writer}"),
+                    ..ctxpack_store::RecordContext::default()
+                };
+                for _ in 0..25 {
+                    ledger.append(pack, &context).expect("appended");
+                }
+            });
+        }
+    });
+    let records = std::fs::read_to_string(f.store().join("ledger/packs.jsonl")).expect("records");
+    assert_eq!(records.lines().count(), 100, "no empty or torn lines");
+    let mut offset = 0;
+    for (n, (entry, line)) in index_lines(&f).iter().zip(records.lines()).enumerate() {
+        let record: Value = serde_json::from_str(line).expect("a whole record");
+        assert_eq!(entry["l"], n + 1);
+        assert_eq!(entry["o"], offset);
+        assert_eq!(entry["n"], line.len());
+        assert_eq!(entry["i"], record["id"]);
+        offset += line.len() + 1;
+    }
+    assert_eq!(index_lines(&f).len(), 100);
 }
 
 #[test]
