@@ -465,6 +465,19 @@ impl Ledger {
     /// record goes on.
     fn index_up_to(&self, file: &mut std::fs::File, len: u64) -> Result<usize, StoreError> {
         let path = self.root.join(Self::file());
+        // The usual case, read from the ends of both files: the index's last line is the
+        // records file's last record, where it says.
+        if let Some(last) = ledger_index::last(&self.root)?
+            && last.id.is_some()
+            && last.end() == len
+        {
+            let mut newline = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path))?;
+            file.read_exact(&mut newline).map_err(io(&path))?;
+            if newline[0] == b'\n' && ledger_index::record_at(file, &last, &path)?.is_some() {
+                return Ok(last.line + 1);
+            }
+        }
         let mut loaded = ledger_index::load(&self.root, len)?;
         // An index of records that were rewritten since (its last line not where it says) is
         // made again from the records.

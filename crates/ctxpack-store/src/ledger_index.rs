@@ -6,9 +6,11 @@
 //! and the records file is the truth. A reader trusts the index only as far as it is
 //! consistent with the records file (each entry after the one before, inside the file) and
 //! reads whatever follows that from the records file itself; a record found at an indexed
-//! place must carry the indexed id, or the reader falls back to the records file alone. The
-//! next append rewrites an index that is damaged or behind, so a crash, an older ctxpack that
-//! wrote records without indexing them, or a tampered index costs time, never an answer.
+//! place must carry the indexed id, or the reader falls back to the records file alone. An
+//! append reads only the ends of both files when the index's last line is the last record;
+//! otherwise it catches the index up, or rewrites it when it was damaged. So a crash, an
+//! older ctxpack that wrote records without indexing them, or a tampered index costs time,
+//! never an answer.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -157,6 +159,42 @@ pub(crate) fn load(root: &Path, records_len: u64) -> Result<Loaded, StoreError> 
         whole: consumed == bytes.len(),
         entries,
     })
+}
+
+/// The index's last entry, read from the end of the index file alone: `None` when the file
+/// is missing, does not end with a whole entry, or its last line is longer than a window.
+pub(crate) fn last(root: &Path) -> Result<Option<Entry>, StoreError> {
+    const WINDOW: u64 = 64 * 1024;
+    guard::no_link(root, file())?;
+    let path = root.join(file());
+    let mut index = match guard::open(root, file(), std::fs::OpenOptions::new().read(true)) {
+        Ok(index) => index,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let io = |source| StoreError::Io {
+        path: path.clone(),
+        source,
+    };
+    let meta = index.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let start = meta.len().saturating_sub(WINDOW);
+    let mut bytes = Vec::new();
+    index.seek(SeekFrom::Start(start)).map_err(io)?;
+    index.take(WINDOW).read_to_end(&mut bytes).map_err(io)?;
+    let Some(body) = bytes.strip_suffix(b"\n") else {
+        return Ok(None);
+    };
+    let line = match body.iter().rposition(|&b| b == b'\n') {
+        Some(newline) => &body[newline + 1..],
+        None if start == 0 => body,
+        None => return Ok(None),
+    };
+    Ok(serde_json::from_slice(line).ok())
 }
 
 /// Reads the record an entry points at from the records file, or `None` when what is there

@@ -700,13 +700,19 @@ fn the_ledger_index_is_derived_and_never_trusted_past_the_records() {
     assert_eq!(index_lines(&f).len(), 4);
     assert_pages_follow_the_records(&workspace, "indexed again");
 
-    // A damaged line: the entries before it are used, the rest is read from the records, and
-    // the next append rewrites the index whole.
+    // A damaged line inside: the entries before it are used, the rest is read from the
+    // records.
     let text = std::fs::read_to_string(&index).expect("index");
     let mut lines: Vec<&str> = text.lines().collect();
+    let whole = lines[1];
     lines[1] = "{\"l\":2,\"o\":";
     std::fs::write(&index, lines.join("\n") + "\n").expect("damage");
-    assert_pages_follow_the_records(&workspace, "damaged");
+    assert_pages_follow_the_records(&workspace, "damaged inside");
+    // A last line torn by a crash: the next append rewrites the index whole.
+    lines[1] = whole;
+    let torn = lines.join("\n");
+    std::fs::write(&index, &torn[..torn.len() - 5]).expect("tear");
+    assert_pages_follow_the_records(&workspace, "torn at the end");
     record(&workspace, &scoped("readme", PackScope::Durable), &TEXT);
     assert_eq!(index_lines(&f).len(), 5);
     assert_pages_follow_the_records(&workspace, "rewritten");
