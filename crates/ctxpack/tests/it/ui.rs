@@ -192,9 +192,9 @@ impl Browser {
             .runtime
             .block_on(self.client().screenshot())
             .expect("a screenshot");
-        let dir = screenshots();
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::write(dir.join(format!("{name}.png")), png).expect("saved");
+        let path = screenshots().join(format!("{name}.png"));
+        std::fs::create_dir_all(path.parent().expect("a directory")).expect("mkdir");
+        std::fs::write(&path, png).expect("saved");
         self.runtime
             .block_on(self.client().set_window_size(1280, 1000))
             .expect("resized");
