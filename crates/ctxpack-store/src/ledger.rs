@@ -507,6 +507,10 @@ impl Ledger {
     }
 
     fn append_index(&self, text: &[u8]) -> Result<(), StoreError> {
+        // Not a file to append to: the next append replaces it whole.
+        if ledger_index::is_irregular(&self.root) {
+            return Ok(());
+        }
         let rel = ledger_index::file();
         let mut index = guard::open(
             &self.root,

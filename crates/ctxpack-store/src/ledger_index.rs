@@ -4,13 +4,15 @@
 //!
 //! The index is derived: records are written first and indexed after, under the same lock,
 //! and the records file is the truth. A reader trusts the index only as far as it is
-//! consistent with the records file (each entry after the one before, inside the file) and
-//! reads whatever follows that from the records file itself; a record found at an indexed
+//! consistent with the records file (each entry where the one before ended, inside the file)
+//! and reads whatever follows that from the records file itself; a record found at an indexed
 //! place must carry the indexed id, or the reader falls back to the records file alone. An
 //! append reads only the ends of both files when the index's last line is the last record;
-//! otherwise it catches the index up, or rewrites it when it was damaged. So a crash, an
-//! older ctxpack that wrote records without indexing them, or a tampered index costs time,
-//! never an answer.
+//! otherwise it catches the index up, or rewrites it when it was damaged. So a crash or an
+//! older ctxpack that wrote records without indexing them costs time, never an answer. A
+//! tampered index can hide records from pages, as a tampered records file could hide them
+//! from everything, but never makes a reader look outside the records file, allocate more than
+//! it holds, or show a record under another id.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -107,6 +109,12 @@ pub(crate) fn scan(bytes: &[u8], offset: u64, first_line: usize) -> (Vec<Line>, 
     unreachable!("splitting yields at least one segment")
 }
 
+/// Whether something other than a regular file is where the index goes (a FIFO would block
+/// whoever opened it): such an index is not read or appended to, only replaced.
+pub(crate) fn is_irregular(root: &Path) -> bool {
+    std::fs::symlink_metadata(root.join(file())).is_ok_and(|m| !m.is_file())
+}
+
 /// The index as far as it is consistent with a records file of `records_len` bytes.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
@@ -125,9 +133,12 @@ impl Loaded {
 }
 
 /// Reads the index of the store at `root`, keeping the consistent entries before the first
-/// line that is torn, unreadable, out of order or outside a records file of `records_len`
-/// bytes.
+/// line that is torn, unreadable, not contiguous with the one before or outside a records
+/// file of `records_len` bytes.
 pub(crate) fn load(root: &Path, records_len: u64) -> Result<Loaded, StoreError> {
+    if is_irregular(root) {
+        return Ok(Loaded::default());
+    }
     let Some(bytes) = guard::read_regular(root, file())? else {
         return Ok(Loaded {
             entries: Vec::new(),
@@ -143,13 +154,21 @@ pub(crate) fn load(root: &Path, records_len: u64) -> Result<Loaded, StoreError> 
         let Ok(entry) = serde_json::from_slice::<Entry>(body) else {
             break;
         };
+        // Each entry starts where the one before ended, or after empty lines (one byte each):
+        // as many bytes skipped as lines.
         let (after, next_line) = entries.last().map_or((0, 1), |e| (e.end(), e.line + 1));
+        let contiguous = entry.offset.checked_sub(after).is_some_and(|gap| {
+            entry
+                .line
+                .checked_sub(next_line)
+                .is_some_and(|lines| gap == lines as u64)
+        });
         let fits = entry
             .offset
             .checked_add(entry.len)
             .and_then(|end| end.checked_add(1))
             .is_some_and(|end| end <= records_len);
-        if entry.offset < after || entry.line < next_line || !fits {
+        if !contiguous || !fits {
             break;
         }
         entries.push(entry);
@@ -166,6 +185,9 @@ pub(crate) fn load(root: &Path, records_len: u64) -> Result<Loaded, StoreError> 
 pub(crate) fn last(root: &Path) -> Result<Option<Entry>, StoreError> {
     const WINDOW: u64 = 64 * 1024;
     guard::no_link(root, file())?;
+    if is_irregular(root) {
+        return Ok(None);
+    }
     let path = root.join(file());
     let mut index = match guard::open(root, file(), std::fs::OpenOptions::new().read(true)) {
         Ok(index) => index,
@@ -178,11 +200,7 @@ pub(crate) fn last(root: &Path) -> Result<Option<Entry>, StoreError> {
         path: path.clone(),
         source,
     };
-    let meta = index.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Ok(None);
-    }
-    let start = meta.len().saturating_sub(WINDOW);
+    let start = index.metadata().map_err(io)?.len().saturating_sub(WINDOW);
     let mut bytes = Vec::new();
     index.seek(SeekFrom::Start(start)).map_err(io)?;
     index.take(WINDOW).read_to_end(&mut bytes).map_err(io)?;

@@ -717,6 +717,29 @@ fn the_ledger_index_is_derived_and_never_trusted_past_the_records() {
     assert_eq!(index_lines(&f).len(), 5);
     assert_pages_follow_the_records(&workspace, "rewritten");
 
+    // An index that starts at a later record is not followed: its first entry is not where
+    // the records start.
+    let text = std::fs::read_to_string(&index).expect("index");
+    let last = text.lines().last().expect("a line");
+    std::fs::write(&index, format!("{last}\n")).expect("truncate");
+    assert_pages_follow_the_records(&workspace, "an index that starts late");
+
+    // Something other than a file where the index goes is never opened (a FIFO would block),
+    // and the next append replaces it.
+    std::fs::remove_file(&index).expect("remove");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&index)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success());
+    assert_pages_follow_the_records(&workspace, "a FIFO index");
+    record(
+        &workspace,
+        &scoped("cakes budget", PackScope::Durable),
+        &TEXT,
+    );
+    assert_eq!(index_lines(&f).len(), 6);
+
     // An index that names a length past the records is not followed (nor allocated).
     let huge = "{\"l\":1,\"o\":0,\"n\":18446744073709551000,\"i\":\"ab\",\"t\":0,\"g\":\"\"}\n";
     std::fs::write(&index, huge).expect("tamper");
@@ -734,7 +757,7 @@ fn the_ledger_index_is_derived_and_never_trusted_past_the_records() {
     lines.reverse();
     std::fs::write(&records, lines.join("\n") + "\n").expect("reorder");
     assert_pages_follow_the_records(&workspace, "reordered records");
-    assert_eq!(log_ids(&workspace).len(), 6);
+    assert_eq!(log_ids(&workspace).len(), 7);
     // The next append finds its last line elsewhere and indexes the records again.
     record(
         &workspace,
@@ -757,9 +780,9 @@ fn the_ledger_index_is_derived_and_never_trusted_past_the_records() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("an index line"))
         .collect();
-    let (first, last) = (entries[0]["i"].clone(), entries[6]["i"].clone());
+    let (first, last) = (entries[0]["i"].clone(), entries[7]["i"].clone());
     entries[0]["i"] = last;
-    entries[6]["i"] = first;
+    entries[7]["i"] = first;
     let swapped: String = entries.iter().map(|e| format!("{e}\n")).collect();
     std::fs::write(&index, swapped).expect("swap");
     assert_pages_follow_the_records(&workspace, "swapped ids");
