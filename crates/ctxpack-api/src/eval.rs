@@ -31,7 +31,7 @@ pub struct EvalRequest {
     /// ctxpack's meter (the references use `approx`, as they are defined).
     #[schemars(with = "schema::Meter")]
     pub meter: Meter,
-    /// Reference rankers to run beside ctxpack: `bm25` and `dump`.
+    /// Reference rankers to run beside ctxpack: `bm25`, `bm25-path` and `dump`.
     pub baselines: Vec<String>,
     /// Candidates offered to selection: sized to the budget (the default, as `pack` sizes
     /// them: [`candidates_for`], widened while the pool runs out before the budget does) or
@@ -58,7 +58,7 @@ impl Default for EvalRequest {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EvalRow {
-    /// `ctxpack`, `bm25` or `dump`.
+    /// `ctxpack`, `bm25`, `bm25-path` or `dump`.
     pub ranker: String,
     /// The budget.
     pub budget: u64,
@@ -201,10 +201,10 @@ impl Workspace {
             return Err(Error::invalid_field("top_k", "must be at least 1"));
         }
         for b in &request.baselines {
-            if !matches!(b.as_str(), "bm25" | "dump" | "none") {
+            if !matches!(b.as_str(), "bm25" | "bm25-path" | "dump" | "none") {
                 return Err(Error::invalid_field(
                     "baselines",
-                    format!("unknown baseline `{b}`: expected bm25, dump or none"),
+                    format!("unknown baseline `{b}`: expected bm25, bm25-path, dump or none"),
                 ));
             }
         }
@@ -247,6 +247,7 @@ impl Workspace {
                             ctxpack_pack(&store, &sha, &task.goal, budget, request, &options)?
                         }
                         "bm25" => eval::bm25(&files, &task.goal, budget, Meter::Approx),
+                        "bm25-path" => eval::bm25_path(&files, &task.goal, budget, Meter::Approx),
                         _ => eval::dump(&files, budget, Meter::Approx),
                     };
                     let t = &mut tallies[ri][bi];
@@ -366,13 +367,13 @@ impl std::fmt::Display for EvalReport {
         )?;
         writeln!(
             f,
-            "{:<8} {:>7} {:>7} {:>8} {:>6} {:>9} {:>9}",
+            "{:<9} {:>7} {:>7} {:>8} {:>6} {:>9} {:>9}",
             "ranker", "budget", "recall", "hit-rate", "mrr", "tok-prec", "ms/pack"
         )?;
         for r in &self.results {
             writeln!(
                 f,
-                "{:<8} {:>7} {:>7.3} {:>8.3} {:>6.3} {:>9.3} {:>9.1}",
+                "{:<9} {:>7} {:>7.3} {:>8.3} {:>6.3} {:>9.3} {:>9.1}",
                 r.ranker,
                 r.budget,
                 r.file_recall,

@@ -298,81 +298,206 @@ pub fn dump(files: &[(String, String)], budget: u64, meter: Meter) -> PackedPath
 /// The `bm25` reference: BM25 (k1 = 1.2, b = 0.75) over fixed 40-line windows with plain
 /// lowercase word terms, best first, drop-and-continue under the budget.
 pub fn bm25(files: &[(String, String)], goal: &str, budget: u64, meter: Meter) -> PackedPaths {
-    const WINDOW: usize = 40;
-    fn terms(text: &str) -> Vec<String> {
-        text.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect()
-    }
-    let query: Vec<String> = {
-        let mut seen = HashSet::new();
-        terms(goal)
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .collect()
-    };
-    let mut windows: Vec<(usize, String, BTreeMap<String, u32>, usize)> = Vec::new();
-    for (fi, (_, text)) in files.iter().enumerate() {
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        for chunk in lines.chunks(WINDOW) {
-            let body: String = chunk.concat();
-            let mut tf: BTreeMap<String, u32> = BTreeMap::new();
-            let mut len = 0;
-            for t in terms(&body) {
-                len += 1;
-                if query.contains(&t) {
-                    *tf.entry(t).or_default() += 1;
-                }
-            }
-            windows.push((fi, body, tf, len));
-        }
-    }
-    let n = windows.len().max(1) as f64;
-    let avg = windows.iter().map(|w| w.3).sum::<usize>() as f64 / n;
-    let df: HashMap<&str, usize> = query
+    let windows = Windows::scored(files, goal);
+    let mut order: Vec<(f64, usize)> = windows.scores.clone();
+    order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    windows.pack(files, order.into_iter().map(|(_, i)| i), budget, meter)
+}
+
+/// The `bm25-path` reference: the `bm25` windows, each score multiplied by (1 + 0.5 × the
+/// number of the goal's terms in the file's path), each file's best window first (best
+/// first), then every other window (best first), drop-and-continue under the budget.
+pub fn bm25_path(files: &[(String, String)], goal: &str, budget: u64, meter: Meter) -> PackedPaths {
+    let windows = Windows::scored(files, goal);
+    let boosts: Vec<f64> = files
         .iter()
-        .map(|q| {
-            (
-                q.as_str(),
-                windows.iter().filter(|w| w.2.contains_key(q)).count(),
-            )
-        })
-        .collect();
-    let mut scored: Vec<(f64, usize)> = windows
-        .iter()
-        .enumerate()
-        .map(|(i, (_, _, tf, len))| {
-            let s: f64 = tf
+        .map(|(path, _)| {
+            let in_path: HashSet<String> = terms(path).into_iter().collect();
+            let named = windows
+                .query
                 .iter()
-                .map(|(t, &f)| {
-                    let d = df.get(t.as_str()).copied().unwrap_or(0) as f64;
-                    let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
-                    let f = f64::from(f);
-                    idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * *len as f64 / avg.max(1.0)))
-                })
-                .sum();
-            (s, i)
+                .filter(|q| in_path.contains(*q))
+                .count();
+            1.0 + 0.5 * named as f64
         })
-        .filter(|(s, _)| *s > 0.0)
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut left = budget;
-    let mut hits = Vec::new();
-    for (_, i) in scored {
-        let (fi, body, _, _) = &windows[i];
-        let cost = meter.count(body);
-        if cost <= left {
-            left -= cost;
-            hits.push((files[*fi].0.clone(), cost));
+    let mut boosted: Vec<(f64, usize)> = windows
+        .scores
+        .iter()
+        .map(|&(score, i)| (score * boosts[windows.file[i]], i))
+        .collect();
+    boosted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut seen = HashSet::new();
+    let (firsts, rest): (Vec<_>, Vec<_>) = boosted
+        .into_iter()
+        .partition(|&(_, i)| seen.insert(windows.file[i]));
+    let order = firsts.into_iter().chain(rest).map(|(_, i)| i);
+    windows.pack(files, order, budget, meter)
+}
+
+/// Plain lowercase word terms.
+fn terms(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The 40-line windows of a snapshot's files, scored by BM25 against a goal.
+struct Windows {
+    /// The goal's distinct terms.
+    query: Vec<String>,
+    /// Each window's file (an index into the files) and text.
+    file: Vec<usize>,
+    body: Vec<String>,
+    /// `(score, window)` for every window that matches the goal.
+    scores: Vec<(f64, usize)>,
+}
+
+impl Windows {
+    fn scored(files: &[(String, String)], goal: &str) -> Windows {
+        const WINDOW: usize = 40;
+        let query: Vec<String> = {
+            let mut seen = HashSet::new();
+            terms(goal)
+                .into_iter()
+                .filter(|t| seen.insert(t.clone()))
+                .collect()
+        };
+        let (mut file, mut body, mut tfs, mut lens) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (fi, (_, text)) in files.iter().enumerate() {
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            for chunk in lines.chunks(WINDOW) {
+                let text: String = chunk.concat();
+                let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+                let mut len = 0;
+                for t in terms(&text) {
+                    len += 1;
+                    if query.contains(&t) {
+                        *tf.entry(t).or_default() += 1;
+                    }
+                }
+                file.push(fi);
+                body.push(text);
+                tfs.push(tf);
+                lens.push(len);
+            }
+        }
+        let n = body.len().max(1) as f64;
+        let avg = lens.iter().sum::<usize>() as f64 / n;
+        let df: HashMap<&str, usize> = query
+            .iter()
+            .map(|q| {
+                (
+                    q.as_str(),
+                    tfs.iter().filter(|tf| tf.contains_key(q)).count(),
+                )
+            })
+            .collect();
+        let scores = tfs
+            .iter()
+            .zip(&lens)
+            .enumerate()
+            .map(|(i, (tf, len))| {
+                let s: f64 = tf
+                    .iter()
+                    .map(|(t, &f)| {
+                        let d = df.get(t.as_str()).copied().unwrap_or(0) as f64;
+                        let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
+                        let f = f64::from(f);
+                        idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * *len as f64 / avg.max(1.0)))
+                    })
+                    .sum();
+                (s, i)
+            })
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        Windows {
+            query,
+            file,
+            body,
+            scores,
         }
     }
-    PackedPaths { hits }
+
+    /// The windows in `order`, each kept while it fits the budget (drop-and-continue).
+    fn pack(
+        &self,
+        files: &[(String, String)],
+        order: impl Iterator<Item = usize>,
+        budget: u64,
+        meter: Meter,
+    ) -> PackedPaths {
+        let mut left = budget;
+        let mut hits = Vec::new();
+        for i in order {
+            let cost = meter.count(&self.body[i]);
+            if cost <= left {
+                left -= cost;
+                hits.push((files[self.file[i]].0.clone(), cost));
+            }
+        }
+        PackedPaths { hits }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn paths(packed: &PackedPaths) -> Vec<&str> {
+        packed.hits.iter().map(|(p, _)| p.as_str()).collect()
+    }
+
+    #[test]
+    fn bm25_path_boosts_paths_that_name_the_goal() {
+        let text = "fn check() { budget budget }\n";
+        let files = vec![
+            ("src/alpha.rs".to_owned(), text.to_owned()),
+            ("src/budget/enforce.rs".to_owned(), text.to_owned()),
+            ("src/omega.rs".to_owned(), "nothing here\n".to_owned()),
+        ];
+        let goal = "Enforce the budget";
+        // Equal text scores: plain BM25 keeps window order; the path boost (two goal terms
+        // in `src/budget/enforce.rs`: × 2) puts the file that names them first.
+        assert_eq!(
+            paths(&bm25(&files, goal, 10_000, Meter::Approx)),
+            ["src/alpha.rs", "src/budget/enforce.rs"]
+        );
+        assert_eq!(
+            paths(&bm25_path(&files, goal, 10_000, Meter::Approx)),
+            ["src/budget/enforce.rs", "src/alpha.rs"]
+        );
+    }
+
+    #[test]
+    fn bm25_path_takes_one_window_per_file_first() {
+        // `a.rs` has two strong 40-line windows; `b.rs` one weaker window.
+        let strong = "budget budget budget\n".repeat(40);
+        let files = vec![
+            ("a.rs".to_owned(), format!("{strong}{strong}")),
+            (
+                "b.rs".to_owned(),
+                format!("budget\n{}", "other words\n".repeat(39)),
+            ),
+        ];
+        assert_eq!(
+            paths(&bm25(&files, "budget", 100_000, Meter::Approx)),
+            ["a.rs", "a.rs", "b.rs"]
+        );
+        assert_eq!(
+            paths(&bm25_path(&files, "budget", 100_000, Meter::Approx)),
+            ["a.rs", "b.rs", "a.rs"]
+        );
+        // Drop-and-continue: a budget for one strong window and the weak one keeps both files.
+        let one = Meter::Approx.count(&strong);
+        let weak = Meter::Approx.count(&files[1].1);
+        assert_eq!(
+            paths(&bm25_path(&files, "budget", one + weak, Meter::Approx)),
+            ["a.rs", "b.rs"]
+        );
+    }
 
     #[test]
     fn goals_are_cleaned() {

@@ -202,6 +202,18 @@ fn rankers_and_ablations_are_chosen_by_the_request() {
     let rankers: Vec<&str> = report.results.iter().map(|r| r.ranker.as_str()).collect();
     assert_eq!(rankers, ["ctxpack"]);
     assert_eq!(report.ablate, ["file-evidence", "test-prior"]);
+    // The path-boosted reference is a ranker of its own, beside plain BM25.
+    let request = EvalRequest {
+        baselines: vec!["bm25".into(), "bm25-path".into()],
+        ..at_budgets(&[400])
+    };
+    let report = eval(&workspace, &tasks, &request);
+    let rankers: Vec<&str> = report.results.iter().map(|r| r.ranker.as_str()).collect();
+    assert_eq!(rankers, ["ctxpack", "bm25", "bm25-path"]);
+    assert!(
+        report.results.iter().all(|r| r.file_recall > 0.0),
+        "{report:?}"
+    );
 }
 
 #[test]

@@ -31,7 +31,8 @@ pub struct EvalOptions {
     /// ctxpack's meter (the references use `approx`, as they are defined).
     #[arg(long, default_value_t = EvalRequest::default().meter, value_parser = parse::<Meter>)]
     pub meter: Meter,
-    /// Reference rankers to run beside ctxpack: `bm25`, `dump`, or `none`.
+    /// Reference rankers to run beside ctxpack: `bm25`, `bm25-path` (BM25 with a boost for
+    /// goal terms in the path, one window per file first), `dump`, or `none`.
     #[arg(long = "baseline", value_delimiter = ',', default_values_t = EvalRequest::default().baselines)]
     pub baselines: Vec<String>,
     /// Output format: text or json.
