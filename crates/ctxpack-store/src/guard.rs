@@ -128,10 +128,9 @@ fn link_or_io(path: PathBuf, source: std::io::Error) -> StoreError {
     }
 }
 
-/// Reads a whole regular file below `root`; `Ok(None)` when it does not exist. Anything else
-/// at the path (a link, a FIFO that would block the reader forever, a device) is refused.
-pub(crate) fn read_regular(root: &Path, rel: &Path) -> Result<Option<Vec<u8>>, StoreError> {
-    use std::io::Read as _;
+/// Opens a regular file below `root` for reading; `Ok(None)` when it does not exist. Anything
+/// else at the path (a link, a FIFO that would block the reader forever, a device) is refused.
+pub(crate) fn open_regular(root: &Path, rel: &Path) -> Result<Option<File>, StoreError> {
     no_link(root, rel)?;
     let path = root.join(rel);
     match std::fs::symlink_metadata(&path) {
@@ -145,10 +144,21 @@ pub(crate) fn read_regular(root: &Path, rel: &Path) -> Result<Option<Vec<u8>>, S
         }
         Ok(_) => {}
     }
-    let mut file = open(root, rel, OpenOptions::new().read(true))?;
+    open(root, rel, OpenOptions::new().read(true)).map(Some)
+}
+
+/// Reads a whole regular file below `root`, as [`open_regular`] opens it.
+pub(crate) fn read_regular(root: &Path, rel: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    use std::io::Read as _;
+    let Some(mut file) = open_regular(root, rel)? else {
+        return Ok(None);
+    };
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
-        .map_err(|source| StoreError::Io { path, source })?;
+        .map_err(|source| StoreError::Io {
+            path: root.join(rel),
+            source,
+        })?;
     Ok(Some(bytes))
 }
 

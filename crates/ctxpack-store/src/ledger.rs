@@ -277,6 +277,21 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
+/// The bytes of `file` (at `path`) from `start` up to `end`.
+fn read_between(
+    file: &mut std::fs::File,
+    path: &Path,
+    start: u64,
+    end: u64,
+) -> Result<Vec<u8>, StoreError> {
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(start)).map_err(io(path))?;
+    file.take(end.saturating_sub(start))
+        .read_to_end(&mut bytes)
+        .map_err(io(path))?;
+    Ok(bytes)
+}
+
 /// Whether `hash` can name a text: a SHA-256 in lowercase hex, so no record can point a path
 /// outside the ledger.
 fn is_hash(hash: &str) -> bool {
@@ -487,11 +502,7 @@ impl Ledger {
             loaded = ledger_index::Loaded::default();
         }
         let (covered, first_line) = loaded.covered();
-        let mut tail = Vec::new();
-        file.seek(SeekFrom::Start(covered)).map_err(io(&path))?;
-        file.take(len - covered)
-            .read_to_end(&mut tail)
-            .map_err(io(&path))?;
+        let tail = read_between(file, &path, covered, len)?;
         let (lines, next) = ledger_index::scan(&tail, covered, first_line);
         let added: Vec<ledger_index::Entry> = lines.into_iter().map(|l| l.entry).collect();
         if loaded.whole {
@@ -535,29 +546,14 @@ impl Ledger {
     /// Every line of the records file, from the index as far as it holds and from the file
     /// after that; `None` when nothing was recorded yet.
     fn indexed(&self) -> Result<Option<Indexed>, StoreError> {
-        guard::no_link(&self.root, Self::file())?;
+        let Some(mut file) = guard::open_regular(&self.root, Self::file())? else {
+            return Ok(None);
+        };
         let path = self.root.join(Self::file());
-        match std::fs::symlink_metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(StoreError::Io { path, source }),
-            Ok(meta) if !meta.is_file() => {
-                return Err(StoreError::Corrupt {
-                    dir: self.root.clone(),
-                    detail: format!("{} is not a regular file", path.display()),
-                });
-            }
-            Ok(_) => {}
-        }
-        let mut file = guard::open(&self.root, Self::file(), OpenOptions::new().read(true))?;
         let len = file.metadata().map_err(io(&path))?.len();
         let loaded = ledger_index::load(&self.root, len)?;
         let (covered, first_line) = loaded.covered();
-        let mut tail = Vec::new();
-        file.seek(SeekFrom::Start(covered)).map_err(io(&path))?;
-        (&mut file)
-            .take(len - covered)
-            .read_to_end(&mut tail)
-            .map_err(io(&path))?;
+        let tail = read_between(&mut file, &path, covered, len)?;
         let (scanned, _) = ledger_index::scan(&tail, covered, first_line);
         let mut lines: Vec<ledger_index::Line> = loaded
             .entries
@@ -598,15 +594,16 @@ impl Ledger {
         let Some(mut indexed) = self.indexed()? else {
             return Ok(LedgerPage::default());
         };
-        let whole: Vec<usize> = (0..indexed.lines.len())
+        // The lines that hold whole records, newest first.
+        let newest_first: Vec<usize> = (0..indexed.lines.len())
             .rev()
             .filter(|&i| indexed.lines[i].entry.id.is_some())
             .collect();
-        let (page, total) = query.select(whole.iter().map(|&i| {
+        let (page, total) = query.select(newest_first.iter().map(|&i| {
             let entry = &indexed.lines[i].entry;
             (entry.time, entry.goal.as_str())
         }));
-        if let Some(records) = self.load(&mut indexed, page.iter().map(|&p| whole[p]))? {
+        if let Some(records) = self.load(&mut indexed, page.iter().map(|&p| newest_first[p]))? {
             return Ok(LedgerPage { records, total });
         }
         // The index is stale: read every record.

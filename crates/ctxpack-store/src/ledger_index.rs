@@ -75,6 +75,7 @@ pub(crate) fn scan(bytes: &[u8], offset: u64, first_line: usize) -> (Vec<Line>, 
     let mut lines = Vec::new();
     let mut start = offset;
     let mut number = first_line;
+    let mut next = first_line;
     let mut segments = bytes.split(|&b| b == b'\n').peekable();
     while let Some(segment) = segments.next() {
         let last = segments.peek().is_none();
@@ -96,17 +97,17 @@ pub(crate) fn scan(bytes: &[u8], offset: u64, first_line: usize) -> (Vec<Line>, 
             });
         }
         if last {
-            let next = if segment.is_empty() {
+            next = if segment.is_empty() {
                 number
             } else {
                 number + 1
             };
-            return (lines, next);
+            break;
         }
         start += segment.len() as u64 + 1;
         number += 1;
     }
-    unreachable!("splitting yields at least one segment")
+    (lines, next)
 }
 
 /// Whether something other than a regular file is where the index goes (a FIFO would block
