@@ -10,6 +10,8 @@ command itself. For every task it runs, with the repository as the working direc
 parses the JSON pack and scores the cited files against the task's gold files:
 
     file recall = |cited paths ∩ gold| / |gold|      (mean over tasks)
+    body recall = share of gold files with at least min(10, the file's lines) of their lines
+                  in the pack (the hits' line ranges, as far as their text goes)
     hit rate    = share of tasks with at least one gold file cited
 
 A hit's path is its `path` field (else `location`, else the part of its citation
@@ -34,6 +36,7 @@ Usage:
         --json new.json /tmp/new/fd /tmp/new/click
     scripts/pack_recall.py table old.json        # one label: repository x budget
     scripts/pack_recall.py compare old.json new.json   # before/after, one table per budget
+    scripts/pack_recall.py compare --large cargo,terraform,mypy old.json new.json
 
 `run` prints the Markdown table when done; `--budgets` defaults to 2000,8000,32000. Packs run
 one at a time. Python 3 standard library only.
@@ -73,6 +76,37 @@ def hit_path(hit):
     return citation.rsplit("#L", 1)[0] if "#L" in citation else None
 
 
+def file_lines(repo, at, path, cache={}):
+    """Lines of `path` at commit `at` (0 when it cannot be read)."""
+    key = (repo, at, path)
+    if key not in cache:
+        proc = subprocess.run(["git", "cat-file", "-p", "%s:%s" % (at, path)], cwd=repo,
+                              capture_output=True)
+        text = proc.stdout if proc.returncode == 0 else b""
+        cache[key] = text.count(b"\n") + (1 if text and not text.endswith(b"\n") else 0)
+    return cache[key]
+
+
+def lines_shown(doc):
+    """Path -> set of line numbers whose text the pack shows."""
+    shown = {}
+    for hit in doc.get("hits", []):
+        path, start, end = hit_path(hit), hit.get("startLine"), hit.get("endLine")
+        if not path or not isinstance(start, int) or not isinstance(end, int):
+            continue
+        text = hit.get("text") or ""
+        end = min(end, start + text.count("\n") - (1 if text.endswith("\n") else 0))
+        shown.setdefault(path, set()).update(range(start, end + 1))
+    return shown
+
+
+def body_found(repo, task, doc):
+    """Gold files with at least min(10, their lines) lines in the pack."""
+    shown = lines_shown(doc)
+    return sum(1 for g in task["gold"]
+               if len(shown.get(g, ())) >= max(1, min(10, file_lines(repo, task["at"], g))))
+
+
 def pack(binary, repo, task, budget):
     """Runs one pack; returns (cited paths or None on failure, JSON pack, seconds, exit code)."""
     cmd = [binary, "pack", task["goal"], "--at", task["at"], "--budget", str(budget),
@@ -97,11 +131,12 @@ def run_repo(args, repo):
     if not os.path.exists(task_file):
         mine(args.bin, os.path.abspath(repo), args.commits, task_file)
     tasks = load_tasks(task_file)
-    per = {b: {"recall": [], "hit": [], "used": [], "rendered": [], "seconds": [], "errors": 0} for b in args.budgets}
+    per = {b: {"recall": [], "body": [], "hit": [], "used": [], "rendered": [], "seconds": [], "errors": 0} for b in args.budgets}
     per_task = []
     for i, task in enumerate(tasks):
         gold = set(task["gold"])
-        per_task.append({"at": task["at"], "gold": sorted(gold), "recall": {}})
+        per_task.append({"at": task["at"], "gold": sorted(gold), "recall": {}, "body": {},
+                         "cited": {}})
         if args.prepare:
             subprocess.run([args.bin, "index", "--at", task["at"]], cwd=repo,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -115,6 +150,9 @@ def run_repo(args, repo):
             found = len(gold & paths)
             r["recall"].append(found / len(gold) if gold else 0.0)
             per_task[-1]["recall"][str(b)] = r["recall"][-1]
+            r["body"].append(body_found(repo, task, doc) / len(gold) if gold else 0.0)
+            per_task[-1]["body"][str(b)] = r["body"][-1]
+            per_task[-1]["cited"][str(b)] = sorted(paths)
             r["hit"].append(1.0 if found else 0.0)
             r["used"].append(doc.get("usedTokens", 0))
             r["rendered"].append(doc.get("renderedTokens", doc.get("usedTokens", 0)))
@@ -125,6 +163,7 @@ def run_repo(args, repo):
     for b, r in per.items():
         results[str(b)] = {
             "recall": statistics.fmean(r["recall"]) if r["recall"] else 0.0,
+            "bodyRecall": statistics.fmean(r["body"]) if r["body"] else 0.0,
             "hitRate": statistics.fmean(r["hit"]) if r["hit"] else 0.0,
             "meanUsedTokens": statistics.fmean(r["used"]) if r["used"] else 0.0,
             # the whole printed pack where the binary reports it, else the content
@@ -139,38 +178,56 @@ def run_repo(args, repo):
 def table(doc):
     budgets = doc["budgets"]
     repos = list(doc["repos"])
-    head = ["repository"] + ["recall @ %d" % b for b in budgets] + ["hit rate @ %d" % b for b in budgets]
+    head = (["repository"] + ["recall @ %d" % b for b in budgets]
+            + ["body recall @ %d" % b for b in budgets] + ["hit rate @ %d" % b for b in budgets])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name in repos + ["mean"]:
         cells = [name if name != "mean" else "**mean**"]
-        for key in ("recall", "hitRate"):
+        for key in ("recall", "bodyRecall", "hitRate"):
             for b in budgets:
-                xs = [doc["repos"][r]["results"][str(b)][key] for r in (repos if name == "mean" else [name])]
+                xs = [doc["repos"][r]["results"][str(b)].get(key, 0.0) for r in (repos if name == "mean" else [name])]
                 cell = "%.3f" % statistics.fmean(xs)
                 cells.append("**%s**" % cell if name == "mean" else cell)
         lines.append("| " + " | ".join(cells) + " |")
     return "%s (%s)\n\n%s" % (doc["label"], doc["bin"], "\n".join(lines))
 
 
-def compare(old, new):
+def compare(old, new, large=()):
+    """Before/after tables, one per budget; `large` names repositories that get a mean of
+    their own beside the mean of the others and of all."""
     repos = [r for r in old["repos"] if r in new["repos"]]
+    groups = [("mean", repos)]
+    if set(large) & set(repos):
+        groups = [("mean of the others", [r for r in repos if r not in large]),
+                  ("mean of " + ", ".join(r for r in repos if r in large),
+                   [r for r in repos if r in large]),
+                  ("mean of all", repos)]
+    keys = ("recall", "bodyRecall", "hitRate")
     out = []
     for b in old["budgets"]:
         if b not in new["budgets"]:
             continue
         out.append("#### Budget %d\n" % b)
-        out.append("| repository | %s recall | %s recall | change | %s hit rate | %s hit rate |"
-                   % (old["label"], new["label"], old["label"], new["label"]))
-        out.append("| --- | --- | --- | --- | --- | --- |")
-        rows = []
+        out.append("| repository | %s recall | %s recall | change | %s body recall | %s body recall "
+                   "| %s hit rate | %s hit rate |" % ((old["label"], new["label"], old["label"],
+                                                       new["label"], old["label"], new["label"])))
+        out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        rows = {}
         for r in repos:
             o, n = old["repos"][r]["results"][str(b)], new["repos"][r]["results"][str(b)]
-            rows.append((o["recall"], n["recall"], o["hitRate"], n["hitRate"]))
-            out.append("| %s | %.3f | %.3f | %+.3f | %.3f | %.3f |"
-                       % (r, o["recall"], n["recall"], n["recall"] - o["recall"], o["hitRate"], n["hitRate"]))
-        m = [statistics.fmean(x[i] for x in rows) for i in range(4)]
-        out.append("| **mean** | **%.3f** | **%.3f** | **%+.3f** | **%.3f** | **%.3f** |"
-                   % (m[0], m[1], m[1] - m[0], m[2], m[3]))
+            rows[r] = [(o.get(k, 0.0), n.get(k, 0.0)) for k in keys]
+        def line(name, cells, bold=False):
+            (ro, rn), (bo, bn), (ho, hn) = cells
+            fmt = "**%.3f**" if bold else "%.3f"
+            text = [fmt % ro, fmt % rn, ("**%+.3f**" if bold else "%+.3f") % (rn - ro),
+                    fmt % bo, fmt % bn, fmt % ho, fmt % hn]
+            out.append("| %s | %s |" % ("**%s**" % name if bold else name, " | ".join(text)))
+        for r in repos:
+            line(r, rows[r])
+        for name, members in groups:
+            cells = [tuple(statistics.fmean(rows[r][i][j] for r in members) for j in (0, 1))
+                     for i in range(len(keys))]
+            line(name, cells, bold=True)
         out.append("")
     return "\n".join(out)
 
@@ -192,6 +249,7 @@ def main():
     c = sub.add_parser("compare", help="before/after tables of two results files")
     c.add_argument("old")
     c.add_argument("new")
+    c.add_argument("--large", default="", help="repositories with a mean of their own, comma-separated")
     args = parser.parse_args()
 
     if args.cmd == "table":
@@ -200,7 +258,7 @@ def main():
     if args.cmd == "compare":
         old = json.load(open(args.old, encoding="utf-8"))
         new = json.load(open(args.new, encoding="utf-8"))
-        print(compare(old, new))
+        print(compare(old, new, [r for r in args.large.split(",") if r]))
         return
     args.bin = os.path.abspath(args.bin)
     args.budgets = [int(b) for b in args.budgets.split(",")]

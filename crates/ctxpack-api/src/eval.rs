@@ -1,9 +1,11 @@
 //! Pack quality on a repository's own history, beside reference rankers.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use ctxpack_core::{Budget, Meter, PackRequest, Selector};
-use ctxpack_index::eval::{self, PackedPaths, Score, Task};
+use ctxpack_index::eval::{self, PackedHit, PackedPaths, Score, Task};
+use ctxpack_index::git::Repo;
 use ctxpack_index::retrieve::{RetrieveOptions, Scope};
 use ctxpack_store::Store;
 use schemars::JsonSchema;
@@ -13,7 +15,7 @@ use crate::control::{Control, Progress};
 use crate::error::{Error, Result};
 use crate::index::IndexRequest;
 use crate::schema;
-use crate::snapshot::{Selected, TopK, retrieve_and_select};
+use crate::snapshot::{Selected, TopK, past, retrieve_and_select};
 use crate::workspace::Workspace;
 
 pub use crate::snapshot::candidates_for;
@@ -64,6 +66,9 @@ pub struct EvalRow {
     pub budget: u64,
     /// Mean share of gold files cited.
     pub file_recall: f64,
+    /// Mean share of gold files whose text the pack shows: at least ten of their lines, or
+    /// all of a shorter file.
+    pub body_recall: f64,
     /// Share of tasks with at least one gold file cited.
     pub hit_rate: f64,
     /// Mean reciprocal rank of the first gold file.
@@ -143,10 +148,14 @@ fn retrieve_options(ablate: &[String]) -> Result<RetrieveOptions> {
         match part.as_str() {
             "file-evidence" => options.file_weight = 0.0,
             "test-prior" => options.test_prior = 1.0,
+            "history" => options.history_weight = 0.0,
+            "cochange" => options.cochange_weight = 0.0,
             other => {
                 return Err(Error::invalid_field(
                     "ablate",
-                    format!("unknown ablation `{other}`: expected file-evidence or test-prior"),
+                    format!(
+                        "unknown ablation `{other}`: expected file-evidence, test-prior, history or cochange"
+                    ),
                 ));
             }
         }
@@ -239,19 +248,22 @@ impl Workspace {
             } else {
                 Vec::new()
             };
+            let gold_lines = gold_lines(&repo, &store, &sha, &task.gold)?;
             for (bi, &budget) in request.budgets.iter().enumerate() {
                 for (ri, ranker) in rankers.iter().enumerate() {
                     let started = Instant::now();
                     let packed = match ranker.as_str() {
-                        "ctxpack" => {
-                            ctxpack_pack(&store, &sha, &task.goal, budget, request, &options)?
-                        }
+                        "ctxpack" => ctxpack_pack(
+                            &store, &repo, &sha, &task.goal, budget, request, &options,
+                        )?,
                         "bm25" => eval::bm25(&files, &task.goal, budget, Meter::Approx),
                         "bm25-path" => eval::bm25_path(&files, &task.goal, budget, Meter::Approx),
                         _ => eval::dump(&files, budget, Meter::Approx),
                     };
                     let t = &mut tallies[ri][bi];
-                    t.scores.push(eval::score(&packed, &task.gold));
+                    t.scores.push(eval::score(&packed, &task.gold, |path| {
+                        gold_lines.get(path).copied().unwrap_or(0)
+                    }));
                     t.millis.push(started.elapsed().as_secs_f64() * 1000.0);
                 }
             }
@@ -269,6 +281,7 @@ impl Workspace {
                     ranker: ranker.clone(),
                     budget: *budget,
                     file_recall: round(mean(t.scores.iter().map(|s| s.recall)), 4),
+                    body_recall: round(mean(t.scores.iter().map(|s| s.body_recall)), 4),
                     hit_rate: round(mean(t.scores.iter().map(|s| s.hit)), 4),
                     mrr: round(mean(t.scores.iter().map(|s| s.reciprocal_rank)), 4),
                     token_precision: round(mean(t.scores.iter().map(|s| s.token_precision)), 4),
@@ -294,6 +307,7 @@ impl Workspace {
 /// asked for), then the chosen selector.
 fn ctxpack_pack(
     store: &Store,
+    repo: &Repo,
     sha: &str,
     goal: &str,
     budget: u64,
@@ -307,6 +321,7 @@ fn ctxpack_pack(
             artifacts: &[],
             paths: None,
             overlay: None,
+            history: past(repo, sha, options).as_ref(),
         },
         &PackRequest {
             goal: goal.to_owned(),
@@ -324,10 +339,34 @@ fn ctxpack_pack(
             .iter()
             .filter_map(|h| {
                 let c = &h.candidate;
-                c.location.as_ref().map(|l| (l.path.clone(), c.cost))
+                c.location
+                    .as_ref()
+                    .map(|l| PackedHit::new(&l.path, c.cost, (l.start_line, l.end_line)))
             })
             .collect(),
     })
+}
+
+/// The number of lines of each gold file in snapshot `sha` (a file the snapshot lacks, or
+/// that is not text, has none).
+fn gold_lines(
+    repo: &Repo,
+    store: &Store,
+    sha: &str,
+    gold: &[String],
+) -> Result<HashMap<String, u32>> {
+    let mut out = HashMap::new();
+    for path in gold {
+        let lines = match store.blob_at(sha, path)? {
+            Some(blob) => {
+                let bytes = repo.read_blob(&blob)?;
+                String::from_utf8_lossy(&bytes).lines().count() as u32
+            }
+            None => 0,
+        };
+        out.insert(path.clone(), lines);
+    }
+    Ok(out)
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -367,16 +406,17 @@ impl std::fmt::Display for EvalReport {
         )?;
         writeln!(
             f,
-            "{:<9} {:>7} {:>7} {:>8} {:>6} {:>9} {:>9}",
-            "ranker", "budget", "recall", "hit-rate", "mrr", "tok-prec", "ms/pack"
+            "{:<9} {:>7} {:>7} {:>7} {:>8} {:>6} {:>9} {:>9}",
+            "ranker", "budget", "recall", "bodies", "hit-rate", "mrr", "tok-prec", "ms/pack"
         )?;
         for r in &self.results {
             writeln!(
                 f,
-                "{:<9} {:>7} {:>7.3} {:>8.3} {:>6.3} {:>9.3} {:>9.1}",
+                "{:<9} {:>7} {:>7.3} {:>7.3} {:>8.3} {:>6.3} {:>9.3} {:>9.1}",
                 r.ranker,
                 r.budget,
                 r.file_recall,
+                r.body_recall,
                 r.hit_rate,
                 r.mrr,
                 r.token_precision,

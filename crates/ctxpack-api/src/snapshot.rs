@@ -7,9 +7,10 @@ use ctxpack_core::{
     Selector, SnapshotInfo, Warning,
 };
 use ctxpack_index::git::Repo;
+use ctxpack_index::history::{HISTORY_COMMITS, History};
 use ctxpack_index::indexer::IndexOptions;
 use ctxpack_index::paths::PathFilter;
-use ctxpack_index::retrieve::{RetrieveOptions, Retrieved, Scope, retrieve, retrieve_in};
+use ctxpack_index::retrieve::{RetrieveOptions, Retrieved, Scope, retrieve_in};
 use ctxpack_store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -470,6 +471,8 @@ pub struct ScoreParts {
     pub file: f64,
     /// The prior (tests and fixtures count half).
     pub prior: f64,
+    /// Its file's evidence from past commit messages (0 to 1).
+    pub history: f64,
 }
 
 /// What `query` found.
@@ -573,6 +576,8 @@ impl Workspace {
             None
         };
         let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
+        let retrieve_options = RetrieveOptions::default();
+        let history = past(&repo, &sha, &retrieve_options);
         let Selected {
             mut pack,
             artifact_of,
@@ -583,6 +588,7 @@ impl Workspace {
                 artifacts: request.scope.artifact_scopes(),
                 paths: paths.as_ref(),
                 overlay: overlay.as_ref().map(|o| &o.overlay),
+                history: history.as_ref(),
             },
             &PackRequest {
                 goal: request.goal.clone(),
@@ -591,7 +597,7 @@ impl Workspace {
                 selector: request.selector,
             },
             request.top_k,
-            &RetrieveOptions::default(),
+            &retrieve_options,
             &fit,
         )?;
         let head = repo.head()?;
@@ -654,6 +660,7 @@ impl Workspace {
                         chunk: round4(h.breakdown.chunk),
                         file: round4(h.breakdown.file),
                         prior: round4(h.breakdown.prior),
+                        history: round4(h.breakdown.history),
                     },
                 })
                 .collect(),
@@ -676,7 +683,16 @@ impl Workspace {
         let repo = self.repo()?;
         let sha = repo.resolve(at)?;
         let store = self.exact_snapshot(&repo, &sha)?;
-        let hits = retrieve(&store, &sha, &[], goal, top_k, meter)?;
+        let options = RetrieveOptions::default();
+        let history = past(&repo, &sha, &options);
+        let scope = Scope {
+            sha: &sha,
+            artifacts: &[],
+            paths: None,
+            overlay: None,
+            history: history.as_ref(),
+        };
+        let hits = retrieve_in(&store, &scope, goal, top_k, meter, &options)?;
         Ok((sha, hits))
     }
 
@@ -778,6 +794,13 @@ fn path_filter(request: &SnapshotPackRequest) -> Result<Option<PathFilter>> {
         })
 }
 
+/// The past of snapshot `sha` that ranking reads, when its options weigh past messages or
+/// co-change at all.
+pub(crate) fn past(repo: &Repo, sha: &str, options: &RetrieveOptions) -> Option<History> {
+    (options.history_weight > 0.0 || options.cochange_weight > 0.0)
+        .then(|| History::load(repo, sha, HISTORY_COMMITS))
+}
+
 /// A pack selected from one snapshot's retrieval, before the snapshot's details are added.
 pub(crate) struct Selected {
     /// The pack, its redactions counted.
@@ -861,7 +884,7 @@ impl std::fmt::Display for QueryHits {
             let b = &h.score_breakdown;
             writeln!(
                 f,
-                "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; prior {:.2})  ({} {}){symbol}",
+                "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; history {:.4}; prior {:.2})  ({} {}){symbol}",
                 h.rank,
                 h.citation,
                 h.score,
@@ -870,6 +893,7 @@ impl std::fmt::Display for QueryHits {
                 b.path,
                 b.symbol,
                 b.file,
+                b.history,
                 b.prior,
                 h.tokens,
                 self.meter

@@ -206,12 +206,39 @@ pub fn mine_tasks(
     Ok(tasks)
 }
 
-/// A packed file list: the paths of a pack's hits in pack order, with each hit's cost.
+/// A packed file list: the paths of a pack's hits in pack order, with each hit's cost and
+/// lines.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PackedPaths {
-    /// `(path, cost)` per hit, in pack order.
-    pub hits: Vec<(String, u64)>,
+    /// The hits, in pack order.
+    pub hits: Vec<PackedHit>,
 }
+
+/// One hit of a packed file list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedHit {
+    /// The file.
+    pub path: String,
+    /// Its cost in the pack's meter.
+    pub cost: u64,
+    /// The first and last line of the file the hit shows (1-based, inclusive).
+    pub lines: (u32, u32),
+}
+
+impl PackedHit {
+    /// A hit of `path` showing `lines`.
+    pub fn new(path: impl Into<String>, cost: u64, lines: (u32, u32)) -> PackedHit {
+        PackedHit {
+            path: path.into(),
+            cost,
+            lines,
+        }
+    }
+}
+
+/// How many lines of a gold file a pack must show for its body to count: ten, or the whole
+/// file when it is shorter.
+pub const BODY_LINES: u32 = 10;
 
 /// Quality of one pack against a gold set.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -224,30 +251,49 @@ pub struct Score {
     pub reciprocal_rank: f64,
     /// Share of pack cost from gold files.
     pub token_precision: f64,
+    /// Share of gold files with at least [`BODY_LINES`] of their lines (or all, when they
+    /// have fewer) in the pack: cited with their text, not just named.
+    pub body_recall: f64,
 }
 
-/// Scores a pack against the gold files.
-pub fn score(pack: &PackedPaths, gold: &[String]) -> Score {
+/// Scores a pack against the gold files; `lines_of` gives a gold file's number of lines.
+pub fn score(pack: &PackedPaths, gold: &[String], lines_of: impl Fn(&str) -> u32) -> Score {
     let gold: HashSet<&str> = gold.iter().map(String::as_str).collect();
-    let cited: HashSet<&str> = pack.hits.iter().map(|(p, _)| p.as_str()).collect();
+    let cited: HashSet<&str> = pack.hits.iter().map(|h| h.path.as_str()).collect();
     let found = gold.iter().filter(|g| cited.contains(*g)).count();
+    let bodies = gold
+        .iter()
+        .filter(|g| {
+            let shown: HashSet<u32> = pack
+                .hits
+                .iter()
+                .filter(|h| h.path == **g)
+                .flat_map(|h| h.lines.0..=h.lines.1)
+                .collect();
+            shown.len() as u32 >= lines_of(g).clamp(1, BODY_LINES)
+        })
+        .count();
     let first = pack
         .hits
         .iter()
-        .position(|(p, _)| gold.contains(p.as_str()));
-    let total: u64 = pack.hits.iter().map(|(_, c)| c).sum();
+        .position(|h| gold.contains(h.path.as_str()));
+    let total: u64 = pack.hits.iter().map(|h| h.cost).sum();
     let gold_cost: u64 = pack
         .hits
         .iter()
-        .filter(|(p, _)| gold.contains(p.as_str()))
-        .map(|(_, c)| c)
+        .filter(|h| gold.contains(h.path.as_str()))
+        .map(|h| h.cost)
         .sum();
-    Score {
-        recall: if gold.is_empty() {
+    let share = |n: usize| {
+        if gold.is_empty() {
             0.0
         } else {
-            found as f64 / gold.len() as f64
-        },
+            n as f64 / gold.len() as f64
+        }
+    };
+    Score {
+        recall: share(found),
+        body_recall: share(bodies),
         hit: f64::from(u8::from(found > 0)),
         reciprocal_rank: first.map_or(0.0, |i| 1.0 / (i + 1) as f64),
         token_precision: if total == 0 {
@@ -289,7 +335,8 @@ pub fn dump(files: &[(String, String)], budget: u64, meter: Meter) -> PackedPath
         let cost = meter.count(text);
         if cost <= left {
             left -= cost;
-            hits.push((path.clone(), cost));
+            let lines = text.lines().count().max(1) as u32;
+            hits.push(PackedHit::new(path, cost, (1, lines)));
         }
     }
     PackedPaths { hits }
@@ -347,8 +394,9 @@ fn terms(text: &str) -> Vec<String> {
 struct Windows {
     /// The goal's distinct terms.
     query: Vec<String>,
-    /// Each window's file (an index into the files) and text.
+    /// Each window's file (an index into the files), first and last line, and text.
     file: Vec<usize>,
+    lines: Vec<(u32, u32)>,
     body: Vec<String>,
     /// `(score, window)` for every window that matches the goal.
     scores: Vec<(f64, usize)>,
@@ -364,11 +412,13 @@ impl Windows {
                 .filter(|t| seen.insert(t.clone()))
                 .collect()
         };
-        let (mut file, mut body, mut tfs, mut lens) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut file, mut spans, mut body, mut tfs, mut lens) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (fi, (_, text)) in files.iter().enumerate() {
             let lines: Vec<&str> = text.split_inclusive('\n').collect();
-            for chunk in lines.chunks(WINDOW) {
+            for (wi, chunk) in lines.chunks(WINDOW).enumerate() {
+                let first = (wi * WINDOW) as u32 + 1;
+                spans.push((first, first + chunk.len() as u32 - 1));
                 let text: String = chunk.concat();
                 let mut tf: BTreeMap<String, u32> = BTreeMap::new();
                 let mut len = 0;
@@ -416,6 +466,7 @@ impl Windows {
         Windows {
             query,
             file,
+            lines: spans,
             body,
             scores,
         }
@@ -435,7 +486,7 @@ impl Windows {
             let cost = meter.count(&self.body[i]);
             if cost <= left {
                 left -= cost;
-                hits.push((files[self.file[i]].0.clone(), cost));
+                hits.push(PackedHit::new(&files[self.file[i]].0, cost, self.lines[i]));
             }
         }
         PackedPaths { hits }
@@ -447,7 +498,7 @@ mod tests {
     use super::*;
 
     fn paths(packed: &PackedPaths) -> Vec<&str> {
-        packed.hits.iter().map(|(p, _)| p.as_str()).collect()
+        packed.hits.iter().map(|h| h.path.as_str()).collect()
     }
 
     #[test]
@@ -551,17 +602,24 @@ mod tests {
     fn metrics() {
         let pack = PackedPaths {
             hits: vec![
-                ("a.rs".into(), 10),
-                ("b.rs".into(), 30),
-                ("a.rs".into(), 10),
+                PackedHit::new("a.rs", 10, (1, 4)),
+                PackedHit::new("b.rs", 30, (1, 40)),
+                PackedHit::new("a.rs", 10, (3, 9)),
             ],
         };
-        let s = score(&pack, &["b.rs".into(), "c.rs".into()]);
+        let s = score(&pack, &["b.rs".into(), "c.rs".into()], |_| 100);
         assert_eq!(s.recall, 0.5);
         assert_eq!(s.hit, 1.0);
         assert_eq!(s.reciprocal_rank, 0.5);
         assert_eq!(s.token_precision, 0.6);
-        let s = score(&PackedPaths::default(), &["b.rs".into()]);
+        assert_eq!(s.body_recall, 0.5);
+        // a.rs shows lines 1 to 9 (overlaps count once): nine lines of a long file are a
+        // citation, not a body; of a nine-line file, the whole body.
+        let gold = ["a.rs".to_owned()];
+        assert_eq!(score(&pack, &gold, |_| 100).body_recall, 0.0);
+        assert_eq!(score(&pack, &gold, |_| 9).body_recall, 1.0);
+        assert_eq!(score(&pack, &gold, |_| 0).body_recall, 1.0);
+        let s = score(&PackedPaths::default(), &["b.rs".into()], |_| 1);
         assert_eq!(
             (s.recall, s.hit, s.reciprocal_rank, s.token_precision),
             (0.0, 0.0, 0.0, 0.0)
@@ -582,9 +640,10 @@ mod tests {
             1,
             "dump skips a file that does not fit and goes on"
         );
-        assert_eq!(d.hits[0].0, "b.rs");
+        assert_eq!(d.hits[0].path, "b.rs");
+        assert_eq!(d.hits[0].lines, (1, 1));
         let b = bm25(&files, "retry the http", 1000, Meter::Approx);
-        assert_eq!(b.hits[0].0, "b.rs");
+        assert_eq!(b.hits[0].path, "b.rs");
         assert_eq!(
             b.hits.len(),
             1,

@@ -106,6 +106,14 @@ impl Repo {
         self.repo.workdir().map(Path::to_owned)
     }
 
+    /// Another handle on the repository that keeps up to `bytes` of decoded objects in
+    /// memory: walks that read many similar trees (a run of commits) read each once.
+    pub fn with_object_cache(&self, bytes: usize) -> Repo {
+        let mut repo = self.repo.clone();
+        repo.object_cache_size_if_unset(bytes);
+        Repo { repo }
+    }
+
     /// The repository as gix opened it.
     pub(crate) fn gix(&self) -> &gix::Repository {
         &self.repo

@@ -5,7 +5,9 @@
 //! (the best few chunk scores of that file in the pool), because a file whose many chunks
 //! match moderately is usually more about the goal than one chunk that matches a rare word.
 //! Tests, fixtures and snapshots are down-weighted: they restate what the code does rather
-//! than do it.
+//! than do it. When the snapshot's past is given (see [`History`]), two more signals join the
+//! blend: how closely a past commit message that touched the file resembles the goal, and how
+//! often the file changed together with the best files of the pool.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -15,6 +17,7 @@ use ctxpack_store::artifacts::ArtifactRow;
 use ctxpack_store::{ChunkRow, ExtraDoc, NewChunk, QueryTerms, ScoreBreakdown, Store};
 
 use crate::error::IndexError;
+use crate::history::History;
 use crate::paths::PathFilter;
 
 /// How many lexical hits are pooled per requested candidate (at least [`MIN_POOL`]).
@@ -22,6 +25,8 @@ const POOL_FACTOR: usize = 8;
 const MIN_POOL: usize = 200;
 /// How many of a file's best chunks count towards its file score.
 const FILE_TOP_CHUNKS: usize = 5;
+/// How many of the pool's best files lend co-change evidence to their companions.
+const COCHANGE_LEADERS: usize = 3;
 
 /// The tunable parts of ranking. `Default` is the measured best (see `docs/quality.md`); the
 /// other values exist so the evaluation can show what each part is worth.
@@ -32,6 +37,12 @@ pub struct RetrieveOptions {
     pub file_weight: f32,
     /// Multiplier for chunks of test and fixture files; 1 treats them like source.
     pub test_prior: f32,
+    /// Weight of the evidence of past commit messages that touched the chunk's file (see
+    /// [`History::file_scores`]); 0 ignores history.
+    pub history_weight: f32,
+    /// Weight of co-change: how often a file changed together with one of the best files
+    /// of the pool (weighted by that file's evidence); 0 ignores it.
+    pub cochange_weight: f32,
 }
 
 impl Default for RetrieveOptions {
@@ -39,6 +50,8 @@ impl Default for RetrieveOptions {
         RetrieveOptions {
             file_weight: 0.5,
             test_prior: 0.5,
+            history_weight: 0.6,
+            cochange_weight: 0.15,
         }
     }
 }
@@ -69,6 +82,10 @@ pub struct Breakdown {
     pub file: f32,
     /// The path prior applied (1 for source files, lower for tests and fixtures).
     pub prior: f32,
+    /// The file's evidence from past commit messages (0 to 1).
+    pub history: f32,
+    /// How much the file changed together with the pool's best files (0 to 1).
+    pub cochange: f32,
 }
 
 /// The evidence one file contributes through its pooled chunks.
@@ -166,6 +183,7 @@ pub fn retrieve_with(
         artifacts: scopes,
         paths: None,
         overlay: None,
+        history: None,
     };
     retrieve_in(store, &scope, goal, top_k, meter, options)
 }
@@ -183,6 +201,8 @@ pub struct Scope<'a> {
     pub paths: Option<&'a PathFilter>,
     /// Working-tree chunks that replace the snapshot's files at their paths.
     pub overlay: Option<&'a Overlay>,
+    /// The snapshot's past commits, whose messages are evidence for the files they touched.
+    pub history: Option<&'a History>,
 }
 
 /// Chunks of files that are not stored (the working tree), searched in place of the snapshot
@@ -270,6 +290,10 @@ pub fn retrieve_in(
     if pool.is_empty() {
         return Ok(Vec::new());
     }
+    let history = match scope.history {
+        Some(h) if options.history_weight > 0.0 => h.file_scores(&terms),
+        _ => HashMap::new(),
+    };
     let ids: Vec<i64> = pool
         .iter()
         .map(|h| h.chunk_id)
@@ -301,6 +325,22 @@ pub fn retrieve_in(
         .values()
         .map(FileEvidence::score)
         .fold(f32::MIN_POSITIVE, f32::max);
+    let cochange = match scope.history {
+        Some(h) if options.cochange_weight > 0.0 => {
+            let mut leaders: Vec<(&str, f32)> =
+                per_file.iter().map(|(p, e)| (*p, e.score())).collect();
+            leaders.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+            let mut out: HashMap<&str, f32> = HashMap::new();
+            for (path, evidence) in leaders.into_iter().take(COCHANGE_LEADERS) {
+                for (p, share) in h.companions(path) {
+                    let v = out.entry(p).or_default();
+                    *v = v.max(share * evidence / best_file);
+                }
+            }
+            out
+        }
+        _ => HashMap::new(),
+    };
 
     let mut scored: Vec<(f32, Breakdown, i64)> = pool
         .iter()
@@ -312,13 +352,19 @@ pub fn retrieve_in(
             let in_test =
                 is_test_path(&row.path) || is_test_chunk(row.symbol.as_deref(), &row.text);
             let prior = if in_test { options.test_prior } else { 1.0 };
+            let past = history.get(row.path.as_str()).copied().unwrap_or(0.0);
+            let together = cochange.get(row.path.as_str()).copied().unwrap_or(0.0);
             let blended = (1.0 - options.file_weight) * hit.score / best_chunk
-                + options.file_weight * file / best_file;
+                + options.file_weight * file / best_file
+                + options.history_weight * past
+                + options.cochange_weight * together;
             let breakdown = Breakdown {
                 bm25: hit.breakdown,
                 chunk: hit.score,
                 file,
                 prior,
+                history: past,
+                cochange: together,
             };
             Some((blended * prior, breakdown, hit.chunk_id))
         })

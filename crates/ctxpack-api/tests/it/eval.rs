@@ -147,6 +147,7 @@ fn history_mines_tasks_and_reports_every_ranker() {
     for r in &report.results {
         for (name, v) in [
             ("file_recall", r.file_recall),
+            ("body_recall", r.body_recall),
             ("hit_rate", r.hit_rate),
             ("mrr", r.mrr),
             ("token_precision", r.token_precision),
@@ -161,10 +162,13 @@ fn history_mines_tasks_and_reports_every_ranker() {
     }
     let ctxpack = &report.results[3];
     assert_eq!(ctxpack.hit_rate, 1.0, "{report:?}");
+    // The gold files are a few lines long: a pack that cites one shows all of it.
+    assert_eq!(ctxpack.body_recall, ctxpack.file_recall, "{report:?}");
     // The JSON names every metric.
     let json = serde_json::to_value(&report).expect("a report serializes");
     for key in [
         "fileRecall",
+        "bodyRecall",
         "hitRate",
         "mrr",
         "tokenPrecision",

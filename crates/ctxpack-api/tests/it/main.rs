@@ -11,6 +11,7 @@ mod field_index;
 mod fit;
 mod fixture;
 mod gc;
+mod history;
 mod hooks;
 mod layering;
 mod ledger;

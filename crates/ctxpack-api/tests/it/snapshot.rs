@@ -577,7 +577,9 @@ fn status_and_query() {
     assert_eq!(json["snapshotSha"], Value::String(sha));
     assert_eq!(json["meter"], "words");
     let breakdown = &json["hits"][0]["scoreBreakdown"];
-    for part in ["text", "path", "symbol", "chunk", "file", "prior"] {
+    for part in [
+        "text", "path", "symbol", "chunk", "file", "history", "prior",
+    ] {
         assert!(breakdown[part].is_number(), "{part}: {json}");
     }
 }

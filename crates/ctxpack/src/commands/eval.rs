@@ -42,7 +42,8 @@ pub struct EvalOptions {
     /// widened while the pool runs out before the budget does, as `pack` does).
     #[arg(long, value_name = "N")]
     pub top_k: Option<usize>,
-    /// Switch parts of ctxpack's ranking off to measure them: `file-evidence`, `test-prior`.
+    /// Switch parts of ctxpack's ranking off to measure them: `file-evidence`, `test-prior`,
+    /// `history` (past commit messages), `cochange` (files that changed with the best ones).
     #[arg(long, value_delimiter = ',')]
     pub ablate: Vec<String>,
     /// Which repository and store.
