@@ -473,6 +473,8 @@ pub struct ScoreParts {
     pub prior: f64,
     /// Its file's evidence from past commit messages (0 to 1).
     pub history: f64,
+    /// How much its file changed together with the best files (0 to 1).
+    pub cochange: f64,
 }
 
 /// What `query` found.
@@ -661,6 +663,7 @@ impl Workspace {
                         file: round4(h.breakdown.file),
                         prior: round4(h.breakdown.prior),
                         history: round4(h.breakdown.history),
+                        cochange: round4(h.breakdown.cochange),
                     },
                 })
                 .collect(),
@@ -884,7 +887,7 @@ impl std::fmt::Display for QueryHits {
             let b = &h.score_breakdown;
             writeln!(
                 f,
-                "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; history {:.4}; prior {:.2})  ({} {}){symbol}",
+                "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; history {:.4}; co-change {:.4}; prior {:.2})  ({} {}){symbol}",
                 h.rank,
                 h.citation,
                 h.score,
@@ -894,6 +897,7 @@ impl std::fmt::Display for QueryHits {
                 b.symbol,
                 b.file,
                 b.history,
+                b.cochange,
                 b.prior,
                 h.tokens,
                 self.meter

@@ -183,3 +183,52 @@ fn mass_changes_and_huge_messages_lend_nothing_unbounded() {
         }
     }
 }
+
+#[test]
+fn files_that_changed_with_the_best_file_carry_co_change() {
+    let f = Fixture::new();
+    f.write(
+        "src/ledger.rs",
+        "/// Ledger append: every ledger record is appended.\npub fn append_ledger_record() {}\n",
+    );
+    f.write("src/index.rs", "/// The record index.\npub fn index() {}\n");
+    f.write("src/other.rs", "/// Another record.\npub fn other() {}\n");
+    f.commit("Start");
+    for round in 0..2 {
+        f.write("src/ledger.rs", &format!("/// Ledger append: every ledger record is appended.\npub fn append_ledger_record() {{ let _ = {round}; }}\n"));
+        f.write(
+            "src/index.rs",
+            &format!("/// The record index.\npub fn index() {{ let _ = {round}; }}\n"),
+        );
+        f.commit(&format!("Keep the two in step, round {round}"));
+    }
+    let sha = f.git(&["rev-parse", "HEAD"]);
+    let workspace = f.workspace();
+    index_at(&workspace, &sha);
+    let hits = workspace
+        .query(&QueryRequest {
+            goal: "ledger append record".into(),
+            at: sha,
+            top_k: 10,
+            ..QueryRequest::default()
+        })
+        .expect("query")
+        .hits;
+    let cochange = |path: &str| {
+        hits.iter()
+            .find(|h| h.path.as_deref() == Some(path))
+            .map(|h| h.score_breakdown.cochange)
+    };
+    // Two of the ledger's three commits (two, plus one) changed the index too.
+    assert!(
+        cochange("src/index.rs").is_some_and(|c| (c - 2.0 / 3.0).abs() < 1e-3),
+        "{hits:#?}"
+    );
+    assert_eq!(cochange("src/other.rs"), Some(0.0), "{hits:#?}");
+    // The ledger changed with the index too, but the index lends in proportion to its own,
+    // weaker evidence.
+    assert!(
+        cochange("src/ledger.rs").is_some_and(|c| c < 0.1),
+        "{hits:#?}"
+    );
+}
