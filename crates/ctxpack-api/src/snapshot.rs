@@ -797,6 +797,38 @@ fn path_filter(request: &SnapshotPackRequest) -> Result<Option<PathFilter>> {
         })
 }
 
+/// Budget units per line a candidate may show: a chunk is cut to its first
+/// `budget / BUDGET_PER_LINE` lines (at least [`MIN_HEAD_LINES`]), so a small pack cites the
+/// start of more files instead of the whole of a few. Chunks are at most 60 lines long, so
+/// from a budget of 6,000 nothing is cut.
+const BUDGET_PER_LINE: u64 = 100;
+/// The fewest lines a cut candidate keeps.
+const MIN_HEAD_LINES: u64 = 10;
+
+/// How many lines a candidate of a pack with `budget` may show.
+fn head_lines(budget: Budget) -> usize {
+    usize::try_from((budget.get() / BUDGET_PER_LINE).max(MIN_HEAD_LINES)).unwrap_or(usize::MAX)
+}
+
+/// Cuts a snapshot file's candidate to its first `lines` lines: its citation then names
+/// exactly the lines it shows, and its cost is counted again. Other candidates (artifacts,
+/// working-tree text) are left whole.
+fn keep_head(candidate: &mut Candidate, lines: usize, meter: Meter, sha: &str) {
+    let Some(location) = candidate.location.as_mut() else {
+        return;
+    };
+    let whole = Citation::code(&location.path, location.start_line, location.end_line, sha);
+    if candidate.citation != whole || candidate.text.split_inclusive('\n').count() <= lines {
+        return;
+    }
+    let text: String = candidate.text.split_inclusive('\n').take(lines).collect();
+    location.end_line = location.start_line + lines as u32 - 1;
+    candidate.citation =
+        Citation::code(&location.path, location.start_line, location.end_line, sha);
+    candidate.cost = meter.count(&text);
+    candidate.text = text;
+}
+
 /// The past of snapshot `sha` that ranking reads, when its options weigh past messages or
 /// co-change at all.
 pub(crate) fn past(repo: &Repo, sha: &str, options: &RetrieveOptions) -> Option<History> {
@@ -849,6 +881,7 @@ pub(crate) fn retrieve_and_select(
                 let mut candidate = r.candidate;
                 // Stored text was masked by the rules of its day: mask with today's.
                 mask::candidate(&mut candidate, request.meter, &mut redactions);
+                keep_head(&mut candidate, head_lines(budget), request.meter, scope.sha);
                 candidate
             })
             .collect();

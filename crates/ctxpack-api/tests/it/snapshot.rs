@@ -1226,3 +1226,45 @@ fn indexing_waits_out_a_full_text_lock_held_for_a_moment() {
     assert_eq!(summary.processed, 1);
     assert!(holder.wait().expect("flock exits").success());
 }
+
+#[test]
+fn a_small_budget_shows_the_first_lines_of_a_long_chunk_and_cites_exactly_them() {
+    let f = Fixture::new();
+    let mut body = String::from(
+        "/// Reconciles the ledger.\npub fn reconcile_ledger(entries: &[u64]) -> u64 {\n",
+    );
+    for i in 0..40 {
+        body.push_str(&format!(
+            "    let step_{i} = entries.len() as u64 + {i}; // ledger step\n"
+        ));
+    }
+    body.push_str("    0\n}\n");
+    f.write("src/ledger.rs", &body);
+    let sha = f.commit("ledger");
+    let workspace = f.workspace();
+    let pack = |budget: u64| {
+        workspace
+            .snapshot_pack(
+                &SnapshotPackRequest {
+                    budget: Budget::new(budget).expect("budget"),
+                    ..request("reconcile the ledger")
+                },
+                &PackOptions::default(),
+            )
+            .expect("pack")
+            .pack
+    };
+    let lines: Vec<&str> = body.lines().collect();
+    // 1,500 units: at most 15 lines of the 44.
+    let small = pack(1500);
+    let hit = &small.hits[0].candidate;
+    let short = &sha[..7];
+    assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L15@{short}"));
+    assert_eq!(hit.text, format!("{}\n", lines[..15].join("\n")));
+    assert_eq!(hit.cost, Meter::O200k.count(&hit.text));
+    // 8,000 units: the whole chunk.
+    let large = pack(8000);
+    let hit = &large.hits[0].candidate;
+    assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L44@{short}"));
+    assert_eq!(hit.text, body);
+}
