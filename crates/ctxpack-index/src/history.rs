@@ -94,11 +94,6 @@ impl History {
         History { commits }
     }
 
-    /// The commits read, nearest first.
-    pub fn commits(&self) -> &[PastCommit] {
-        &self.commits
-    }
-
     /// Each touched file's evidence for the goal, from 0 to 1: the BM25 score of the best
     /// message that touched it, divided by the square root of the number of files its commit
     /// touched (a message says less about each of many files) and by what a message holding
@@ -172,5 +167,55 @@ impl History {
             .into_iter()
             .map(|(p, n)| (p, n as f32 / (own + 1) as f32))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxpack_store::QueryTerms;
+
+    use super::{History, PastCommit};
+
+    fn commit(message: &str, paths: &[&str]) -> PastCommit {
+        PastCommit {
+            terms: ctxpack_store::analyze(message),
+            paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_message_lends_its_score_to_each_file_it_touched_shared_by_their_number() {
+        let history = History::from_commits(vec![
+            commit("fix the parser crash", &["src/parser.rs"]),
+            commit("fix the parser crash", &["a.rs", "b.rs", "c.rs", "d.rs"]),
+            commit("render widgets", &["src/widget.rs"]),
+            commit("render tables", &["src/table.rs"]),
+        ]);
+        let scores = history.file_scores(&QueryTerms::from_goal("parser crash"));
+        let alone = scores["src/parser.rs"];
+        assert!(alone > 0.0 && alone <= 1.0, "{scores:?}");
+        // The same message over four files: half as much each.
+        assert!((scores["a.rs"] - alone / 2.0).abs() < 1e-6, "{scores:?}");
+        assert!(!scores.contains_key("src/widget.rs"), "{scores:?}");
+        // A goal no message resembles lends nothing.
+        assert!(
+            history
+                .file_scores(&QueryTerms::from_goal("quokka"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn companions_are_shares_of_the_files_commits_plus_one() {
+        let history = History::from_commits(vec![
+            commit("one", &["ledger.rs", "index.rs"]),
+            commit("two", &["ledger.rs", "index.rs", "other.rs"]),
+            commit("three", &["ledger.rs"]),
+        ]);
+        let companions = history.companions("ledger.rs");
+        assert_eq!(companions["index.rs"], 0.5);
+        assert_eq!(companions["other.rs"], 0.25);
+        assert!(!companions.contains_key("ledger.rs"));
+        assert!(history.companions("absent.rs").is_empty());
     }
 }
