@@ -6,6 +6,7 @@ use std::time::Instant;
 use ctxpack_core::{Budget, Meter, PackRequest, Selector};
 use ctxpack_index::eval::{self, PackedHit, PackedPaths, Score, Task};
 use ctxpack_index::git::Repo;
+use ctxpack_index::history::History;
 use ctxpack_index::retrieve::{RetrieveOptions, Scope};
 use ctxpack_store::Store;
 use schemars::JsonSchema;
@@ -249,12 +250,23 @@ impl Workspace {
                 Vec::new()
             };
             let gold_lines = gold_lines(&repo, &store, &sha, &task.gold)?;
+            // The snapshot's past is read once per task; every ctxpack pack is timed as if it
+            // had read it, as `pack` does.
+            let started = Instant::now();
+            let history = past(&repo, &sha, &options);
+            let history_millis = started.elapsed().as_secs_f64() * 1000.0;
             for (bi, &budget) in request.budgets.iter().enumerate() {
                 for (ri, ranker) in rankers.iter().enumerate() {
                     let started = Instant::now();
                     let packed = match ranker.as_str() {
                         "ctxpack" => ctxpack_pack(
-                            &store, &repo, &sha, &task.goal, budget, request, &options,
+                            &store,
+                            &sha,
+                            history.as_ref(),
+                            &task.goal,
+                            budget,
+                            request,
+                            &options,
                         )?,
                         "bm25" => eval::bm25(&files, &task.goal, budget, Meter::Approx),
                         "bm25-path" => eval::bm25_path(&files, &task.goal, budget, Meter::Approx),
@@ -264,7 +276,13 @@ impl Workspace {
                     t.scores.push(eval::score(&packed, &task.gold, |path| {
                         gold_lines.get(path).copied().unwrap_or(0)
                     }));
-                    t.millis.push(started.elapsed().as_secs_f64() * 1000.0);
+                    let read_past = if ranker == "ctxpack" {
+                        history_millis
+                    } else {
+                        0.0
+                    };
+                    t.millis
+                        .push(started.elapsed().as_secs_f64() * 1000.0 + read_past);
                 }
             }
         }
@@ -307,8 +325,8 @@ impl Workspace {
 /// asked for), then the chosen selector.
 fn ctxpack_pack(
     store: &Store,
-    repo: &Repo,
     sha: &str,
+    history: Option<&History>,
     goal: &str,
     budget: u64,
     request: &EvalRequest,
@@ -321,7 +339,7 @@ fn ctxpack_pack(
             artifacts: &[],
             paths: None,
             overlay: None,
-            history: past(repo, sha, options).as_ref(),
+            history,
         },
         &PackRequest {
             goal: goal.to_owned(),

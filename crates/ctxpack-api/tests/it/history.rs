@@ -2,7 +2,7 @@
 //! the snapshot never counts, and a one-file commit brings its message in as soon as it is
 //! indexed.
 
-use ctxpack_api::{QueryHit, QueryRequest, Workspace};
+use ctxpack_api::{QueryHit, QueryRequest, ScoreParts, Workspace};
 
 use crate::fixture::{Fixture, index_at};
 
@@ -36,10 +36,16 @@ fn project_described(message: &str) -> (Fixture, String) {
     (f, sha)
 }
 
+/// The top ten hits for "sprocket aligner overflow" at `at`.
 fn query(workspace: &Workspace, at: &str) -> Vec<QueryHit> {
+    query_for(workspace, "sprocket aligner overflow", at)
+}
+
+/// The top ten hits for `goal` at `at`.
+fn query_for(workspace: &Workspace, goal: &str, at: &str) -> Vec<QueryHit> {
     workspace
         .query(&QueryRequest {
-            goal: "sprocket aligner overflow".into(),
+            goal: goal.into(),
             at: at.to_owned(),
             top_k: 10,
             ..QueryRequest::default()
@@ -48,10 +54,15 @@ fn query(workspace: &Workspace, at: &str) -> Vec<QueryHit> {
         .hits
 }
 
-fn history_of(hits: &[QueryHit], path: &str) -> Option<f64> {
+/// The score breakdown of `path`'s first hit.
+fn parts<'a>(hits: &'a [QueryHit], path: &str) -> Option<&'a ScoreParts> {
     hits.iter()
         .find(|h| h.path.as_deref() == Some(path))
-        .map(|h| h.score_breakdown.history)
+        .map(|h| &h.score_breakdown)
+}
+
+fn history_of(hits: &[QueryHit], path: &str) -> Option<f64> {
+    parts(hits, path).map(|p| p.history)
 }
 
 fn rank_of(hits: &[QueryHit], path: &str) -> usize {
@@ -205,20 +216,8 @@ fn files_that_changed_with_the_best_file_carry_co_change() {
     let sha = f.git(&["rev-parse", "HEAD"]);
     let workspace = f.workspace();
     index_at(&workspace, &sha);
-    let hits = workspace
-        .query(&QueryRequest {
-            goal: "ledger append record".into(),
-            at: sha,
-            top_k: 10,
-            ..QueryRequest::default()
-        })
-        .expect("query")
-        .hits;
-    let cochange = |path: &str| {
-        hits.iter()
-            .find(|h| h.path.as_deref() == Some(path))
-            .map(|h| h.score_breakdown.cochange)
-    };
+    let hits = query_for(&workspace, "ledger append record", &sha);
+    let cochange = |path: &str| parts(&hits, path).map(|p| p.cochange);
     // Two of the ledger's three commits (two, plus one) changed the index too.
     assert!(
         cochange("src/index.rs").is_some_and(|c| (c - 2.0 / 3.0).abs() < 1e-3),
