@@ -2,6 +2,7 @@
 
 use tree_sitter::Node;
 
+use super::graph::{Import, dir_of, join_relative};
 use super::{Cx, Def, Rank, Scope};
 
 impl Cx<'_> {
@@ -61,5 +62,71 @@ impl Cx<'_> {
             }
         }
         None
+    }
+}
+
+impl Cx<'_> {
+    /// `#include "a/b.h"` and `#include <a/b.h>` (see [`super::graph`]): a quoted include
+    /// resolves against the including file's directory first; either reaches any file whose
+    /// path without extension ends with the include's, so a header and its implementation
+    /// both count.
+    pub(super) fn c_imports(&self, node: Node<'_>, path: &str, out: &mut Vec<Import>) {
+        if node.kind() != "preproc_include" {
+            return;
+        }
+        let Some(target) = node.child_by_field_name("path") else {
+            return;
+        };
+        let Some(include) = self.string_value(target) else {
+            return;
+        };
+        let strip = |segments: Vec<String>| -> Vec<String> {
+            let mut segments = segments;
+            if let Some(last) = segments.last_mut()
+                && let Some((stem, _)) = last.rsplit_once('.')
+                && !stem.is_empty()
+            {
+                *last = stem.to_owned();
+            }
+            segments
+        };
+        if target.kind() == "string_literal"
+            && let Some(local) = join_relative(&dir_of(path), &include)
+        {
+            out.push(Import::Module(strip(local)));
+        }
+        if let Some(plain) = join_relative(&[], &include) {
+            out.push(Import::Module(strip(plain)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::chunk::graph::{module, symbols};
+
+    #[test]
+    fn c_and_cpp_graph() {
+        let src = "#include <stdio.h>\n#include \"util/strings.h\"\n#include \"../common.h\"\n#include \"../../../up.h\"\n\nstruct point { int x; };\n\nstatic int norm(struct point *p) {\n    return trim_all(p->x) + abs(p->x);\n}\n";
+        let s = symbols("src/geo/point.c", src);
+        assert_eq!(s.definitions, ["norm", "point"]);
+        assert_eq!(
+            s.imports,
+            [
+                module("src/common"),
+                module("src/geo/util/strings"),
+                module("stdio"),
+                module("util/strings"),
+            ]
+        );
+        assert_eq!(s.references, ["abs", "point", "trim_all"]);
+        assert!(module("util/strings").reaches("lib/util/strings.c"));
+        let cpp = symbols(
+            "src/shape.cpp",
+            "#include \"shape.hpp\"\nnamespace geo { class Circle : Shape { double area() { return pi() * r; } }; }\n",
+        );
+        assert_eq!(cpp.imports, [module("shape"), module("src/shape")]);
+        assert_eq!(cpp.definitions, ["Circle", "area", "geo"]);
+        assert!(cpp.references.iter().any(|r| r == "pi"), "{cpp:?}");
     }
 }

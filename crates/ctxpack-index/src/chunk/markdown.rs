@@ -38,3 +38,18 @@ impl Cx<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::chunk::graph::symbols;
+
+    #[test]
+    fn markdown_defines_its_headings_and_imports_nothing() {
+        let s = symbols(
+            "docs/guide.md",
+            "# Guide\n\nSee [x](../x.md).\n\n## Setup\n\nText.\n",
+        );
+        assert_eq!(s.definitions, ["Guide", "Setup"]);
+        assert!(s.imports.is_empty() && s.references.is_empty(), "{s:?}");
+    }
+}

@@ -52,6 +52,7 @@ use tree_sitter::{Node, Parser};
 
 mod c;
 mod go;
+pub mod graph;
 mod java;
 mod markdown;
 mod python;

@@ -2,6 +2,7 @@
 
 use tree_sitter::Node;
 
+use super::graph::{Import, dir_of, join_relative};
 use super::{Cx, Def, Rank, Scope};
 
 impl Cx<'_> {
@@ -90,4 +91,81 @@ fn callable(value: Option<Node<'_>>) -> Rank {
         )
     });
     if callable { Rank::Strong } else { Rank::Weak }
+}
+
+impl Cx<'_> {
+    /// Relative module specifiers (`./a`, `../b/c.js`) of `import … from`, `export … from`,
+    /// `require(…)` and `import(…)`, resolved against the importing file's directory (see
+    /// [`super::graph`]). Package specifiers name no file of the repository by their shape.
+    pub(super) fn script_imports(&self, node: Node<'_>, path: &str, out: &mut Vec<Import>) {
+        let source = match node.kind() {
+            "import_statement" | "export_statement" => node.child_by_field_name("source"),
+            "call_expression" => {
+                let callee = node.child_by_field_name("function");
+                let by_name = callee.is_some_and(|c| {
+                    c.kind() == "import"
+                        || (c.kind() == "identifier"
+                            && self.src.get(c.byte_range()) == Some("require"))
+                });
+                by_name
+                    .then(|| node.child_by_field_name("arguments"))
+                    .flatten()
+                    .and_then(|a| a.named_child(0))
+                    .filter(|a| a.kind() == "string")
+            }
+            _ => None,
+        };
+        let Some(specifier) = source.and_then(|s| self.string_value(s)) else {
+            return;
+        };
+        if !(specifier.starts_with("./") || specifier.starts_with("../")) {
+            return;
+        }
+        let Some(segments) = join_relative(&dir_of(path), &specifier) else {
+            return;
+        };
+        let joined = segments.join("/");
+        let file = match joined.rsplit_once('.') {
+            Some((stem, ext)) if !stem.ends_with('/') && !ext.contains('/') => stem.to_owned(),
+            _ => joined,
+        };
+        out.push(Import::File(file));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::chunk::graph::{Import, symbols};
+
+    #[test]
+    fn script_graph() {
+        let src = "import { createServer } from './server/index.js'\nimport path from 'node:path'\nexport { load } from '../config'\nconst utils = require('./utils')\nconst lazy = () => import('./lazy.ts')\n\nexport class Dev extends Base {\n  start(): Server {\n    return createServer(path.join('a'), new Watcher())\n  }\n}\n";
+        for file in [
+            "packages/vite/src/node/cli.ts",
+            "packages/vite/src/node/cli.js",
+        ] {
+            let s = symbols(file, src);
+            assert_eq!(s.definitions, ["Dev", "lazy", "start"], "{file}");
+            let expected: Vec<Import> = [
+                "packages/vite/src/config",
+                "packages/vite/src/node/lazy",
+                "packages/vite/src/node/server/index",
+                "packages/vite/src/node/utils",
+            ]
+            .iter()
+            .map(|f| Import::File((*f).to_owned()))
+            .collect();
+            assert_eq!(s.imports, expected, "{file}");
+            for name in ["Watcher", "createServer", "join", "require"] {
+                assert!(s.references.iter().any(|r| r == name), "{name}: {s:?}");
+            }
+        }
+        let server = Import::File("packages/vite/src/node/server".to_owned());
+        assert!(server.reaches("packages/vite/src/node/server/index.ts"));
+        assert!(
+            symbols("a.ts", "import x from '../../x'\n")
+                .imports
+                .is_empty()
+        );
+    }
 }

@@ -940,6 +940,9 @@ fn mangled_inputs_never_panic_and_stay_covered() {
                 for options in &options {
                     assert_chunks_well(path, &mutated, options);
                 }
+                // The symbol graph of any text is bounded and never panics.
+                let graph = graph::symbols(path, &mutated);
+                assert!(graph.imports.len() + graph.references.len() <= mutated.len());
             }
         }
     }
@@ -966,6 +969,16 @@ fn large_and_deep_files() {
     assert_chunks_well("deep.rs", &src, &ChunkOptions::default());
     let src = format!("x = {}\n{}\n", "[\n".repeat(depth), "]\n".repeat(depth));
     assert_chunks_well("deep.py", &src, &ChunkOptions::default());
+    // The graph walk is iterative: deep nesting costs no stack.
+    let deep = graph::symbols(
+        "deep.rs",
+        &format!(
+            "fn deep() {}\n{}\n",
+            "{\n".repeat(depth),
+            "}\n".repeat(depth)
+        ),
+    );
+    assert_eq!(deep.definitions, ["deep"]);
     // A huge single line.
     let src = format!("fn a() {{ {} }}\n", "1 + ".repeat(100_000) + "1");
     check("a.rs", &src, SMALL, &[(1, 1, Some("a"))]);

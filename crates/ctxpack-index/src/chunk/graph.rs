@@ -1,0 +1,392 @@
+//! The symbol graph of one file: the names it defines, the modules and files it imports, and
+//! the names it uses (called functions and methods, named types).
+//!
+//! Each language's module says which of its nodes import and which name a use; this module
+//! walks the tree once, bounded, and resolves imports against repository paths by their shape
+//! alone, without a build system: a module path (`crate::budget`, `httpx._models`,
+//! `com.acme.Stack`, `"util/strings.h"`) reaches the files whose path without extension ends
+//! with a leading part of it; a Go import path reaches the files of the directory it ends with;
+//! a relative JavaScript import names one file from the importing file's directory.
+
+use std::collections::BTreeSet;
+
+use tree_sitter::Node;
+
+use super::{ChunkOptions, Cx, Language, Limits, Lines, Rank, language_of, parse};
+
+/// At most this many distinct names of each kind, and imports, are kept from one file.
+const MAX_NAMES: usize = 4096;
+/// At most this many nodes are visited in one file.
+const MAX_NODES: usize = 2_000_000;
+
+/// What one file defines, imports and uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Symbols {
+    /// Names of the functions, methods, types, classes, traits and modules it defines
+    /// (unqualified, sorted).
+    pub definitions: Vec<String>,
+    /// What it imports, resolved against its own path where the language makes an import
+    /// relative (sorted).
+    pub imports: Vec<Import>,
+    /// Names it uses: the functions and methods it calls and the types it names (sorted).
+    pub references: Vec<String>,
+}
+
+/// An import, by the shape of the paths it can reach.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Import {
+    /// A module path: reaches a file whose path without its extension is, or ends with, a
+    /// leading part of the segments (the longest part that names a file wins).
+    Module(Vec<String>),
+    /// A package directory (Go): reaches the files directly inside a directory that the
+    /// segments end with.
+    Package(Vec<String>),
+    /// One file from the repository root, without its extension (`index` files too).
+    File(String),
+}
+
+impl Import {
+    /// Whether this import reaches the file at `path` (a repository path with `/`).
+    pub fn reaches(&self, path: &str) -> bool {
+        self.reach(path).is_some()
+    }
+
+    /// How closely this import reaches the file at `path`, if it does: for a module path,
+    /// the number of its segments the file's path ends with (the longest such part); 1
+    /// otherwise. Of the files one import reaches, those reached most closely are meant.
+    pub fn reach(&self, path: &str) -> Option<usize> {
+        let stem = stem(path);
+        let reached = match self {
+            Import::Module(segments) => {
+                let stem = ["/mod", "/__init__"]
+                    .iter()
+                    .find_map(|tail| stem.strip_suffix(tail))
+                    .unwrap_or(stem);
+                return (1..=segments.len())
+                    .rev()
+                    .find(|n| ends_with_segments(stem, &segments[..*n]));
+            }
+            Import::Package(segments) => {
+                let (dir, _) = path.rsplit_once('/')?;
+                let dir: Vec<&str> = dir.split('/').collect();
+                segments.len() >= dir.len()
+                    && segments[segments.len() - dir.len()..]
+                        .iter()
+                        .zip(&dir)
+                        .all(|(a, b)| a == b)
+            }
+            Import::File(file) => {
+                stem == file || stem.strip_suffix("/index").is_some_and(|s| s == file)
+            }
+        };
+        reached.then_some(1)
+    }
+}
+
+/// `path` without the extension of its last segment.
+fn stem(path: &str) -> &str {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    match path[name_start..].rfind('.') {
+        Some(dot) if dot > 0 => &path[..name_start + dot],
+        _ => path,
+    }
+}
+
+/// Whether `stem` is `segments` joined by `/`, or ends with `/` and them.
+fn ends_with_segments(stem: &str, segments: &[String]) -> bool {
+    let mut rest = stem;
+    for (i, segment) in segments.iter().rev().enumerate() {
+        let Some(before) = rest.strip_suffix(segment.as_str()) else {
+            return false;
+        };
+        if i + 1 == segments.len() {
+            return before.is_empty() || before.ends_with('/');
+        }
+        let Some(before) = before.strip_suffix('/') else {
+            return false;
+        };
+        rest = before;
+    }
+    false
+}
+
+/// The directory segments of a repository path (empty at the root).
+pub(super) fn dir_of(path: &str) -> Vec<String> {
+    match path.rsplit_once('/') {
+        Some((dir, _)) => dir.split('/').map(str::to_owned).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// `base` followed by `relative` (`/`-separated, with `.` and `..`), or None when it climbs
+/// above the root.
+pub(super) fn join_relative(base: &[String], relative: &str) -> Option<Vec<String>> {
+    let mut out = base.to_vec();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop()?;
+            }
+            other => out.push(other.to_owned()),
+        }
+    }
+    Some(out)
+}
+
+/// The symbol graph of the file at `path` (its language comes from the extension). A file in
+/// no parsed language, or one that cannot be parsed, has an empty graph.
+pub fn symbols(path: &str, text: &str) -> Symbols {
+    let mut definitions = BTreeSet::new();
+    let mut imports = BTreeSet::new();
+    let mut references = BTreeSet::new();
+    let mut found = Vec::new();
+    each_node(path, text, |cx, node| {
+        if definitions.len() < MAX_NAMES
+            && let Some(def) = cx.def_of(node, 0).filter(|d| d.rank == Rank::Strong)
+        {
+            definitions.insert(def.name);
+        }
+        if imports.len() < MAX_NAMES {
+            cx.imports(node, path, &mut found);
+            imports.extend(found.drain(..));
+        }
+        if references.len() < MAX_NAMES
+            && let Some(name) = cx.used_name(node).and_then(|n| cx.name_text(n))
+        {
+            references.insert(name);
+        }
+    });
+    Symbols {
+        definitions: definitions.into_iter().collect(),
+        imports: imports.into_iter().collect(),
+        references: references.into_iter().collect(),
+    }
+}
+
+/// Only the imports of [`symbols`], for a file or a part of one that holds whole statements
+/// (a chunk): text without any of its language's import words is not parsed at all.
+pub fn imports(path: &str, text: &str) -> Vec<Import> {
+    let Some(language) = language_of(path) else {
+        return Vec::new();
+    };
+    let words: &[&str] = match language {
+        Language::Rust => &["use ", "mod "],
+        Language::Python | Language::Go | Language::Java => &["import"],
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            &["import", "require", "from"]
+        }
+        Language::C | Language::Cpp => &["include"],
+        Language::Markdown => return Vec::new(),
+    };
+    if !words.iter().any(|w| text.contains(w)) {
+        return Vec::new();
+    }
+    let mut imports = BTreeSet::new();
+    let mut found = Vec::new();
+    each_node(path, text, |cx, node| {
+        if imports.len() < MAX_NAMES {
+            cx.imports(node, path, &mut found);
+            imports.extend(found.drain(..));
+        }
+    });
+    imports.into_iter().collect()
+}
+
+/// Calls `visit` on each named node of the parse of `text` as the file at `path`, in a
+/// pre-order walk of at most [`MAX_NODES`] nodes that uses no recursion.
+fn each_node(path: &str, text: &str, mut visit: impl FnMut(&Cx<'_>, Node<'_>)) {
+    let Some(language) = language_of(path) else {
+        return;
+    };
+    if text.is_empty() {
+        return;
+    }
+    let lines = Lines::new(text);
+    let Some((cx, tree)) = parse(
+        language,
+        text,
+        &lines,
+        Limits::new(&ChunkOptions::default()),
+    ) else {
+        return;
+    };
+    let mut cursor = tree.walk();
+    for _ in 0..MAX_NODES {
+        let node = cursor.node();
+        if node.is_named() {
+            visit(&cx, node);
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+}
+
+impl Cx<'_> {
+    /// The imports a node makes, for a file at `path`.
+    fn imports(&self, node: Node<'_>, path: &str, out: &mut Vec<Import>) {
+        match self.language {
+            Language::Rust => self.rust_imports(node, path, out),
+            Language::Python => self.python_imports(node, path, out),
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                self.script_imports(node, path, out)
+            }
+            Language::Go => self.go_imports(node, out),
+            Language::Java => self.java_imports(node, out),
+            Language::C | Language::Cpp => self.c_imports(node, path, out),
+            Language::Markdown => {}
+        }
+    }
+
+    /// The node naming what `node` uses: the callee of a call, a named type.
+    fn used_name<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        match node.kind() {
+            "type_identifier" => Some(node),
+            "call_expression" | "call" => callee(node.child_by_field_name("function")?),
+            "new_expression" => callee(node.child_by_field_name("constructor")?),
+            "macro_invocation" => callee(node.child_by_field_name("macro")?),
+            "method_invocation" => node.child_by_field_name("name"),
+            "object_creation_expression" => callee(node.child_by_field_name("type")?),
+            _ => None,
+        }
+    }
+
+    /// The text of an identifier-like node, when it is a plain name.
+    fn name_text(&self, node: Node<'_>) -> Option<String> {
+        let text = self.src.get(node.byte_range())?;
+        let plain = !text.is_empty()
+            && text.len() <= super::MAX_SYMBOL_CHARS
+            && text
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        plain.then(|| text.to_owned())
+    }
+
+    /// The text of a string literal node without its quotes.
+    pub(super) fn string_value(&self, node: Node<'_>) -> Option<String> {
+        let text = self.src.get(node.byte_range())?;
+        let value = text.trim_matches(['"', '\'', '`', '<', '>']);
+        (!value.is_empty() && value.len() <= 1024).then(|| value.to_owned())
+    }
+}
+
+/// The name at the end of a callee expression: `f`, `a.b.f`, `a::f`, `f::<T>`.
+fn callee(node: Node<'_>) -> Option<Node<'_>> {
+    let mut node = node;
+    for _ in 0..8 {
+        match node.kind() {
+            "identifier" | "type_identifier" | "field_identifier" | "property_identifier" => {
+                return Some(node);
+            }
+            "generic_function" | "generic_type" => {
+                node = node
+                    .child_by_field_name("function")
+                    .or_else(|| node.child_by_field_name("type"))?;
+            }
+            _ => {
+                node = ["field", "property", "attribute", "name"]
+                    .iter()
+                    .find_map(|f| node.child_by_field_name(f))?;
+            }
+        }
+    }
+    None
+}
+
+/// A module import from its segments joined by `/` (tests of every language use it).
+#[cfg(test)]
+pub(super) fn module(segments: &str) -> Import {
+    Import::Module(segments.split('/').map(str::to_owned).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imports_reach_paths_by_shape() {
+        let cases: &[(Import, &str, bool)] = &[
+            (module("budget/Budget"), "crates/core/src/budget.rs", true),
+            (module("budget"), "crates/core/src/budget/mod.rs", true),
+            (module("budget"), "crates/core/src/overbudget.rs", false),
+            (module("httpx/_models/Request"), "httpx/_models.py", true),
+            (module("httpx/_models"), "httpx/__init__.py", true),
+            (module("a/b"), "b.py", false),
+            (
+                Import::Package(vec!["github.com".into(), "gin".into(), "render".into()]),
+                "render/json.go",
+                true,
+            ),
+            (
+                Import::Package(vec!["encoding".into(), "json".into()]),
+                "internal/json/json.go",
+                false,
+            ),
+            (Import::Package(vec!["x".into()]), "main.go", false),
+            (Import::File("src/a/foo".into()), "src/a/foo.ts", true),
+            (Import::File("src/a/foo".into()), "src/a/foo/index.js", true),
+            (Import::File("src/a/foo".into()), "src/a/foobar.ts", false),
+        ];
+        for (import, path, expected) in cases {
+            assert_eq!(import.reaches(path), *expected, "{import:?} → {path}");
+        }
+    }
+
+    #[test]
+    fn relative_paths_never_climb_above_the_root() {
+        let base = dir_of("src/a/b.ts");
+        assert_eq!(
+            join_relative(&base, "../c/./d"),
+            Some(vec!["src".to_owned(), "c".to_owned(), "d".to_owned()])
+        );
+        assert_eq!(join_relative(&base, "../../../x"), None);
+    }
+
+    #[test]
+    fn imports_alone_match_the_whole_graph_and_skip_text_without_import_words() {
+        let samples = [
+            (
+                "src/a.rs",
+                "use crate::b::C;\nmod d;\nfn f() { use super::e; }\n",
+            ),
+            (
+                "pkg/a.py",
+                "import os\nfrom . import b\ndef f():\n    from .c import d\n",
+            ),
+            (
+                "web/a.ts",
+                "import x from './b'\nconst c = require('../c')\n",
+            ),
+            ("a.go", "package a\n\nimport \"x/y\"\n"),
+            ("A.java", "import a.b.C;\nclass A {}\n"),
+            ("a.c", "#include \"b.h\"\nint main() {}\n"),
+        ];
+        for (path, text) in samples {
+            let whole = symbols(path, text).imports;
+            assert!(!whole.is_empty(), "{path}");
+            assert_eq!(imports(path, text), whole, "{path}");
+        }
+        assert!(imports("src/a.rs", "fn f() {}\n").is_empty());
+        assert!(imports("README.md", "import x\n").is_empty());
+    }
+
+    #[test]
+    fn files_without_a_graph() {
+        assert_eq!(symbols("notes.txt", "use a::b;"), Symbols::default());
+        assert_eq!(symbols("a.rs", ""), Symbols::default());
+        assert!(
+            symbols("README.md", "# Title\n\nText.\n")
+                .imports
+                .is_empty()
+        );
+    }
+}
