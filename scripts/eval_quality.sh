@@ -32,6 +32,7 @@ for r in d["results"]:
     run "$repo" "no co-change" --ablate cochange --baseline none
     run "$repo" "no history" --ablate history --baseline none
     run "$repo" "neither (no history signals)" --ablate history,cochange --baseline none
+    run "$repo" "no imports" --ablate imports --baseline none
     run "$repo" "diverse selector" --selector diverse --baseline none
     run "$repo" "skip selector" --selector skip --baseline none
     run "$repo" "no file evidence" --ablate file-evidence --baseline none

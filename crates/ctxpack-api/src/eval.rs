@@ -151,11 +151,12 @@ fn retrieve_options(ablate: &[String]) -> Result<RetrieveOptions> {
             "test-prior" => options.test_prior = 1.0,
             "history" => options.history_weight = 0.0,
             "cochange" => options.cochange_weight = 0.0,
+            "imports" => options.import_weight = 0.0,
             other => {
                 return Err(Error::invalid_field(
                     "ablate",
                     format!(
-                        "unknown ablation `{other}`: expected file-evidence, test-prior, history or cochange"
+                        "unknown ablation `{other}`: expected file-evidence, test-prior, history, cochange or imports"
                     ),
                 ));
             }

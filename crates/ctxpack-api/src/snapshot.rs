@@ -475,6 +475,8 @@ pub struct ScoreParts {
     pub history: f64,
     /// How much its file changed together with the best files (0 to 1).
     pub cochange: f64,
+    /// Whether one of the best files imports its file, by that file's evidence (0 to 1).
+    pub imported: f64,
 }
 
 /// What `query` found.
@@ -664,6 +666,7 @@ impl Workspace {
                         prior: round4(h.breakdown.prior),
                         history: round4(h.breakdown.history),
                         cochange: round4(h.breakdown.cochange),
+                        imported: round4(h.breakdown.imported),
                     },
                 })
                 .collect(),
@@ -920,7 +923,7 @@ impl std::fmt::Display for QueryHits {
             let b = &h.score_breakdown;
             writeln!(
                 f,
-                "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; history {:.4}; co-change {:.4}; prior {:.2})  ({} {}){symbol}",
+                "{:>3}. {}  score {:.4} (chunk {:.4} = text {:.4} + path {:.4} + symbol {:.4}; file {:.4}; history {:.4}; co-change {:.4}; imported {:.4}; prior {:.2})  ({} {}){symbol}",
                 h.rank,
                 h.citation,
                 h.score,
@@ -931,6 +934,7 @@ impl std::fmt::Display for QueryHits {
                 b.file,
                 b.history,
                 b.cochange,
+                b.imported,
                 b.prior,
                 h.tokens,
                 self.meter

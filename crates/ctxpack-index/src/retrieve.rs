@@ -7,7 +7,8 @@
 //! Tests, fixtures and snapshots are down-weighted: they restate what the code does rather
 //! than do it. When the snapshot's past is given (see [`History`]), two more signals join the
 //! blend: how closely a past commit message that touched the file resembles the goal, and how
-//! often the file changed together with the best files of the pool.
+//! often the file changed together with the best files of the pool. Last, a file that one of
+//! the pool's best files imports gains a little of that file's evidence.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -16,6 +17,7 @@ use ctxpack_meter::Meter;
 use ctxpack_store::artifacts::ArtifactRow;
 use ctxpack_store::{ChunkRow, ExtraDoc, NewChunk, QueryTerms, ScoreBreakdown, Store};
 
+use crate::chunk::graph::Import;
 use crate::error::IndexError;
 use crate::history::History;
 use crate::paths::PathFilter;
@@ -25,8 +27,8 @@ const POOL_FACTOR: usize = 8;
 const MIN_POOL: usize = 200;
 /// How many of a file's best chunks count towards its file score.
 const FILE_TOP_CHUNKS: usize = 5;
-/// How many of the pool's best files lend co-change evidence to their companions.
-const COCHANGE_LEADERS: usize = 3;
+/// How many of the pool's best files lend co-change and graph evidence to their neighbours.
+const LEADERS: usize = 3;
 
 /// The tunable parts of ranking. `Default` is the measured best (see `docs/quality.md`); the
 /// other values exist so the evaluation can show what each part is worth.
@@ -43,6 +45,10 @@ pub struct RetrieveOptions {
     /// Weight of co-change: how often a file changed together with one of the best files
     /// of the pool (weighted by that file's evidence); 0 ignores it.
     pub cochange_weight: f32,
+    /// Weight of import edges: whether one of the pool's best files imports the chunk's file
+    /// (weighted by that file's evidence, split among the files one import reaches); 0
+    /// ignores them.
+    pub import_weight: f32,
 }
 
 impl Default for RetrieveOptions {
@@ -52,6 +58,7 @@ impl Default for RetrieveOptions {
             test_prior: 0.5,
             history_weight: 0.6,
             cochange_weight: 0.15,
+            import_weight: 0.1,
         }
     }
 }
@@ -86,6 +93,8 @@ pub struct Breakdown {
     pub history: f32,
     /// How much the file changed together with the pool's best files (0 to 1).
     pub cochange: f32,
+    /// Whether one of the pool's best files imports the file, by that file's evidence (0 to 1).
+    pub imported: f32,
 }
 
 /// The evidence one file contributes through its pooled chunks.
@@ -325,13 +334,13 @@ pub fn retrieve_in(
         .values()
         .map(FileEvidence::score)
         .fold(f32::MIN_POSITIVE, f32::max);
+    let mut leaders: Vec<(&str, f32)> = per_file.iter().map(|(p, e)| (*p, e.score())).collect();
+    leaders.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    leaders.truncate(LEADERS);
     let cochange = match scope.history {
         Some(h) if options.cochange_weight > 0.0 => {
-            let mut leaders: Vec<(&str, f32)> =
-                per_file.iter().map(|(p, e)| (*p, e.score())).collect();
-            leaders.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
             let mut out: HashMap<&str, f32> = HashMap::new();
-            for (path, evidence) in leaders.into_iter().take(COCHANGE_LEADERS) {
+            for &(path, evidence) in &leaders {
                 for (p, share) in h.companions(path) {
                     let v = out.entry(p).or_default();
                     *v = v.max(share * evidence / best_file);
@@ -340,6 +349,12 @@ pub fn retrieve_in(
             out
         }
         _ => HashMap::new(),
+    };
+
+    let imported = if options.import_weight > 0.0 {
+        import_evidence(store, scope, &leaders, best_file, &rows)?
+    } else {
+        HashMap::new()
     };
 
     let mut scored: Vec<(f32, Breakdown, i64)> = pool
@@ -354,10 +369,12 @@ pub fn retrieve_in(
             let prior = if in_test { options.test_prior } else { 1.0 };
             let past = history.get(row.path.as_str()).copied().unwrap_or(0.0);
             let together = cochange.get(row.path.as_str()).copied().unwrap_or(0.0);
+            let import = imported.get(row.path.as_str()).copied().unwrap_or(0.0);
             let blended = (1.0 - options.file_weight) * hit.score / best_chunk
                 + options.file_weight * file / best_file
                 + options.history_weight * past
-                + options.cochange_weight * together;
+                + options.cochange_weight * together
+                + options.import_weight * import;
             let breakdown = Breakdown {
                 bm25: hit.breakdown,
                 chunk: hit.score,
@@ -365,6 +382,7 @@ pub fn retrieve_in(
                 prior,
                 history: past,
                 cochange: together,
+                imported: import,
             };
             Some((blended * prior, breakdown, hit.chunk_id))
         })
@@ -458,6 +476,76 @@ pub fn retrieve_in(
         });
     }
     Ok(out)
+}
+
+/// Evidence along the import edges of the pool's best files (see [`crate::chunk::graph`]):
+/// for each pooled file, the best `evidence / best_file` of a leader that imports it, split
+/// among the pooled files that import reaches most closely. A leader's imports are read from
+/// its stored chunks (or the working tree's, for an overlay file), so they follow the file
+/// version the snapshot lists and change as soon as a commit that changes them is indexed.
+fn import_evidence<'p>(
+    store: &Store,
+    scope: &Scope<'_>,
+    leaders: &[(&str, f32)],
+    best_file: f32,
+    rows: &'p HashMap<i64, ChunkRow>,
+) -> Result<HashMap<&'p str, f32>, IndexError> {
+    // Each pooled file once, with the id of its stored version (0 in the working tree).
+    let mut files: BTreeMap<&str, i64> = BTreeMap::new();
+    for row in rows.values() {
+        files.entry(row.path.as_str()).or_insert(row.file_id);
+    }
+    let mut imported: HashMap<&str, f32> = HashMap::new();
+    for &(leader, evidence) in leaders {
+        if leader.starts_with(ARTIFACT_PREFIX) {
+            continue;
+        }
+        let Some(&file_id) = files.get(leader) else {
+            continue;
+        };
+        // Imports are whole statements, which chunks never cut, so each chunk is read on its
+        // own and only those with an import word are parsed.
+        let chunks: Vec<String> = if file_id > 0 {
+            store.chunk_texts(file_id)?
+        } else {
+            scope
+                .overlay
+                .iter()
+                .flat_map(|o| &o.chunks)
+                .filter(|c| c.path == leader)
+                .map(|c| c.chunk.text.clone())
+                .collect()
+        };
+        let mut imports: Vec<Import> = chunks
+            .iter()
+            .flat_map(|text| crate::chunk::graph::imports(leader, text))
+            .collect();
+        imports.sort();
+        imports.dedup();
+        let share = evidence / best_file;
+        // A package or a short module path that reaches many files says little about any
+        // one of them, so an import's share is split among the files it reaches most closely.
+        for import in imports {
+            let reached: Vec<(&str, usize)> = files
+                .keys()
+                .filter(|p| **p != leader)
+                .filter_map(|p| Some((*p, import.reach(p)?)))
+                .collect();
+            let Some(closest) = reached.iter().map(|r| r.1).max() else {
+                continue;
+            };
+            let meant: Vec<&str> = reached
+                .iter()
+                .filter(|r| r.1 == closest)
+                .map(|r| r.0)
+                .collect();
+            for path in &meant {
+                let v = imported.entry(path).or_default();
+                *v = v.max(share / meant.len() as f32);
+            }
+        }
+    }
+    Ok(imported)
 }
 
 /// Paths of artifact file versions start with this.

@@ -981,6 +981,17 @@ impl Store {
         Ok(out)
     }
 
+    /// The stored (masked) texts of a file version's chunks, in order; none for an unknown id.
+    pub fn chunk_texts(&self, file_id: i64) -> Result<Vec<String>, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT text FROM chunks WHERE file_id = ?1 ORDER BY ordinal")
+            .map_err(e)?;
+        let rows = stmt.query_map([file_id], |r| r.get(0)).map_err(e)?;
+        rows.collect::<Result<_, _>>().map_err(e)
+    }
+
     /// The snapshot's files with the key of each version: `(path, blob, chunker, id)`, by
     /// path. What copying a snapshot to another store needs.
     pub fn manifest_keys(&self, sha: &str) -> Result<Vec<(String, String, u32, i64)>, StoreError> {

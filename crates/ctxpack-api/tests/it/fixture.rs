@@ -157,3 +157,10 @@ impl Lcg {
         ((self.0 >> 33) % n as u64) as usize
     }
 }
+
+/// Where `path`'s first hit ranks among `hits` (0 is the best); panics when it is not there.
+pub fn rank_of(hits: &[ctxpack_api::QueryHit], path: &str) -> usize {
+    hits.iter()
+        .position(|h| h.path.as_deref() == Some(path))
+        .unwrap_or_else(|| panic!("{path} is not among the hits: {hits:#?}"))
+}

@@ -4,7 +4,7 @@
 
 use ctxpack_api::{QueryHit, QueryRequest, ScoreParts, Workspace};
 
-use crate::fixture::{Fixture, index_at};
+use crate::fixture::{Fixture, index_at, rank_of};
 
 /// Six files that mention overflow as often as the widget does, and a widget whose last change
 /// was described as work on the "sprocket aligner" (words no file contains).
@@ -63,12 +63,6 @@ fn parts<'a>(hits: &'a [QueryHit], path: &str) -> Option<&'a ScoreParts> {
 
 fn history_of(hits: &[QueryHit], path: &str) -> Option<f64> {
     parts(hits, path).map(|p| p.history)
-}
-
-fn rank_of(hits: &[QueryHit], path: &str) -> usize {
-    hits.iter()
-        .position(|h| h.path.as_deref() == Some(path))
-        .unwrap_or_else(|| panic!("{path} is not among the hits: {hits:#?}"))
 }
 
 #[test]

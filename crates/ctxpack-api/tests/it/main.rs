@@ -13,6 +13,7 @@ mod fixture;
 mod gc;
 mod history;
 mod hooks;
+mod imports;
 mod layering;
 mod ledger;
 mod masking;

@@ -43,7 +43,8 @@ pub struct EvalOptions {
     #[arg(long, value_name = "N")]
     pub top_k: Option<usize>,
     /// Switch parts of ctxpack's ranking off to measure them: `file-evidence`, `test-prior`,
-    /// `history` (past commit messages), `cochange` (files that changed with the best ones).
+    /// `history` (past commit messages), `cochange` (files that changed with the best ones),
+    /// `imports` (files the best ones import).
     #[arg(long, value_delimiter = ',')]
     pub ablate: Vec<String>,
     /// Which repository and store.

@@ -1,0 +1,83 @@
+//! Import edges: a file that one of the best files imports gains a share of that file's
+//! evidence, the edges follow the file version each snapshot lists, and a one-file commit
+//! moves them as soon as it is indexed.
+
+use ctxpack_api::{QueryHit, QueryRequest, Workspace};
+
+use crate::fixture::{Fixture, index_at, rank_of};
+
+const GOAL: &str = "throttle limiter";
+
+/// The importing file's text, importing `module`.
+fn engine(module: &str) -> String {
+    format!(
+        "use crate::{module}::Part;\n\n/// The throttle limiter: throttle, limiter, throttle.\npub fn throttle_limiter(p: Part) -> u32 {{\n    // throttle the limiter\n    p.0\n}}\n"
+    )
+}
+
+/// Two modules that mention the limiter once each, and an engine, all about the throttle
+/// limiter, that imports the first.
+fn project() -> (Fixture, String) {
+    let f = Fixture::new();
+    for module in ["gears", "valves"] {
+        f.write(
+            &format!("src/{module}.rs"),
+            "/// A part the limiter may use.\npub struct Part(pub u32);\n",
+        );
+    }
+    f.write("src/engine.rs", &engine("gears"));
+    let sha = f.commit("Import the project");
+    (f, sha)
+}
+
+fn query(workspace: &Workspace, at: &str) -> Vec<QueryHit> {
+    workspace
+        .query(&QueryRequest {
+            goal: GOAL.into(),
+            at: at.to_owned(),
+            top_k: 10,
+            ..QueryRequest::default()
+        })
+        .expect("query")
+        .hits
+}
+
+fn imported(hits: &[QueryHit], path: &str) -> f64 {
+    hits.iter()
+        .find(|h| h.path.as_deref() == Some(path))
+        .map(|h| h.score_breakdown.imported)
+        .unwrap_or_else(|| panic!("{path} is not among the hits: {hits:#?}"))
+}
+
+#[test]
+fn an_imported_file_gains_and_the_edges_move_with_a_one_file_commit() {
+    let (f, first) = project();
+    let workspace = f.workspace();
+    index_at(&workspace, &first);
+    let hits = query(&workspace, &first);
+    assert_eq!(rank_of(&hits, "src/engine.rs"), 0, "{hits:#?}");
+    assert!(imported(&hits, "src/gears.rs") > 0.0, "{hits:#?}");
+    assert_eq!(imported(&hits, "src/valves.rs"), 0.0);
+    assert!(
+        rank_of(&hits, "src/gears.rs") < rank_of(&hits, "src/valves.rs"),
+        "the imported twin ranks first: {hits:#?}"
+    );
+
+    // The engine now imports the other module; nothing else changes.
+    f.write("src/engine.rs", &engine("valves"));
+    let second = f.commit("Take the part from the valves");
+    let summary = index_at(&workspace, &second);
+    assert_eq!(
+        summary.processed, 1,
+        "one changed file is read: {summary:?}"
+    );
+    let hits = query(&workspace, &second);
+    assert!(imported(&hits, "src/valves.rs") > 0.0, "{hits:#?}");
+    assert_eq!(imported(&hits, "src/gears.rs"), 0.0, "{hits:#?}");
+    assert!(rank_of(&hits, "src/valves.rs") < rank_of(&hits, "src/gears.rs"));
+
+    // The first snapshot keeps its own edges.
+    let again = query(&workspace, &first);
+    assert!(imported(&again, "src/gears.rs") > 0.0, "{again:#?}");
+    assert_eq!(imported(&again, "src/valves.rs"), 0.0);
+}
