@@ -29,6 +29,8 @@ const MIN_POOL: usize = 200;
 const FILE_TOP_CHUNKS: usize = 5;
 /// How many of the pool's best files lend co-change and graph evidence to their neighbours.
 const LEADERS: usize = 3;
+/// How many distinct imports of one leading file lend import evidence.
+const LEADER_IMPORTS: usize = 256;
 
 /// The tunable parts of ranking. `Default` is the measured best (see `docs/quality.md`); the
 /// other values exist so the evaluation can show what each part is worth.
@@ -522,6 +524,9 @@ fn import_evidence<'p>(
             .collect();
         imports.sort();
         imports.dedup();
+        // Each import is matched against every pooled path; a file with thousands of imports
+        // lends only its first few (in a fixed order) rather than costing time without bound.
+        imports.truncate(LEADER_IMPORTS);
         let share = evidence / best_file;
         // A package or a short module path that reaches many files says little about any
         // one of them, so an import's share is split among the files it reaches most closely.
