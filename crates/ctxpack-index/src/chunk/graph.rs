@@ -380,6 +380,23 @@ mod tests {
     }
 
     #[test]
+    fn hostile_imports_stay_bounded() {
+        // Braces nested far deeper than a use tree is followed.
+        let deep = format!("use a::{}b{};\n", "{x, ".repeat(5_000), "}".repeat(5_000));
+        let graph = symbols("src/a.rs", &deep);
+        assert!(graph.imports.len() <= 256, "{}", graph.imports.len());
+        // More distinct imports than a file may lend.
+        let many: String = (0..10_000).map(|i| format!("import m{i}\n")).collect();
+        assert_eq!(symbols("a.py", &many).imports.len(), MAX_NAMES);
+        assert_eq!(imports("a.py", &many).len(), MAX_NAMES);
+        // Relative levels above the root, and an over-long specifier, import nothing.
+        let dots = format!("from {} import x\n", ".".repeat(10_000));
+        assert!(symbols("a/b.py", &dots).imports.is_empty());
+        let long = format!("import x from './{}'\n", "a".repeat(5_000));
+        assert!(symbols("a.ts", &long).imports.is_empty());
+    }
+
+    #[test]
     fn files_without_a_graph() {
         assert_eq!(symbols("notes.txt", "use a::b;"), Symbols::default());
         assert_eq!(symbols("a.rs", ""), Symbols::default());
