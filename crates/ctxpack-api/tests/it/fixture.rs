@@ -164,3 +164,13 @@ pub fn rank_of(hits: &[ctxpack_api::QueryHit], path: &str) -> usize {
         .position(|h| h.path.as_deref() == Some(path))
         .unwrap_or_else(|| panic!("{path} is not among the hits: {hits:#?}"))
 }
+
+/// The score breakdown of `path`'s first hit among `hits`.
+pub fn parts<'a>(
+    hits: &'a [ctxpack_api::QueryHit],
+    path: &str,
+) -> Option<&'a ctxpack_api::ScoreParts> {
+    hits.iter()
+        .find(|h| h.path.as_deref() == Some(path))
+        .map(|h| &h.score_breakdown)
+}

@@ -2,9 +2,9 @@
 //! the snapshot never counts, and a one-file commit brings its message in as soon as it is
 //! indexed.
 
-use ctxpack_api::{QueryHit, QueryRequest, ScoreParts, Workspace};
+use ctxpack_api::{QueryHit, QueryRequest, Workspace};
 
-use crate::fixture::{Fixture, index_at, rank_of};
+use crate::fixture::{Fixture, index_at, parts, rank_of};
 
 /// Six files that mention overflow as often as the widget does, and a widget whose last change
 /// was described as work on the "sprocket aligner" (words no file contains).
@@ -52,13 +52,6 @@ fn query_for(workspace: &Workspace, goal: &str, at: &str) -> Vec<QueryHit> {
         })
         .expect("query")
         .hits
-}
-
-/// The score breakdown of `path`'s first hit.
-fn parts<'a>(hits: &'a [QueryHit], path: &str) -> Option<&'a ScoreParts> {
-    hits.iter()
-        .find(|h| h.path.as_deref() == Some(path))
-        .map(|h| &h.score_breakdown)
 }
 
 fn history_of(hits: &[QueryHit], path: &str) -> Option<f64> {

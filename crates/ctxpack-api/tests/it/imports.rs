@@ -4,7 +4,7 @@
 
 use ctxpack_api::{QueryHit, QueryRequest, Workspace};
 
-use crate::fixture::{Fixture, index_at, rank_of};
+use crate::fixture::{Fixture, index_at, parts, rank_of};
 
 const GOAL: &str = "throttle limiter";
 
@@ -43,9 +43,8 @@ fn query(workspace: &Workspace, at: &str) -> Vec<QueryHit> {
 }
 
 fn imported(hits: &[QueryHit], path: &str) -> f64 {
-    hits.iter()
-        .find(|h| h.path.as_deref() == Some(path))
-        .map(|h| h.score_breakdown.imported)
+    parts(hits, path)
+        .map(|p| p.imported)
         .unwrap_or_else(|| panic!("{path} is not among the hits: {hits:#?}"))
 }
 

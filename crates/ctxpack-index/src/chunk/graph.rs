@@ -16,6 +16,8 @@ use super::{ChunkOptions, Cx, Language, Limits, Lines, Rank, language_of, parse}
 
 /// At most this many distinct names of each kind, and imports, are kept from one file.
 const MAX_NAMES: usize = 4096;
+/// A module path reaches a file through at most this many of its leading segments.
+const MAX_MODULE_DEPTH: usize = 32;
 /// At most this many nodes are visited in one file.
 const MAX_NODES: usize = 2_000_000;
 
@@ -62,17 +64,19 @@ impl Import {
                     .iter()
                     .find_map(|tail| stem.strip_suffix(tail))
                     .unwrap_or(stem);
-                return (1..=segments.len())
+                // Only the leading parts a module path can really have are tried, so a
+                // hostile path of thousands of segments costs no more than a real one.
+                return (1..=segments.len().min(MAX_MODULE_DEPTH))
                     .rev()
                     .find(|n| ends_with_segments(stem, &segments[..*n]));
             }
             Import::Package(segments) => {
                 let (dir, _) = path.rsplit_once('/')?;
-                let dir: Vec<&str> = dir.split('/').collect();
-                segments.len() >= dir.len()
-                    && segments[segments.len() - dir.len()..]
+                segments.len() >= dir.split('/').count()
+                    && segments
                         .iter()
-                        .zip(&dir)
+                        .rev()
+                        .zip(dir.split('/').rev())
                         .all(|(a, b)| a == b)
             }
             Import::File(file) => {
@@ -389,6 +393,9 @@ mod tests {
         let many: String = (0..10_000).map(|i| format!("import m{i}\n")).collect();
         assert_eq!(symbols("a.py", &many).imports.len(), MAX_NAMES);
         assert_eq!(imports("a.py", &many).len(), MAX_NAMES);
+        // A module path of thousands of segments is tried by its leading parts only.
+        let long_path = module(&format!("a/b{}", "/c".repeat(5_000)));
+        assert_eq!(long_path.reach("src/a/b.rs"), Some(2));
         // Relative levels above the root, and an over-long specifier, import nothing.
         let dots = format!("from {} import x\n", ".".repeat(10_000));
         assert!(symbols("a/b.py", &dots).imports.is_empty());
