@@ -24,7 +24,7 @@ use ctxpack_store::{Manifest, NewChunk, NewFile, NewSnapshot, SnapshotStats, Sto
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk};
 use crate::error::IndexError;
-use crate::git::{EntryKind, Repo, TreeChange, TreeEntry};
+use crate::git::{EntryKind, ObjectReader, Repo, TreeChange, TreeEntry};
 use crate::ignore::{IGNORE_FILE, IgnoreRules};
 
 /// The meters a store computes at index time; others are counted when a pack needs them.
@@ -583,8 +583,11 @@ fn walk_whole(
     options: &IndexOptions,
     report: &mut Reporter<'_>,
 ) -> Result<Walked, IndexError> {
-    let entries = repo.tree_entries(sha)?;
-    let (rules, ignore_files) = commit_rules(repo, &entries)?;
+    let mut objects = ObjectReader::open(repo.git_dir())?;
+    let entries = objects.repo().tree_entries(sha)?;
+    let (rules, ignore_files) = commit_rules(objects.repo(), &entries)?;
+    // What the tree walk mapped is not needed again.
+    objects.release()?;
     let mut ignored = rules.matcher();
     let mut walked = Walked {
         files: entries.len() as u64,
@@ -598,7 +601,7 @@ fn walk_whole(
     report.start(IndexPhase::Reading, entries.len())?;
     // Deciding reads no content (chunking does): each entry counts as a file of no bytes.
     for entry in &entries {
-        let plan = walked.read(repo, store, entry, options, &mut ignored)?;
+        let plan = walked.read(&mut objects, store, entry, options, &mut ignored)?;
         listed.extend(plan.map(|plan| (entry.path.clone(), plan)));
         report.step(0)?;
     }
@@ -617,6 +620,7 @@ fn walk_changes(
 ) -> Result<Walked, IndexError> {
     let rules = basis.rules(repo)?;
     let mut ignored = rules.matcher();
+    let mut objects = ObjectReader::open(repo.git_dir())?;
     let mut walked = Walked {
         files: parent.row.files,
         listing: Listing::Whole(Vec::new()),
@@ -655,7 +659,7 @@ fn walk_changes(
                     id: id.clone(),
                     kind: *kind,
                 };
-                walked.read(repo, store, &entry, options, &mut ignored)?
+                walked.read(&mut objects, store, &entry, options, &mut ignored)?
             }
             None => None,
         };
@@ -670,13 +674,13 @@ impl Walked {
     /// Decides one entry of the commit: its plan when it is listed.
     fn read(
         &mut self,
-        repo: &Repo,
+        objects: &mut ObjectReader,
         store: &Store,
         entry: &TreeEntry,
         options: &IndexOptions,
         ignored: &mut crate::ignore::Matcher<'_>,
     ) -> Result<Option<Plan>, IndexError> {
-        Ok(match read_entry(repo, store, entry, options, ignored)? {
+        Ok(match read_entry(objects, store, entry, options, ignored)? {
             Read::Skip(reason) => {
                 *self.commit_skips.entry(reason.to_owned()).or_default() += 1;
                 None
@@ -706,7 +710,7 @@ enum Read {
 }
 
 fn read_entry(
-    repo: &Repo,
+    objects: &mut ObjectReader,
     store: &Store,
     entry: &TreeEntry,
     options: &IndexOptions,
@@ -724,7 +728,7 @@ fn read_entry(
     // A partial clone lacks some blobs by design, and a damaged pack loses some: the rest of
     // the commit is still worth indexing. The file is counted, so the summary says what is
     // missing (`git fsck` tells why).
-    let Some(bytes) = repo.blob_size_if_present(&entry.id)? else {
+    let Some(bytes) = objects.blob_size_if_present(&entry.id)? else {
         return Ok(Read::Skip(OBJECT_NOT_PRESENT));
     };
     let too_large = bytes > options.max_file_bytes;
@@ -834,7 +838,7 @@ fn chunk_and_write(
         let git_dir = repo.git_dir();
         let reader_done = done_tx.clone();
         scope.spawn(move || {
-            let reader = match Repo::open_git_dir(&git_dir) {
+            let mut reader = match ObjectReader::open(git_dir) {
                 Ok(reader) => reader,
                 Err(e) => {
                     let _ = reader_done.send((0, 0, Err(e)));
