@@ -14,7 +14,10 @@
 # copies nothing; the parts must stay where they are while OUT is used. Blobs a part lacks (a
 # clone that filtered them out) are left out of the tree, so every commit of OUT is whole.
 # Prints each part with its commit, the totals, and the replayed commits, oldest first, to
-# OUT/replayed.
+# OUT/replayed. With OWN_PACK=1, OUT is then cloned into a repository of its own, as a real
+# monorepo is: every object its commits reach in one pack (about 300 MB; 30 s), no alternates.
+# Borrowed objects are spread over the parts' 23 packs, so each object read searches the
+# pack indexes of the parts one after another.
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -133,3 +136,12 @@ done
 git update-ref refs/heads/main "$head"
 git symbolic-ref HEAD refs/heads/main
 echo "base commit $(cat "$out/base"); $(wc -l <"$out/replayed") replayed commits of $component; HEAD $head"
+if [ "${OWN_PACK:-0}" = 1 ]; then
+  unset GIT_DIR
+  rm -rf "$out.borrowed"
+  mv "$out" "$out.borrowed"
+  git clone -q --bare --no-local "$out.borrowed" "$out"
+  cp "$out.borrowed/base" "$out.borrowed/replayed" "$out/"
+  rm -rf "$out.borrowed"
+  echo "own pack: $(du -sh "$out/objects/pack" | cut -f1) in $out"
+fi
