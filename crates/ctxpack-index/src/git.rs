@@ -64,13 +64,35 @@ pub struct TreeChange {
     pub new: Option<(EntryKind, String)>,
 }
 
-/// Reads many objects in turn through a handle of its own that it opens again after every
-/// [`ObjectReader::RELEASE_BYTES`] read. A handle maps the pack files it reads from, and every
-/// page it touches stays counted in the process's resident memory until the handle is
-/// dropped: reading a large tree's blobs out of the packs of a long history would otherwise
-/// keep gigabytes of them resident. Opening again costs about a millisecond.
-pub struct ObjectReader {
+/// Where and how a repository was opened: enough to open it again, on any thread (a handle
+/// cannot cross threads), with the same trust and options.
+#[derive(Clone)]
+pub struct RepoSource {
     git_dir: PathBuf,
+    options: gix::open::Options,
+}
+
+impl RepoSource {
+    /// Opens the repository again.
+    pub fn open(&self) -> Result<Repo, IndexError> {
+        let repo = gix::open_opts(&self.git_dir, self.options.clone()).map_err(|e| {
+            IndexError::NotARepository {
+                path: self.git_dir.clone(),
+                detail: e.to_string(),
+            }
+        })?;
+        Ok(Repo { repo })
+    }
+}
+
+/// Reads many objects in turn through a handle of its own, which it drops and opens again
+/// before a read once [`ObjectReader::RELEASE_BYTES`] were read through it. A handle maps the
+/// pack files it reads from, and every page it touches stays counted in the process's
+/// resident memory until the handle is dropped: reading a large tree's blobs out of the packs
+/// of a long history would otherwise keep gigabytes of them resident. Opening again costs
+/// about a millisecond.
+pub struct ObjectReader {
+    source: RepoSource,
     repo: Repo,
     /// What was read (or charged for a header) since the handle was opened.
     read: u64,
@@ -84,12 +106,11 @@ impl ObjectReader {
     /// What a header read is charged: about the pages it touches.
     const HEADER_BYTES: u64 = 8 << 10;
 
-    /// A reader of the objects of the repository at `git_dir` (from [`Repo::git_dir`]), with
-    /// a handle of its own.
-    pub fn open(git_dir: PathBuf) -> Result<ObjectReader, IndexError> {
-        let repo = Repo::open_git_dir(&git_dir)?;
+    /// A reader of the repository `source` opens, with a handle of its own.
+    pub fn open(source: RepoSource) -> Result<ObjectReader, IndexError> {
+        let repo = source.open()?;
         Ok(ObjectReader {
-            git_dir,
+            source,
             repo,
             read: 0,
             release_bytes: Self::RELEASE_BYTES,
@@ -101,34 +122,33 @@ impl ObjectReader {
         &self.repo
     }
 
-    /// Opens the handle again once the reads since it was opened reach the threshold.
-    fn charge(&mut self, bytes: u64) -> Result<(), IndexError> {
-        self.read = self.read.saturating_add(bytes);
-        if self.read >= self.release_bytes {
-            self.release()?;
-        }
-        Ok(())
-    }
-
     /// Drops the handle (unmapping what it mapped) and opens a new one.
     pub fn release(&mut self) -> Result<(), IndexError> {
-        self.repo = Repo::open_git_dir(&self.git_dir)?;
+        self.repo = self.source.open()?;
         self.read = 0;
         Ok(())
     }
 
+    /// The handle to read through next: a new one once enough was read through this one. An
+    /// object read is never lost to a failure to open the next handle.
+    fn handle(&mut self, charge: u64) -> Result<&Repo, IndexError> {
+        if self.read >= self.release_bytes {
+            self.release()?;
+        }
+        self.read = self.read.saturating_add(charge);
+        Ok(&self.repo)
+    }
+
     /// [`Repo::read_blob`], counted.
     pub fn read_blob(&mut self, id: &str) -> Result<Vec<u8>, IndexError> {
-        let bytes = self.repo.read_blob(id)?;
-        self.charge(bytes.len() as u64)?;
+        let bytes = self.handle(0)?.read_blob(id)?;
+        self.read = self.read.saturating_add(bytes.len() as u64);
         Ok(bytes)
     }
 
     /// [`Repo::blob_size_if_present`], counted.
     pub fn blob_size_if_present(&mut self, id: &str) -> Result<Option<u64>, IndexError> {
-        let size = self.repo.blob_size_if_present(id)?;
-        self.charge(Self::HEADER_BYTES)?;
-        Ok(size)
+        self.handle(Self::HEADER_BYTES)?.blob_size_if_present(id)
     }
 }
 
@@ -141,6 +161,14 @@ impl Repo {
     /// threads).
     pub fn git_dir(&self) -> PathBuf {
         self.repo.git_dir().to_owned()
+    }
+
+    /// How to open the same repository again, with the options this handle was opened with.
+    pub fn source(&self) -> RepoSource {
+        RepoSource {
+            git_dir: self.git_dir(),
+            options: self.repo.open_options().clone(),
+        }
     }
 
     /// Opens the repository whose git directory is `git_dir` (from [`Repo::git_dir`]).
@@ -715,7 +743,7 @@ mod tests {
         assert!(repo.resolve(&blob).is_err());
     }
 
-    /// A reader that opens its handle again after every read (as it does after 64 MiB) reads
+    /// A reader that opens its handle again before every read (as it does after 64 MiB) reads
     /// the same blobs and sizes as a plain handle, from loose objects and from a pack, and
     /// says so when an object is missing.
     #[test]
@@ -741,7 +769,7 @@ mod tests {
                 git(dir, &["repack", "-adq"], None);
                 git(dir, &["prune-packed"], None);
             }
-            let mut reader = ObjectReader::open(repo.git_dir()).expect("open");
+            let mut reader = ObjectReader::open(repo.source()).expect("open");
             reader.release_bytes = 1;
             for (id, content) in &ids {
                 assert_eq!(
@@ -749,7 +777,8 @@ mod tests {
                     Some(content.len() as u64)
                 );
                 assert_eq!(reader.read_blob(id).expect("read"), content.as_bytes());
-                assert_eq!(reader.read, 0, "every read opens the handle again");
+                // Only this read is counted: the handle was opened again before it.
+                assert_eq!(reader.read, content.len() as u64);
             }
             let missing = "0123456789abcdef0123456789abcdef01234567";
             assert_eq!(reader.blob_size_if_present(missing).expect("size"), None);

@@ -583,7 +583,7 @@ fn walk_whole(
     options: &IndexOptions,
     report: &mut Reporter<'_>,
 ) -> Result<Walked, IndexError> {
-    let mut objects = ObjectReader::open(repo.git_dir())?;
+    let mut objects = ObjectReader::open(repo.source())?;
     let entries = objects.repo().tree_entries(sha)?;
     let (rules, ignore_files) = commit_rules(objects.repo(), &entries)?;
     // What the tree walk mapped is not needed again.
@@ -620,7 +620,7 @@ fn walk_changes(
 ) -> Result<Walked, IndexError> {
     let rules = basis.rules(repo)?;
     let mut ignored = rules.matcher();
-    let mut objects = ObjectReader::open(repo.git_dir())?;
+    let mut objects = ObjectReader::open(repo.source())?;
     let mut walked = Walked {
         files: parent.row.files,
         listing: Listing::Whole(Vec::new()),
@@ -835,10 +835,10 @@ fn chunk_and_write(
             mpsc::sync_channel::<(usize, u64, Result<Chunked, IndexError>)>(cap);
         // Dropped with the last worker, so the reader stops when they do.
         let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
-        let git_dir = repo.git_dir();
+        let source = repo.source();
         let reader_done = done_tx.clone();
         scope.spawn(move || {
-            let mut reader = match ObjectReader::open(git_dir) {
+            let mut reader = match ObjectReader::open(source) {
                 Ok(reader) => reader,
                 Err(e) => {
                     let _ = reader_done.send((0, 0, Err(e)));
