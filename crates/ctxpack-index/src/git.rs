@@ -157,27 +157,12 @@ fn git_err(e: impl std::fmt::Display) -> IndexError {
 }
 
 impl Repo {
-    /// Where to open the same repository again, on another thread (a handle cannot cross
-    /// threads).
-    pub fn git_dir(&self) -> PathBuf {
-        self.repo.git_dir().to_owned()
-    }
-
     /// How to open the same repository again, with the options this handle was opened with.
     pub fn source(&self) -> RepoSource {
         RepoSource {
-            git_dir: self.git_dir(),
+            git_dir: self.repo.git_dir().to_owned(),
             options: self.repo.open_options().clone(),
         }
-    }
-
-    /// Opens the repository whose git directory is `git_dir` (from [`Repo::git_dir`]).
-    pub fn open_git_dir(git_dir: &Path) -> Result<Repo, IndexError> {
-        let repo = gix::open(git_dir).map_err(|e| IndexError::NotARepository {
-            path: git_dir.to_owned(),
-            detail: e.to_string(),
-        })?;
-        Ok(Repo { repo })
     }
 
     /// Finds the repository containing `path`.
@@ -763,7 +748,7 @@ mod tests {
                 content,
             ));
         }
-        let repo = Repo::open_git_dir(&dir.join(".git")).expect("open");
+        let repo = Repo::discover(dir).expect("open");
         for packed in [false, true] {
             if packed {
                 git(dir, &["repack", "-adq"], None);

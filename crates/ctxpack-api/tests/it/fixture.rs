@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ctxpack_api::{Access, Control, IndexRequest, IndexSummary, Workspace, WorkspaceOptions};
+use ctxpack_api::{
+    Access, Control, IndexRequest, IndexSummary, QueryHit, QueryRequest, Workspace,
+    WorkspaceOptions,
+};
 
 /// A temporary git repository.
 pub struct Fixture {
@@ -158,18 +161,28 @@ impl Lcg {
     }
 }
 
+/// The top ten hits for `goal` at `at`.
+pub fn top_hits(workspace: &Workspace, goal: &str, at: &str) -> Vec<QueryHit> {
+    workspace
+        .query(&QueryRequest {
+            goal: goal.into(),
+            at: at.to_owned(),
+            top_k: 10,
+            ..QueryRequest::default()
+        })
+        .expect("query")
+        .hits
+}
+
 /// Where `path`'s first hit ranks among `hits` (0 is the best); panics when it is not there.
-pub fn rank_of(hits: &[ctxpack_api::QueryHit], path: &str) -> usize {
+pub fn rank_of(hits: &[QueryHit], path: &str) -> usize {
     hits.iter()
         .position(|h| h.path.as_deref() == Some(path))
         .unwrap_or_else(|| panic!("{path} is not among the hits: {hits:#?}"))
 }
 
 /// The score breakdown of `path`'s first hit among `hits`.
-pub fn parts<'a>(
-    hits: &'a [ctxpack_api::QueryHit],
-    path: &str,
-) -> Option<&'a ctxpack_api::ScoreParts> {
+pub fn parts<'a>(hits: &'a [QueryHit], path: &str) -> Option<&'a ctxpack_api::ScoreParts> {
     hits.iter()
         .find(|h| h.path.as_deref() == Some(path))
         .map(|h| &h.score_breakdown)

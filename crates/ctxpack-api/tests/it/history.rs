@@ -2,9 +2,9 @@
 //! the snapshot never counts, and a one-file commit brings its message in as soon as it is
 //! indexed.
 
-use ctxpack_api::{QueryHit, QueryRequest, Workspace};
+use ctxpack_api::{QueryHit, Workspace};
 
-use crate::fixture::{Fixture, index_at, parts, rank_of};
+use crate::fixture::{Fixture, index_at, parts, rank_of, top_hits};
 
 /// Six files that mention overflow as often as the widget does, and a widget whose last change
 /// was described as work on the "sprocket aligner" (words no file contains).
@@ -38,20 +38,7 @@ fn project_described(message: &str) -> (Fixture, String) {
 
 /// The top ten hits for "sprocket aligner overflow" at `at`.
 fn query(workspace: &Workspace, at: &str) -> Vec<QueryHit> {
-    query_for(workspace, "sprocket aligner overflow", at)
-}
-
-/// The top ten hits for `goal` at `at`.
-fn query_for(workspace: &Workspace, goal: &str, at: &str) -> Vec<QueryHit> {
-    workspace
-        .query(&QueryRequest {
-            goal: goal.into(),
-            at: at.to_owned(),
-            top_k: 10,
-            ..QueryRequest::default()
-        })
-        .expect("query")
-        .hits
+    top_hits(workspace, "sprocket aligner overflow", at)
 }
 
 fn history_of(hits: &[QueryHit], path: &str) -> Option<f64> {
@@ -203,7 +190,7 @@ fn files_that_changed_with_the_best_file_carry_co_change() {
     let sha = f.git(&["rev-parse", "HEAD"]);
     let workspace = f.workspace();
     index_at(&workspace, &sha);
-    let hits = query_for(&workspace, "ledger append record", &sha);
+    let hits = top_hits(&workspace, "ledger append record", &sha);
     let cochange = |path: &str| parts(&hits, path).map(|p| p.cochange);
     // Two of the ledger's three commits (two, plus one) changed the index too.
     assert!(

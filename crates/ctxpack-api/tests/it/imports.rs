@@ -2,9 +2,9 @@
 //! evidence, the edges follow the file version each snapshot lists, and a one-file commit
 //! moves them as soon as it is indexed.
 
-use ctxpack_api::{QueryHit, QueryRequest, Workspace};
+use ctxpack_api::{QueryHit, Workspace};
 
-use crate::fixture::{Fixture, index_at, parts, rank_of};
+use crate::fixture::{Fixture, index_at, parts, rank_of, top_hits};
 
 const GOAL: &str = "throttle limiter";
 
@@ -31,15 +31,7 @@ fn project() -> (Fixture, String) {
 }
 
 fn query(workspace: &Workspace, at: &str) -> Vec<QueryHit> {
-    workspace
-        .query(&QueryRequest {
-            goal: GOAL.into(),
-            at: at.to_owned(),
-            top_k: 10,
-            ..QueryRequest::default()
-        })
-        .expect("query")
-        .hits
+    top_hits(workspace, GOAL, at)
 }
 
 fn imported(hits: &[QueryHit], path: &str) -> f64 {
