@@ -13,9 +13,9 @@ use crate::lexical::{Lexical, LexicalDoc, LexicalHit, LexicalWriter, QueryTerms}
 use crate::lock::WriterLock;
 
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
-/// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole) are read as they are
-/// and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 5;
+/// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
+/// 5: every vector raw) are read as they are and migrated by the first writer.
+pub const FORMAT_VERSION: i64 = 6;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -618,6 +618,10 @@ impl Store {
             // Format 5: field indexes (none declared yet) and counted collections.
             tx.execute_batch(FORMAT_5).map_err(e)?;
         }
+        // Format 6: embedding vectors may be stored by their counts (`vector_blob`). Vectors
+        // written before are raw and read as they are, so nothing is rewritten; the number
+        // keeps older ctxpack versions, which cannot read counted vectors, from opening it.
+
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(e)?;
         tx.commit().map_err(e)?;

@@ -248,14 +248,15 @@ fn write_embeddings(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
     for row in rows {
+        let stored = crate::vector_blob::encode(&row.vector);
         stmt.execute(params![
             collection,
             row.id_key,
             field,
             embedder,
             row.text_hash,
-            row.vector,
-            crate::db::checksum(&row.vector)
+            stored.as_ref(),
+            crate::db::checksum(&stored)
         ])?;
     }
     vectors::bump_generation(tx, collection, Some(field))
@@ -673,7 +674,8 @@ impl Store {
         id_key: &str,
         field: &str,
     ) -> Result<Option<(EmbeddingState, Vec<u8>)>, DocsStoreError> {
-        self.conn
+        let row: Option<(EmbeddingState, Vec<u8>)> = self
+            .conn
             .prepare_cached(
                 "SELECT embedder, text_hash, vector FROM embeddings \
                  WHERE collection = ?1 AND id_key = ?2 AND field = ?3",
@@ -691,7 +693,29 @@ impl Store {
                 })
                 .optional()
             })
-            .map_err(self.sql())
+            .map_err(self.sql())?;
+        row.map(|(state, blob)| {
+            Ok((
+                state,
+                self.vector_of(collection, field, &blob)?.into_owned(),
+            ))
+        })
+        .transpose()
+    }
+
+    /// The vector bytes a stored blob of `collection`.`field` holds (see [`crate::vector_blob`]).
+    fn vector_of<'b>(
+        &self,
+        collection: &str,
+        field: &str,
+        blob: &'b [u8],
+    ) -> Result<std::borrow::Cow<'b, [u8]>, DocsStoreError> {
+        crate::vector_blob::decode(blob).map_err(|why| {
+            DocsStoreError::Store(StoreError::Corrupt {
+                dir: self.dir.clone(),
+                detail: format!("an embedding of `{collection}`.{field} cannot be read: {why}"),
+            })
+        })
     }
 
     /// Stores (replacing) embeddings of one field, all computed by `embedder`, in one
@@ -739,8 +763,8 @@ impl Store {
 
     /// Calls `f` with every embedding row of a field (markers and rows of other embedders
     /// included), in rowid order. Only the embeddings table is read, through SQLite's memory
-    /// map, and the vector bytes are borrowed from the mapped page: no document is touched and
-    /// nothing is copied.
+    /// map: no document is touched, a raw vector is borrowed from the mapped page and a counted
+    /// one ([`crate::vector_blob`]) is decoded.
     pub fn scan_vectors<E: From<DocsStoreError>>(
         &self,
         collection: &str,
@@ -787,11 +811,12 @@ impl Store {
                     })));
                 }
             };
+            let vector = self.vector_of(collection, field, vector)?;
             f(VectorRef {
                 rowid: row.get(0).map_err(self.sql())?,
                 id_key: text_ref(row, 1).map_err(self.sql())?,
                 embedder: text_ref(row, 2).map_err(self.sql())?,
-                vector,
+                vector: &vector,
             })?;
         }
         Ok(())
@@ -851,9 +876,12 @@ impl Store {
         rowids
             .iter()
             .map(|&rowid| {
-                stmt.query_row(params![rowid, collection, field, embedder], |r| r.get(0))
+                let blob: Option<Vec<u8>> = stmt
+                    .query_row(params![rowid, collection, field, embedder], |r| r.get(0))
                     .optional()
-                    .map_err(self.sql())
+                    .map_err(self.sql())?;
+                blob.map(|b| Ok(self.vector_of(collection, field, &b)?.into_owned()))
+                    .transpose()
             })
             .collect()
     }

@@ -31,6 +31,7 @@ mod lock;
 mod manifest;
 pub mod registry;
 mod scope;
+mod vector_blob;
 pub mod verify;
 
 pub use db::{

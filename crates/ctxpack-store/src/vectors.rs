@@ -811,45 +811,54 @@ impl Store {
         if !has_table {
             return Ok(());
         }
-        let fields: Vec<(String, String, String, i64)> = {
+        let fields: Vec<(String, String, String)> = {
             let mut stmt = self
                 .conn
                 .prepare(
-                    "SELECT DISTINCT g.collection, g.field, e.embedder, length(e.vector) \
+                    "SELECT DISTINCT g.collection, g.field, e.embedder \
                      FROM vector_generations g JOIN embeddings e \
                      ON e.collection = g.collection AND e.field = g.field \
                      WHERE length(e.vector) > 0",
                 )
                 .map_err(e)?;
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                 .map_err(e)?
                 .collect::<Result<_, _>>()
                 .map_err(e)?
         };
-        for (collection, field, embedder, bytes) in fields {
+        for (collection, field, embedder) in fields {
+            // The table's vectors as they read; a blob that cannot be read is left out here,
+            // since the embeddings' own check reports it.
             let mut table = std::collections::HashMap::new();
-            self.scan_vectors(&collection, &field, |row| {
-                if row.embedder == embedder {
-                    table.insert(row.rowid, row.vector.to_vec());
+            let mut lengths = std::collections::BTreeSet::new();
+            {
+                let mut stmt = self
+                    .conn
+                    .prepare(
+                        "SELECT rowid, vector FROM embeddings \
+                         WHERE collection = ?1 AND field = ?2 AND embedder = ?3 \
+                         AND length(vector) > 0",
+                    )
+                    .map_err(e)?;
+                let mut rows = stmt.query([&collection, &field, &embedder]).map_err(e)?;
+                while let Some(r) = rows.next().map_err(e)? {
+                    let blob: Vec<u8> = r.get(1).map_err(e)?;
+                    if let Ok(vector) = crate::vector_blob::decode(&blob) {
+                        lengths.insert(vector.len());
+                        table.insert(r.get::<_, i64>(0).map_err(e)?, vector.into_owned());
+                    }
                 }
-                Ok::<_, DocsStoreError>(())
-            })
-            .map_err(store_error)?;
+            }
             let mut differs = 0u64;
-            self.scan_vector_file(
-                &collection,
-                &field,
-                &embedder,
-                bytes as usize,
-                false,
-                |row| {
+            for bytes in lengths {
+                self.scan_vector_file(&collection, &field, &embedder, bytes, false, |row| {
                     if table.get(&row.rowid).map(Vec::as_slice) != Some(row.vector) {
                         differs += 1;
                     }
                     Ok::<_, DocsStoreError>(())
-                },
-            )
-            .map_err(store_error)?;
+                })
+                .map_err(store_error)?;
+            }
             if differs > 0 {
                 problems.push(crate::verify::Problem {
                     part: "vectors",

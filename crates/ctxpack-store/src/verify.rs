@@ -143,7 +143,7 @@ impl Store {
         while let Some(r) = rows.next().map_err(e)? {
             let vector: Vec<u8> = r.get(3).map_err(e)?;
             let stored: Option<String> = r.get(4).map_err(e)?;
-            if stored.as_deref() != Some(checksum(&vector).as_str()) {
+            if let Some(why) = embedding_damage(&vector, stored.as_deref()) {
                 let (collection, id, field): (String, String, String) = (
                     r.get(0).map_err(e)?,
                     r.get(1).map_err(e)?,
@@ -151,9 +151,7 @@ impl Store {
                 );
                 problems.push(Problem::new(
                     "embedding",
-                    format!(
-                        "the embedding of {collection}.{field} for {id} does not match its checksum"
-                    ),
+                    format!("the embedding of {collection}.{field} for {id} {why}"),
                 ));
             }
         }
@@ -272,7 +270,7 @@ impl Store {
             while let Some(r) = rows.next().map_err(e)? {
                 let vector: Vec<u8> = r.get(3).map_err(e)?;
                 let stored: Option<String> = r.get(4).map_err(e)?;
-                if stored.as_deref() != Some(checksum(&vector).as_str()) {
+                if embedding_damage(&vector, stored.as_deref()).is_some() {
                     out.push((
                         r.get(0).map_err(e)?,
                         r.get(1).map_err(e)?,
@@ -294,6 +292,16 @@ impl Store {
         }
         Ok(doomed.len() as u64)
     }
+}
+
+/// What is wrong with a stored embedding blob and its checksum, if anything.
+fn embedding_damage(blob: &[u8], stored: Option<&str>) -> Option<String> {
+    if stored != Some(checksum(blob).as_str()) {
+        return Some("does not match its checksum".into());
+    }
+    crate::vector_blob::decode(blob)
+        .err()
+        .map(|why| format!("cannot be read: {why}"))
 }
 
 /// Every ledger record must be intact and every text it names must match its hash.

@@ -790,6 +790,55 @@ fn vsync_and_vstale_counts() {
 }
 
 #[test]
+fn embeddings_are_stored_by_their_counts_and_read_back_exactly() {
+    let f = Docs::new();
+    let texts = [
+        "database search",
+        "a a b b c c",
+        "Grüße aus Köln: Straße, Straße und noch eine STRASSE",
+        "one two two three three three four four four four",
+    ];
+    let mut long = String::new();
+    for i in 0..400 {
+        long.push_str(&format!("word{} ", i % 97));
+    }
+    let mut lines = String::new();
+    for (i, text) in texts.iter().chain([&long.as_str()]).enumerate() {
+        lines.push_str(&json!({"_id": i, "text": text}).to_string());
+        lines.push('\n');
+    }
+    f.import("c", &lines);
+    f.vsync("c", "text");
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
+    let sizes: Vec<(String, i64)> = conn
+        .prepare("SELECT id_key, length(vector) FROM embeddings ORDER BY id_key")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    drop(conn);
+    assert_eq!(sizes.len(), texts.len() + 1, "{sizes:?}");
+    // Every vector of the hashing embedder is stored by its counts, well under 1,024 bytes.
+    assert!(
+        sizes.iter().all(|(_, n)| *n < 300 && n % 4 != 0),
+        "{sizes:?}"
+    );
+    let store = ctxpack_store::Store::open(&f.store()).expect("store");
+    for (i, text) in texts.iter().chain([&long.as_str()]).enumerate() {
+        let (_, vector) = store
+            .embedding("c", &i.to_string(), "text")
+            .expect("read")
+            .expect("stored");
+        assert_eq!(
+            vector,
+            ctxpack_docs::embed::embed(text).to_le_bytes(),
+            "document {i}"
+        );
+    }
+}
+
+#[test]
 fn vsearch_ranks_with_a_prefilter() {
     let f = Docs::new();
     f.import(
