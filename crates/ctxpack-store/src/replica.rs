@@ -74,7 +74,8 @@ pub struct EmbeddingRow {
     pub embedder: String,
     /// The hash of the text it was computed from; empty for a marker.
     pub text_hash: String,
-    /// The vector bytes; empty for a marker.
+    /// The vector as the table stores it (raw `f32`s or counts, see `vector_blob`), so a cache
+    /// holds the very bytes the writer stored; empty for a marker.
     pub vector: Vec<u8>,
 }
 

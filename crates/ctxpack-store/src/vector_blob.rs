@@ -67,22 +67,35 @@ pub fn decode(blob: &[u8]) -> Result<Cow<'_, [u8]>, String> {
             }
             let dims = dims as usize;
             let bitmap = r.take(dims.div_ceil(8))?;
-            let mut counts = vec![0u64; dims];
-            for (d, count) in counts.iter_mut().enumerate() {
-                if bitmap[d / 8] & (1 << (d % 8)) != 0 {
-                    *count = r.leb128()?;
-                    if *count == 0 || *count > MAX_COUNT {
-                        return Err(format!("dimension {d} has a count of {count}"));
-                    }
-                }
-            }
             if bitmap.iter().enumerate().any(|(i, b)| {
                 let extra = (i * 8 + 8).saturating_sub(dims);
                 extra > 0 && b >> (8 - extra) != 0
             }) {
                 return Err("its bitmap marks dimensions past the last".into());
             }
-            normalise(&counts)
+            // Two passes over the counts: their length first (summed in dimension order, as
+            // `norm` sums), then each component in its place; zeros elsewhere.
+            let body = r.at;
+            let mut squares = 0.0f64;
+            for_each_set(bitmap, |d| {
+                let c = r.leb128()?;
+                if c == 0 || c > MAX_COUNT {
+                    return Err(format!("dimension {d} has a count of {c}"));
+                }
+                squares += (c as f64) * (c as f64);
+                Ok(())
+            })?;
+            let end = r.at;
+            r.at = body;
+            let mut components = Components::new(squares.sqrt());
+            let mut out = vec![0u8; dims * 4];
+            for_each_set(bitmap, |d| {
+                let v = components.of(r.leb128()?);
+                out[d * 4..d * 4 + 4].copy_from_slice(&v.to_le_bytes());
+                Ok(())
+            })?;
+            debug_assert_eq!(r.at, end);
+            out
         }
         VERBATIM => {
             let len = r.leb128()?;
@@ -99,35 +112,51 @@ pub fn decode(blob: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     }
 }
 
+/// Calls `f` with every dimension whose bit is set in `bitmap`, in order.
+fn for_each_set(
+    bitmap: &[u8],
+    mut f: impl FnMut(usize) -> Result<(), String>,
+) -> Result<(), String> {
+    for (i, &byte) in bitmap.iter().enumerate() {
+        let mut bits = byte;
+        while bits != 0 {
+            f(i * 8 + bits.trailing_zeros() as usize)?;
+            bits &= bits - 1;
+        }
+    }
+    Ok(())
+}
+
 /// The counted form of `vector`, when one reproduces it exactly.
 fn counted(vector: &[u8]) -> Option<Vec<u8>> {
-    let values: Vec<f32> = vector
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    if values
-        .iter()
-        .any(|v| !v.is_finite() || v.is_sign_negative())
-    {
-        return None;
+    let value = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let mut smallest = f32::INFINITY;
+    for v in vector.chunks_exact(4).map(value) {
+        if !v.is_finite() || v.is_sign_negative() {
+            return None;
+        }
+        if v > 0.0 {
+            smallest = smallest.min(v);
+        }
     }
-    let smallest = values
-        .iter()
-        .copied()
-        .filter(|v| *v > 0.0)
-        .fold(f32::INFINITY, f32::min);
+    let mut counts = Vec::with_capacity(vector.len() / 4);
     for multiplier in 1..=MULTIPLIERS {
-        let counts = values
-            .iter()
-            .map(|v| {
-                if *v == 0.0 {
-                    return Some(0);
-                }
-                let c = (f64::from(*v) / f64::from(smallest) * multiplier as f64).round();
-                (c >= 1.0 && c <= MAX_COUNT as f64).then_some(c as u64)
-            })
-            .collect::<Option<Vec<u64>>>()?;
-        if normalise(&counts) == vector {
+        counts.clear();
+        // Each count as a multiple of the smallest component, rounded to the nearest whole
+        // number; a wrong guess is caught by the comparison below.
+        let scale = multiplier as f64 / f64::from(smallest);
+        for v in vector.chunks_exact(4).map(value) {
+            let c = f64::from(v) * scale + 0.5;
+            if v != 0.0 && !(1.0..MAX_COUNT as f64 + 1.0).contains(&c) {
+                return None;
+            }
+            counts.push(c as u64);
+        }
+        let mut components = Components::new(norm(&counts));
+        let same = counts.iter().zip(vector.chunks_exact(4)).all(|(&c, b)| {
+            components.of(c).to_bits() == u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+        });
+        if same {
             return Some(pad(counts_body(&counts)));
         }
         if smallest == f32::INFINITY {
@@ -138,25 +167,51 @@ fn counted(vector: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// Counts divided by their Euclidean length in `f64`, each rounded once to `f32`, as
-/// little-endian bytes; zeros for all-zero counts.
-fn normalise(counts: &[u64]) -> Vec<u8> {
-    let norm = counts
+/// The Euclidean length of counts, in `f64` (exact sums of squares: counts are at most
+/// [`MAX_COUNT`]).
+fn norm(counts: &[u64]) -> f64 {
+    counts
         .iter()
         .map(|&c| (c as f64) * (c as f64))
         .sum::<f64>()
-        .sqrt();
-    counts
-        .iter()
-        .flat_map(|&c| {
-            let v = if norm > 0.0 {
-                (c as f64 / norm) as f32
+        .sqrt()
+}
+
+/// The components of one vector's normalised counts: each count divided by the length in
+/// `f64`, rounded once to `f32` (zero for all-zero counts). Counts repeat (most are 1, 2 or
+/// 3), so the quotient of each small count is computed once: the same division, so the same
+/// bits.
+struct Components {
+    norm: f64,
+    small: [Option<f32>; 32],
+}
+
+impl Components {
+    fn new(norm: f64) -> Components {
+        Components {
+            norm,
+            small: [None; 32],
+        }
+    }
+
+    fn of(&mut self, count: u64) -> f32 {
+        let divide = |c: u64| {
+            if self.norm > 0.0 {
+                (c as f64 / self.norm) as f32
             } else {
                 0.0
-            };
-            v.to_le_bytes()
-        })
-        .collect()
+            }
+        };
+        match self.small.get(count as usize) {
+            Some(Some(v)) => *v,
+            Some(None) => {
+                let v = divide(count);
+                self.small[count as usize] = Some(v);
+                v
+            }
+            None => divide(count),
+        }
+    }
 }
 
 fn counts_body(counts: &[u64]) -> Vec<u8> {
@@ -213,6 +268,13 @@ impl<'a> Reader<'a> {
     }
 
     fn leb128(&mut self) -> Result<u64, String> {
+        // One byte: the common case (a count under 128).
+        if let Some(&byte) = self.blob.get(self.at)
+            && byte & 0x80 == 0
+        {
+            self.at += 1;
+            return Ok(u64::from(byte));
+        }
         let mut n = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = self.take(1)?[0];
@@ -234,8 +296,25 @@ mod tests {
         values.iter().flat_map(|v| v.to_le_bytes()).collect()
     }
 
+    /// What a count-based embedder makes of `counts` (written out here, apart from the
+    /// module's own arithmetic): each count divided by their length in `f64`, rounded to `f32`.
     fn normalised(counts: &[u64]) -> Vec<u8> {
-        normalise(counts)
+        let norm = counts
+            .iter()
+            .map(|&c| (c as f64) * (c as f64))
+            .sum::<f64>()
+            .sqrt();
+        counts
+            .iter()
+            .flat_map(|&c| {
+                let v = if norm > 0.0 {
+                    (c as f64 / norm) as f32
+                } else {
+                    0.0
+                };
+                v.to_le_bytes()
+            })
+            .collect()
     }
 
     #[test]
