@@ -12,7 +12,7 @@
 //!     count-based embedder such as ctxpack's hashing embedder produces. The body is the number
 //!     of dimensions (LEB128), a bitmap of the non-zero dimensions, and each non-zero count
 //!     (LEB128) in dimension order. A 256-dimension embedding of a 200-word text takes about
-//!     130 bytes instead of 1,024.
+//!     136 bytes instead of 1,024.
 //!   - Tag 0, *verbatim*: bytes that are not a whole number of `f32`s, kept as given (their
 //!     length in LEB128, then the bytes).
 //!
@@ -31,7 +31,8 @@ const VERBATIM: u8 = 0;
 /// a blob declares at most `8 × its length` dimensions; this bounds it further.
 const MAX_DIMS: u64 = 1 << 16;
 /// The largest count stored: beyond it the counted form is not tried (and one read is
-/// refused), so every count and every sum of squares is exact in `f64`.
+/// refused), so every count and its square are exact in `f64`; encoder and decoder sum the
+/// squares in the same order.
 const MAX_COUNT: u64 = 1 << 24;
 /// The multiples of the smallest component tried as its count (1 when some word occurs once).
 const MULTIPLIERS: u64 = 4;
