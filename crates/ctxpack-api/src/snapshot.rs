@@ -581,7 +581,24 @@ impl Workspace {
         };
         let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
         let retrieve_options = RetrieveOptions::default();
-        let history = past(&repo, &sha, &retrieve_options);
+        // The past is read from git on the second core while this one reads HEAD and the
+        // working tree's status (on a large repository each takes a tenth of a pack or more);
+        // neither depends on the other.
+        let (history, head) = std::thread::scope(|threads| {
+            // A repository handle stays on its thread: the walker opens its own.
+            let (source, sha, options) = (repo.source(), &sha, &retrieve_options);
+            let past =
+                threads.spawn(move || source.open().map(|walker| past(&walker, sha, options)));
+            let head = repo.head().map(|head| {
+                let changes = self.worktree_counts(&repo, head.sha.as_deref());
+                (head, changes)
+            });
+            let history = past
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (history, head)
+        });
+        let (history, (head, changes)) = (history?, head?);
         let Selected {
             mut pack,
             artifact_of,
@@ -604,8 +621,6 @@ impl Workspace {
             &retrieve_options,
             &fit,
         )?;
-        let head = repo.head()?;
-        let changes = self.worktree_counts(&repo, head.sha.as_deref());
         pack.snapshot = Some(SnapshotInfo {
             requested_ref: request.at.clone(),
             resolved_sha: sha.clone(),
