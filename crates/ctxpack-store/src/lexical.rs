@@ -76,35 +76,85 @@ impl QueryTerms {
 /// Splits text into index terms: each identifier whole (when it has parts) and its parts,
 /// lowercased and lightly stemmed.
 pub fn analyze(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-        let word = word.trim_matches('_');
-        if word.is_empty() || word.len() > MAX_TERM_LEN * 2 {
-            continue;
-        }
-        let parts = split_identifier(word);
-        if parts.len() > 1 && word.len() <= MAX_TERM_LEN {
-            out.push(stem(&word.to_lowercase()));
-        }
-        for part in parts {
-            if part.len() <= MAX_TERM_LEN {
-                out.push(stem(&part.to_lowercase()));
+    let mut terms = TermBuffer::default();
+    terms.fill(text);
+    terms.iter().map(str::to_owned).collect()
+}
+
+/// The terms of one text, written end to end into one string: analysing a chunk costs a few
+/// growing buffers, reused from chunk to chunk, instead of several strings per term.
+#[derive(Clone, Default)]
+struct TermBuffer {
+    /// The terms, end to end.
+    text: String,
+    /// Where each term ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl TermBuffer {
+    /// Replaces the terms with those of `text`.
+    fn fill(&mut self, text: &str) {
+        self.text.clear();
+        self.ends.clear();
+        let mut parts = Vec::new();
+        for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            let word = word.trim_matches('_');
+            if word.is_empty() || word.len() > MAX_TERM_LEN * 2 {
+                continue;
+            }
+            parts.clear();
+            split_identifier(word, &mut parts);
+            if parts.len() > 1 && word.len() <= MAX_TERM_LEN {
+                self.push(word);
+            }
+            for part in &parts {
+                if part.len() <= MAX_TERM_LEN {
+                    self.push(part);
+                }
             }
         }
     }
-    out
+
+    /// Appends `word` lowercased and stemmed.
+    fn push(&mut self, word: &str) {
+        let start = self.ends.last().copied().unwrap_or(0);
+        if word.is_ascii() {
+            self.text
+                .extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            // Whole-string lowercasing, which knows a final sigma; rare in code.
+            self.text.push_str(&word.to_lowercase());
+        }
+        match stem_of(&self.text[start..]) {
+            Stem::Keep => {}
+            Stem::Drop(n) => self.text.truncate(self.text.len() - n),
+            Stem::IesToY => {
+                self.text.truncate(self.text.len() - 3);
+                self.text.push('y');
+            }
+        }
+        self.ends.push(self.text.len());
+    }
+
+    /// The terms, in order.
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.text[start..end])
+    }
 }
 
-/// `parseHTTPRequest2_v` → `parse`, `HTTP`, `Request`, `2`, `v`.
-fn split_identifier(word: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
+/// `parseHTTPRequest2_v` → `parse`, `HTTP`, `Request`, `2`, `v` (appended to `parts`).
+fn split_identifier<'t>(word: &'t str, parts: &mut Vec<&'t str>) {
     for piece in word.split('_').filter(|p| !p.is_empty()) {
-        let chars: Vec<(usize, char)> = piece.char_indices().collect();
+        let mut chars = piece.char_indices().peekable();
+        let Some((_, mut prev)) = chars.next() else {
+            continue;
+        };
         let mut start = 0;
-        for i in 1..chars.len() {
-            let (at, c) = chars[i];
-            let prev = chars[i - 1].1;
-            let next = chars.get(i + 1).map(|&(_, n)| n);
+        while let Some((at, c)) = chars.next() {
+            let next = chars.peek().map(|&(_, n)| n);
             let boundary = (prev.is_lowercase() && c.is_uppercase())
                 || (prev.is_uppercase()
                     && c.is_uppercase()
@@ -115,34 +165,43 @@ fn split_identifier(word: &str) -> Vec<&str> {
                 parts.push(&piece[start..at]);
                 start = at;
             }
+            prev = c;
         }
         parts.push(&piece[start..]);
     }
-    parts
 }
 
-/// A light English plural stemmer: `budgets` → `budget`, `queries` → `query`.
-fn stem(term: &str) -> String {
+/// What the light English plural stemmer does to a lowercased term: `budgets` → `budget`,
+/// `queries` → `query`, `classes` → `class`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stem {
+    /// Nothing.
+    Keep,
+    /// Drops this many bytes from the end.
+    Drop(usize),
+    /// `-ies` becomes `-y`.
+    IesToY,
+}
+
+fn stem_of(term: &str) -> Stem {
     let n = term.len();
     if !term.is_ascii() || n <= 3 {
-        return term.to_owned();
+        return Stem::Keep;
     }
-    if let Some(base) = term.strip_suffix("ies")
-        && n > 4
-    {
-        return format!("{base}y");
+    if term.ends_with("ies") && n > 4 {
+        return Stem::IesToY;
     }
     if term.ends_with("sses") {
-        return term[..n - 2].to_owned();
+        return Stem::Drop(2);
     }
     if term.ends_with('s')
         && !term.ends_with("ss")
         && !term.ends_with("us")
         && !term.ends_with("is")
     {
-        return term[..n - 1].to_owned();
+        return Stem::Drop(1);
     }
-    term.to_owned()
+    Stem::Keep
 }
 
 /// The name the text fields give their tokenizer. Indexes written before the analysis ran
@@ -158,12 +217,14 @@ const TOKENIZER: &str = "raw";
 #[derive(Clone, Default)]
 struct Analyzer {
     token: Token,
+    terms: TermBuffer,
 }
 
 struct Terms<'a> {
-    terms: std::vec::IntoIter<String>,
+    terms: &'a TermBuffer,
     token: &'a mut Token,
-    position: usize,
+    /// The next term's index.
+    next: usize,
 }
 
 impl tantivy::tokenizer::Tokenizer for Analyzer {
@@ -171,23 +232,29 @@ impl tantivy::tokenizer::Tokenizer for Analyzer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Terms<'a> {
         self.token.reset();
+        self.terms.fill(text);
         Terms {
-            terms: analyze(text).into_iter(),
+            terms: &self.terms,
             token: &mut self.token,
-            position: 0,
+            next: 0,
         }
     }
 }
 
 impl tantivy::tokenizer::TokenStream for Terms<'_> {
     fn advance(&mut self) -> bool {
-        let Some(term) = self.terms.next() else {
+        let Some(&end) = self.terms.ends.get(self.next) else {
             return false;
         };
-        self.token.text = term;
-        self.token.position = self.position;
+        let start = match self.next {
+            0 => 0,
+            i => self.terms.ends[i - 1],
+        };
+        self.token.text.clear();
+        self.token.text.push_str(&self.terms.text[start..end]);
+        self.token.position = self.next;
         self.token.position_length = 1;
-        self.position += 1;
+        self.next += 1;
         true
     }
 
@@ -622,6 +689,114 @@ impl LexicalWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Analysis as it was first written, one string per step: what the stored indexes were
+    /// built with, so every later analysis must give exactly its terms.
+    fn analyze_as_first_written(text: &str) -> Vec<String> {
+        fn split(word: &str) -> Vec<&str> {
+            let mut parts = Vec::new();
+            for piece in word.split('_').filter(|p| !p.is_empty()) {
+                let chars: Vec<(usize, char)> = piece.char_indices().collect();
+                let mut start = 0;
+                for i in 1..chars.len() {
+                    let (at, c) = chars[i];
+                    let prev = chars[i - 1].1;
+                    let next = chars.get(i + 1).map(|&(_, n)| n);
+                    let boundary = (prev.is_lowercase() && c.is_uppercase())
+                        || (prev.is_uppercase()
+                            && c.is_uppercase()
+                            && next.is_some_and(char::is_lowercase))
+                        || (prev.is_alphabetic() && c.is_numeric())
+                        || (prev.is_numeric() && c.is_alphabetic());
+                    if boundary {
+                        parts.push(&piece[start..at]);
+                        start = at;
+                    }
+                }
+                parts.push(&piece[start..]);
+            }
+            parts
+        }
+        fn stem(term: &str) -> String {
+            let n = term.len();
+            if !term.is_ascii() || n <= 3 {
+                return term.to_owned();
+            }
+            if let Some(base) = term.strip_suffix("ies")
+                && n > 4
+            {
+                return format!("{base}y");
+            }
+            if term.ends_with("sses") {
+                return term[..n - 2].to_owned();
+            }
+            if term.ends_with('s')
+                && !term.ends_with("ss")
+                && !term.ends_with("us")
+                && !term.ends_with("is")
+            {
+                return term[..n - 1].to_owned();
+            }
+            term.to_owned()
+        }
+        let mut out = Vec::new();
+        for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            let word = word.trim_matches('_');
+            if word.is_empty() || word.len() > MAX_TERM_LEN * 2 {
+                continue;
+            }
+            let parts = split(word);
+            if parts.len() > 1 && word.len() <= MAX_TERM_LEN {
+                out.push(stem(&word.to_lowercase()));
+            }
+            for part in parts {
+                if part.len() <= MAX_TERM_LEN {
+                    out.push(stem(&part.to_lowercase()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Pieces of text that exercise every rule: case changes, digits, separators, plural
+    /// endings, letters whose lowercase is longer or ASCII (`İ`, the Kelvin sign), a final
+    /// sigma, title case, marks and letters without case.
+    const PIECES: &[&str] = &[
+        "a", "b", "e", "i", "s", "u", "y", "A", "S", "Z", "0", "7", "_", " ", ".", "/", "\n", "'",
+        "ies", "IES", "sses", "ss", "us", "is", "es", "parse", "HTTP", "Request", "Queries",
+        "classes", "status", "é", "É", "ß", "Σ", "σ", "ς", "İ", "\u{212A}", "ǅ", "\u{301}", "中",
+        "٣",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// The buffered analysis gives the terms the first one gave, on any text, and the
+        /// tokenizer streams exactly those terms at consecutive positions.
+        #[test]
+        fn analysis_is_unchanged(
+            pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..40),
+            repeat in 1usize..30,
+        ) {
+            let word = pieces.concat();
+            // Long runs reach the term length limits.
+            let text = format!("{word} {}", word.replace(' ', "").repeat(repeat));
+            let expected = analyze_as_first_written(&text);
+            prop_assert_eq!(analyze(&text), expected.clone());
+            let mut analyzer = Analyzer::default();
+            // A second text through the same analyzer reuses its buffers.
+            let _ = tantivy::tokenizer::Tokenizer::token_stream(&mut analyzer, "warm Up_buffers");
+            let mut stream = tantivy::tokenizer::Tokenizer::token_stream(&mut analyzer, &text);
+            let mut streamed = Vec::new();
+            while tantivy::tokenizer::TokenStream::advance(&mut stream) {
+                let token = tantivy::tokenizer::TokenStream::token(&stream);
+                prop_assert_eq!(token.position, streamed.len());
+                streamed.push(token.text.clone());
+            }
+            prop_assert_eq!(streamed, expected);
+        }
+    }
 
     #[test]
     fn analysis_is_code_aware() {
