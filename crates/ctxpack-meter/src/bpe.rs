@@ -26,37 +26,89 @@ const SCAN_LIMIT: usize = 64;
 /// A rank no token has: "this pair is not a token".
 const NONE: u32 = u32::MAX;
 
-/// One byte-pair encoding: its vocabulary, its pre-tokenizer, and each thread's search cache
-/// for the pre-tokenizer (taken once per count, not once per piece from the regex's shared
-/// pool, which costs a lock on every thread but the first).
+/// One byte-pair encoding: its vocabulary, its pre-tokenizer, and each thread's scratch: the
+/// pre-tokenizer's search cache (taken once per count, not once per piece from the regex's
+/// shared pool, which costs a lock on every thread but the first) and the counts of pieces
+/// merged lately.
 pub(crate) struct Encoding {
     vocabulary: Vocabulary,
     split: LazyLock<Pretokenizer>,
-    cache: &'static LocalKey<RefCell<Option<Cache>>>,
+    scratch: &'static LocalKey<RefCell<Option<Scratch>>>,
+}
+
+/// What one thread keeps between counts of one encoding.
+pub(crate) struct Scratch {
+    search: Cache,
+    merged: MergedPieces,
 }
 
 impl Encoding {
     /// The number of tokens `text` encodes to.
     pub(crate) fn count(&self, text: &str) -> usize {
-        let count = |cache: &mut Cache| {
+        let count = |scratch: &mut Scratch| {
+            let Scratch { search, merged } = scratch;
             self.split
-                .pieces(text, cache)
-                .map(|piece| self.vocabulary.count_piece(piece.as_bytes()))
+                .pieces(text, search)
+                .map(|piece| self.vocabulary.count_piece(piece.as_bytes(), merged))
                 .sum()
         };
-        self.cache.with(|slot| match slot.try_borrow_mut() {
-            Ok(mut slot) => count(slot.get_or_insert_with(|| self.split.regex.create_cache())),
+        let fresh = || Scratch {
+            search: self.split.regex.create_cache(),
+            merged: MergedPieces::new(),
+        };
+        self.scratch.with(|slot| match slot.try_borrow_mut() {
+            Ok(mut slot) => count(slot.get_or_insert_with(fresh)),
             // Counting never counts again from inside, so the slot is free; should it not be,
-            // a fresh cache gives the same count.
-            Err(_) => count(&mut self.split.regex.create_cache()),
+            // a fresh scratch gives the same count.
+            Err(_) => count(&mut fresh()),
         })
     }
 }
 
 thread_local! {
-    static O200K_CACHE: RefCell<Option<Cache>> = const { RefCell::new(None) };
+    static O200K_SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
     #[cfg(feature = "cl100k")]
-    static CL100K_CACHE: RefCell<Option<Cache>> = const { RefCell::new(None) };
+    static CL100K_SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+}
+
+/// Pieces up to this many bytes have their merged counts remembered.
+const MERGED_PIECE_BYTES: usize = 24;
+/// log2 of the number of remembered pieces.
+const MERGED_BITS: u32 = 12;
+
+/// The token counts of recently merged pieces: a direct-mapped table (each piece has one slot,
+/// and a piece that lands on a taken slot replaces it), so it holds a fixed 4,096 entries of
+/// 26 bytes whatever is counted. Source text repeats its words, and a piece that is not a token
+/// of its own costs a dozen or more table lookups to merge; remembering it costs one.
+struct MergedPieces {
+    /// Per slot: the piece's length (0 for an empty slot), its bytes and its count.
+    slots: Box<[(u8, [u8; MERGED_PIECE_BYTES], u8)]>,
+}
+
+impl MergedPieces {
+    fn new() -> MergedPieces {
+        MergedPieces {
+            slots: vec![(0, [0; MERGED_PIECE_BYTES], 0); 1 << MERGED_BITS].into_boxed_slice(),
+        }
+    }
+
+    /// The count of `piece` (at most [`MERGED_PIECE_BYTES`] long): remembered, or merged by
+    /// `merge` and remembered.
+    fn count(&mut self, piece: &[u8], merge: impl FnOnce() -> usize) -> usize {
+        let n = piece.len();
+        let slot = &mut self.slots[table::slot_of(piece, MERGED_BITS)];
+        if usize::from(slot.0) == n && slot.1[..n] == *piece {
+            return usize::from(slot.2);
+        }
+        let count = merge();
+        // A piece never has more tokens than bytes, so its length and count fit a byte.
+        if let (Ok(len), Ok(c)) = (u8::try_from(n), u8::try_from(count)) {
+            slot.0 = len;
+            slot.1[..n].copy_from_slice(piece);
+            slot.2 = c;
+        }
+        count
+    }
 }
 
 /// The vocabulary tables the build script wrote for the encoding `$name`.
@@ -81,7 +133,7 @@ pub(crate) static O200K: Encoding = Encoding {
             r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
         ))
     }),
-    cache: &O200K_CACHE,
+    scratch: &O200K_SCRATCH,
 };
 
 /// `cl100k_base` (GPT-4, GPT-3.5).
@@ -96,7 +148,7 @@ pub(crate) static CL100K: Encoding = Encoding {
             r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
         ))
     }),
-    cache: &CL100K_CACHE,
+    scratch: &CL100K_SCRATCH,
 };
 
 /// Splits text into the pieces an encoding encodes one by one.
@@ -195,13 +247,15 @@ impl Vocabulary {
         }
     }
 
-    /// The number of tokens `piece` encodes to.
-    fn count_piece(&self, piece: &[u8]) -> usize {
+    /// The number of tokens `piece` encodes to (short merged pieces remembered in `merged`).
+    fn count_piece(&self, piece: &[u8], merged: &mut MergedPieces) -> usize {
         // Every single byte is a token (the build script checks it).
         if piece.len() <= 1 || self.rank(piece) != NONE {
             return piece.len().min(1);
         }
-        if piece.len() <= SCAN_LIMIT {
+        if piece.len() <= MERGED_PIECE_BYTES {
+            merged.count(piece, || self.merge_by_scan(piece))
+        } else if piece.len() <= SCAN_LIMIT {
             self.merge_by_scan(piece)
         } else {
             self.merge_by_heap(piece)
@@ -333,12 +387,57 @@ mod tests {
     #[test]
     fn a_piece_that_is_a_token_counts_one_and_every_byte_is_a_token() {
         let v = &O200K.vocabulary;
-        assert_eq!(v.count_piece(b" hello"), 1);
-        assert_eq!(v.count_piece(b""), 0);
+        let merged = &mut MergedPieces::new();
+        assert_eq!(v.count_piece(b" hello", merged), 1);
+        assert_eq!(v.count_piece(b"", merged), 0);
         for b in 0..=255u8 {
-            assert_eq!(v.count_piece(&[b]), 1);
+            assert_eq!(v.count_piece(&[b], merged), 1);
             assert_ne!(v.rank(&[b]), NONE);
         }
+    }
+
+    /// Remembered counts are the counts: thousands of pieces made of two of the corpus's
+    /// words, counted in two rounds through one table (so slots are taken, replaced and hit),
+    /// give what merging each anew gives.
+    #[test]
+    fn remembered_merges_count_the_same() {
+        let v = &O200K.vocabulary;
+        let mut words: Vec<&str> = include_str!("../tests/corpus/code_rust.rs")
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        words.sort_unstable();
+        words.dedup();
+        let pieces: Vec<String> = words
+            .iter()
+            .flat_map(|a| words.iter().map(move |b| format!("{a}{b}")))
+            .filter(|p| p.len() <= MERGED_PIECE_BYTES)
+            .collect();
+        assert!(pieces.len() > 3 * (1 << MERGED_BITS), "{}", pieces.len());
+        let shared = &mut MergedPieces::new();
+        for round in 0..2 {
+            for piece in &pieces {
+                let piece = piece.as_bytes();
+                let anew = if v.rank(piece) != NONE {
+                    1
+                } else {
+                    v.merge_by_scan(piece)
+                };
+                // Twice: the second count finds the first one's.
+                for _ in 0..2 {
+                    assert_eq!(
+                        v.count_piece(piece, shared),
+                        anew,
+                        "{piece:?} in round {round}"
+                    );
+                }
+            }
+        }
+        let taken = shared.slots.iter().filter(|s| s.0 > 0).count();
+        assert!(
+            taken > (1 << MERGED_BITS) / 2,
+            "the table fills ({taken} slots)"
+        );
     }
 
     /// A piece of a megabyte of one punctuation run is one piece: the heap keeps it linear
