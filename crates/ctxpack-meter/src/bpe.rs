@@ -37,7 +37,7 @@ pub(crate) struct Encoding {
 }
 
 /// What one thread keeps between counts of one encoding.
-pub(crate) struct Scratch {
+struct Scratch {
     search: Cache,
     merged: MergedPieces,
 }

@@ -136,12 +136,16 @@ impl TermBuffer {
         self.ends.push(self.text.len());
     }
 
+    /// Term `i`, if there are that many.
+    fn term(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        Some(&self.text[start..end])
+    }
+
     /// The terms, in order.
     fn iter(&self) -> impl Iterator<Item = &str> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| &self.text[start..end])
+        (0..self.ends.len()).filter_map(|i| self.term(i))
     }
 }
 
@@ -154,14 +158,7 @@ fn split_identifier<'t>(word: &'t str, parts: &mut Vec<&'t str>) {
         };
         let mut start = 0;
         while let Some((at, c)) = chars.next() {
-            let next = chars.peek().map(|&(_, n)| n);
-            let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase()
-                    && c.is_uppercase()
-                    && next.is_some_and(char::is_lowercase))
-                || (prev.is_alphabetic() && c.is_numeric())
-                || (prev.is_numeric() && c.is_alphabetic());
-            if boundary {
+            if part_starts(prev, c, chars.peek().map(|&(_, n)| n)) {
                 parts.push(&piece[start..at]);
                 start = at;
             }
@@ -169,6 +166,15 @@ fn split_identifier<'t>(word: &'t str, parts: &mut Vec<&'t str>) {
         }
         parts.push(&piece[start..]);
     }
+}
+
+/// Whether a new part of an identifier starts at `c`, between `prev` and `next`: at a case
+/// change (`parseHttp`, the `R` of `HTTPRequest`) and between letters and digits.
+fn part_starts(prev: char, c: char, next: Option<char>) -> bool {
+    (prev.is_lowercase() && c.is_uppercase())
+        || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
+        || (prev.is_alphabetic() && c.is_numeric())
+        || (prev.is_numeric() && c.is_alphabetic())
 }
 
 /// What the light English plural stemmer does to a lowercased term: `budgets` → `budget`,
@@ -243,15 +249,11 @@ impl tantivy::tokenizer::Tokenizer for Analyzer {
 
 impl tantivy::tokenizer::TokenStream for Terms<'_> {
     fn advance(&mut self) -> bool {
-        let Some(&end) = self.terms.ends.get(self.next) else {
+        let Some(term) = self.terms.term(self.next) else {
             return false;
         };
-        let start = match self.next {
-            0 => 0,
-            i => self.terms.ends[i - 1],
-        };
         self.token.text.clear();
-        self.token.text.push_str(&self.terms.text[start..end]);
+        self.token.text.push_str(term);
         self.token.position = self.next;
         self.token.position_length = 1;
         self.next += 1;
@@ -691,8 +693,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Analysis as it was first written, one string per step: what the stored indexes were
-    /// built with, so every later analysis must give exactly its terms.
+    /// Analysis as it was first written, one string per step (with the same rule for where a
+    /// part starts): what the stored indexes were built with, so every later analysis must
+    /// give exactly its terms.
     fn analyze_as_first_written(text: &str) -> Vec<String> {
         fn split(word: &str) -> Vec<&str> {
             let mut parts = Vec::new();
@@ -703,13 +706,7 @@ mod tests {
                     let (at, c) = chars[i];
                     let prev = chars[i - 1].1;
                     let next = chars.get(i + 1).map(|&(_, n)| n);
-                    let boundary = (prev.is_lowercase() && c.is_uppercase())
-                        || (prev.is_uppercase()
-                            && c.is_uppercase()
-                            && next.is_some_and(char::is_lowercase))
-                        || (prev.is_alphabetic() && c.is_numeric())
-                        || (prev.is_numeric() && c.is_alphabetic());
-                    if boundary {
+                    if part_starts(prev, c, next) {
                         parts.push(&piece[start..at]);
                         start = at;
                     }
