@@ -20,7 +20,7 @@ use crate::snapshot::{Selected, TopK, past, retrieve_and_select};
 use crate::workspace::Workspace;
 
 pub use crate::snapshot::candidates_for;
-pub use ctxpack_index::eval::Task as EvalTask;
+pub use ctxpack_index::eval::{Gold, Task as EvalTask};
 
 /// Evaluate ctxpack (and reference rankers) on tasks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -174,8 +174,9 @@ struct Tally {
 
 impl Workspace {
     /// Mines tasks from the history of HEAD: non-merge commits with a descriptive message that
-    /// modify one to three existing non-test source files.
-    pub fn mine_tasks(&self, commits: usize, scan: usize) -> Result<Vec<Task>> {
+    /// modify one to three existing non-test source files (or, for [`Gold::Prose`], prose
+    /// documents and no source file).
+    pub fn mine_tasks(&self, commits: usize, scan: usize, gold: Gold) -> Result<Vec<Task>> {
         if commits == 0 || scan == 0 {
             return Err(Error::invalid(
                 "the number of tasks and of commits to scan must be at least 1",
@@ -183,10 +184,14 @@ impl Workspace {
         }
         let repo = self.repo()?;
         let head = repo.resolve("HEAD")?;
-        let tasks = eval::mine_tasks(&repo, &head, commits, scan)?;
+        let tasks = eval::mine_tasks(&repo, &head, commits, scan, gold)?;
         if tasks.is_empty() {
+            let files = match gold {
+                Gold::Code => "non-test source files",
+                Gold::Prose => "prose documents and no source file",
+            };
             return Err(Error::not_found(format!(
-                "no task found in the last {scan} commits: none is a non-merge commit with a descriptive message that modifies one to three existing non-test source files"
+                "no task found in the last {scan} commits: none is a non-merge commit with a descriptive message that modifies one to three existing {files}"
             ))
             .with_hint(crate::error::Hint::Advice(
                 "scan further back, or give tasks as JSON Lines".into(),

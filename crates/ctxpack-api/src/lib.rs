@@ -103,7 +103,7 @@ pub use artifacts::{ArtifactAddRequest, ArtifactInfo, ArtifactScope};
 pub use control::{Canceller, Control, Progress};
 pub use error::{Ancestor, Error, ErrorKind, Hint, Result};
 pub use eval::{
-    EvalReport, EvalRequest, EvalRow, EvalTask, IndexSeconds, candidates_for, parse_tasks,
+    EvalReport, EvalRequest, EvalRow, EvalTask, Gold, IndexSeconds, candidates_for, parse_tasks,
 };
 pub use gc::{GcRequest, GcSummary};
 pub use index::{IndexRequest, IndexSummary};

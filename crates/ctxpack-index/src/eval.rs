@@ -4,7 +4,9 @@
 //! A task is a non-merge commit with a descriptive message that modifies one to three non-test
 //! source files that exist in its parent. The goal is the message without trailers and links,
 //! the snapshot is the parent, and the gold set is those files: a good pack for the goal, built
-//! from the parent, cites them.
+//! from the parent, cites them. Tasks about documentation are mined the same way from commits
+//! that change prose documents and no source file ([`Gold::Prose`]), so a change of ranking
+//! that favours code can be measured on what it costs documentation.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -35,6 +37,82 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     "cpp", "cxx", "hpp", "cs", "rb", "php", "swift", "scala", "vue", "svelte", "lua", "sh",
 ];
 
+/// Extensions of prose documents.
+const PROSE_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "rst", "adoc", "asciidoc"];
+
+/// File names (lowercase) of prose that is a log of the project rather than a description
+/// of it: release notes, change logs and lists of people are updated routinely.
+const PROSE_LOGS: &[&str] = &[
+    "changelog",
+    "changes",
+    "history",
+    "news",
+    "release",
+    "authors",
+    "contributors",
+    "citation",
+];
+
+/// Which files a mined task's gold set is made of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Gold {
+    /// Non-test source files: the commit modifies one to three existing ones, and adds or
+    /// deletes none (documentation may change beside them).
+    #[default]
+    Code,
+    /// Prose documents (Markdown, reStructuredText, AsciiDoc; change logs and release notes
+    /// excepted): the commit modifies one to three existing ones, adds or deletes none, and
+    /// changes no source file, test or change log.
+    Prose,
+}
+
+impl Gold {
+    /// The name accepted by `eval history --gold`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Gold::Code => "code",
+            Gold::Prose => "prose",
+        }
+    }
+
+    /// Whether a changed `path` can be gold.
+    fn admits(self, path: &str) -> bool {
+        match self {
+            Gold::Code => is_source_path(path),
+            Gold::Prose => is_prose_path(path) && !is_test_path(path) && !is_prose_log(path),
+        }
+    }
+
+    /// Whether a change to `path` (that cannot be gold) disqualifies the commit.
+    fn excludes(self, path: &str) -> bool {
+        match self {
+            Gold::Code => false,
+            Gold::Prose => has_extension(path, SOURCE_EXTENSIONS) || is_prose_log(path),
+        }
+    }
+
+    /// Whether a cleaned goal describes a task of this kind: [`is_descriptive`], except that
+    /// a documentation task may say so (`docs: …`).
+    fn describes(self, goal: &str) -> bool {
+        match self {
+            Gold::Code => is_descriptive(goal),
+            Gold::Prose => is_descriptive_except(goal, &["docs"]),
+        }
+    }
+}
+
+impl std::str::FromStr for Gold {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Gold::Code, Gold::Prose]
+            .into_iter()
+            .find(|g| g.name() == s)
+            .ok_or_else(|| format!("unknown gold kind `{s}`: expected code or prose"))
+    }
+}
+
 /// Subjects that describe no task.
 const UNDESCRIPTIVE: &[&str] = &[
     "typo",
@@ -61,8 +139,26 @@ const UNDESCRIPTIVE: &[&str] = &[
 
 /// Whether a path is a non-test source file.
 pub fn is_source_path(path: &str) -> bool {
+    has_extension(path, SOURCE_EXTENSIONS) && !is_test_path(path)
+}
+
+/// Whether a path is a prose document, by its extension (any case).
+pub fn is_prose_path(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| PROSE_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e)))
+}
+
+/// Whether a path's extension (as written) is one of `extensions`.
+fn has_extension(path: &str, extensions: &[&str]) -> bool {
     let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    SOURCE_EXTENSIONS.contains(&ext) && !is_test_path(path)
+    extensions.contains(&ext)
+}
+
+/// Whether a prose file is a change log, release notes or a list of people.
+fn is_prose_log(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    PROSE_LOGS.iter().any(|log| name.starts_with(log))
 }
 
 /// The goal of a commit message: subject and body, without trailers (`Signed-off-by: …`),
@@ -117,6 +213,11 @@ pub fn clean_goal(message: &str) -> String {
 
 /// Whether a cleaned goal describes a task: at least three words, and not a routine subject.
 pub fn is_descriptive(goal: &str) -> bool {
+    is_descriptive_except(goal, &[])
+}
+
+/// [`is_descriptive`], with the routine subjects in `allowed` allowed.
+fn is_descriptive_except(goal: &str, allowed: &[&str]) -> bool {
     let subject = goal.to_lowercase();
     let words = subject.split_whitespace().count();
     if words < 3 {
@@ -129,7 +230,8 @@ pub fn is_descriptive(goal: &str) -> bool {
         .unwrap_or("");
     let trimmed = subject.trim_start_matches(|c: char| !c.is_alphanumeric());
     !UNDESCRIPTIVE.iter().any(|u| {
-        trimmed.starts_with(u)
+        !allowed.contains(u)
+            && trimmed.starts_with(u)
             && trimmed[u.len()..]
                 .chars()
                 .next()
@@ -140,13 +242,14 @@ pub fn is_descriptive(goal: &str) -> bool {
     )
 }
 
-/// Mines up to `count` tasks from the history of `head`, newest first, scanning at most
-/// `scan` commits. Deterministic for a given repository state.
+/// Mines up to `count` tasks whose gold files are of kind `gold` from the history of `head`,
+/// newest first, scanning at most `scan` commits. Deterministic for a given repository state.
 pub fn mine_tasks(
     repo: &Repo,
     head: &str,
     count: usize,
     scan: usize,
+    gold_kind: Gold,
 ) -> Result<Vec<Task>, IndexError> {
     let mut tasks = Vec::new();
     for sha in repo.history(head, scan) {
@@ -158,7 +261,7 @@ pub fn mine_tasks(
             continue;
         }
         let goal = clean_goal(&info.message);
-        if !is_descriptive(&goal) {
+        if !gold_kind.describes(&goal) {
             continue;
         }
         let parent = &info.parents[0];
@@ -172,28 +275,34 @@ pub fn mine_tasks(
             .map(|e| (e.path.as_str(), e.id.as_str()))
             .collect();
         let mut gold = Vec::new();
-        let mut source_changes = 0;
+        let mut changes = 0;
+        let mut excluded = false;
         let after_paths: HashSet<&str> = after.iter().map(|e| e.path.as_str()).collect();
         for e in after.iter().filter(|e| e.kind == EntryKind::File) {
-            if !is_source_path(&e.path) {
+            let changed = before.get(e.path.as_str()).is_none_or(|id| *id != e.id);
+            if !gold_kind.admits(&e.path) {
+                excluded |= changed && gold_kind.excludes(&e.path);
                 continue;
             }
             match before.get(e.path.as_str()) {
                 Some(id) if *id != e.id => {
                     gold.push(e.path.clone());
-                    source_changes += 1;
+                    changes += 1;
                 }
                 Some(_) => {}
-                // A new source file: the task is partly "create", not "find".
-                None => source_changes += 1,
+                // A new file of the kind: the task is partly "create", not "find".
+                None => changes += 1,
             }
         }
-        // Deleted source files count as changes too.
-        source_changes += before
-            .keys()
-            .filter(|p| is_source_path(p) && !after_paths.contains(*p))
-            .count();
-        if gold.is_empty() || gold.len() > 3 || source_changes != gold.len() {
+        // Deleted files count as changes too.
+        for path in before.keys().filter(|p| !after_paths.contains(*p)) {
+            if gold_kind.admits(path) {
+                changes += 1;
+            } else {
+                excluded |= gold_kind.excludes(path);
+            }
+        }
+        if excluded || gold.is_empty() || gold.len() > 3 || changes != gold.len() {
             continue;
         }
         tasks.push(Task {
@@ -588,6 +697,33 @@ mod tests {
         for (goal, expected) in cases {
             assert_eq!(is_descriptive(goal), *expected, "{goal}");
         }
+    }
+
+    #[test]
+    fn prose_goals_may_say_docs() {
+        assert!(!is_descriptive("docs: explain the budget rules"));
+        assert!(Gold::Prose.describes("docs: explain the budget rules"));
+        assert!(!Gold::Prose.describes("fix typo in the guide"));
+        assert!(!Gold::Prose.describes("chore: regenerate the manual"));
+    }
+
+    #[test]
+    fn prose_paths() {
+        assert!(Gold::Prose.admits("docs/guide/cli.md"));
+        assert!(Gold::Prose.admits("README.MD"));
+        assert!(Gold::Prose.admits("doc/source/usage.rst"));
+        assert!(!Gold::Prose.admits("CHANGELOG.md"));
+        assert!(!Gold::Prose.admits("doc/release-notes.rst"));
+        assert!(!Gold::Prose.admits("tests/fixtures/sample.md"));
+        assert!(!Gold::Prose.admits("requirements.txt"));
+        assert!(!Gold::Prose.admits("src/lib.rs"));
+        assert!(Gold::Prose.excludes("src/lib.rs"));
+        assert!(Gold::Prose.excludes("tests/cli.rs"));
+        assert!(Gold::Prose.excludes("docs/CHANGES.rst"));
+        assert!(!Gold::Prose.excludes("mkdocs.yml"));
+        assert!(!Gold::Code.excludes("README.md"));
+        assert_eq!("prose".parse(), Ok(Gold::Prose));
+        assert!("docs".parse::<Gold>().is_err());
     }
 
     #[test]

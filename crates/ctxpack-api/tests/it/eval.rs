@@ -5,7 +5,8 @@
 use std::sync::{Arc, Mutex};
 
 use ctxpack_api::{
-    Control, Error, ErrorKind, EvalReport, EvalRequest, EvalTask, Progress, Workspace, parse_tasks,
+    Control, Error, ErrorKind, EvalReport, EvalRequest, EvalTask, Gold, Progress, Workspace,
+    parse_tasks,
 };
 
 use crate::fixture::Fixture;
@@ -70,6 +71,94 @@ fn history() -> Fixture {
     f
 }
 
+/// A history with two documentation tasks among commits that are not: a change to prose and
+/// code together (a code task), a change log, a new page, a typo fix.
+fn documentation_history() -> Fixture {
+    let f = Fixture::new();
+    f.write("src/lib.rs", "pub fn retry(n: u32) -> u32 {\n    n\n}\n");
+    f.write("docs/guide.md", "# Guide\n\nRetries are unlimited.\n");
+    f.write("README.md", "# demo\n");
+    f.write("CHANGELOG.md", "# Changes\n");
+    f.commit("Initial import of the demo project");
+    f.write(
+        "docs/guide.md",
+        "# Guide\n\nRetries are unlimited.\n\n## Budgets\n\nA hit must fit.\n",
+    );
+    f.commit("docs: explain how budgets are enforced");
+    f.write(
+        "src/lib.rs",
+        "pub fn retry(n: u32) -> u32 {\n    n.min(5)\n}\n",
+    );
+    f.write("docs/guide.md", "# Guide\n\nRetries stop at five.\n");
+    f.commit("Cap retries at five and say so in the guide");
+    f.write(
+        "CHANGELOG.md",
+        "# Changes\n\n## 1.2\n\nRetries are capped.\n",
+    );
+    f.commit("Describe the 1.2 release in the change log");
+    f.write("docs/tokens.md", "# Tokens\n");
+    f.commit("Add a new page about token meters");
+    f.write("docs/guide.md", "# Guide\n\nRetries stop at 5.\n");
+    f.commit("fix typo");
+    f.write("README.md", "# demo\n\nSee the guide for configuration.\n");
+    f.write(
+        "docs/guide.md",
+        "# Guide\n\nRetries stop at 5.\n\n## Configuration\n",
+    );
+    f.commit("Explain configuration in the readme and the guide");
+    f
+}
+
+#[test]
+fn prose_tasks_are_commits_that_change_documents_and_no_code() {
+    let f = documentation_history();
+    let workspace = f.workspace();
+    let tasks = workspace.mine_tasks(10, 3000, Gold::Prose).expect("mined");
+    let found: Vec<(&str, &[String])> = tasks
+        .iter()
+        .map(|t| (t.goal.as_str(), t.gold.as_slice()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "Explain configuration in the readme and the guide",
+                &["README.md".to_owned(), "docs/guide.md".to_owned()][..]
+            ),
+            (
+                "docs: explain how budgets are enforced",
+                &["docs/guide.md".to_owned()][..]
+            ),
+        ],
+        "newest first; code, change-log, new-page and typo commits are not documentation tasks"
+    );
+    // The commit that changed code and prose is a code task, its gold the code alone.
+    let code = workspace.mine_tasks(10, 3000, Gold::Code).expect("mined");
+    let found: Vec<(&str, &[String])> = code
+        .iter()
+        .map(|t| (t.goal.as_str(), t.gold.as_slice()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "Cap retries at five and say so in the guide",
+            &["src/lib.rs".to_owned()][..]
+        )]
+    );
+    // A history without documentation tasks says what it looked for.
+    let error = failure(
+        history().workspace().mine_tasks(10, 3000, Gold::Prose),
+        "no prose task",
+    );
+    assert_eq!(error.kind(), ErrorKind::NotFound);
+    assert!(
+        error
+            .to_string()
+            .contains("prose documents and no source file"),
+        "{error}"
+    );
+}
+
 /// An evaluation at `budgets` with every other option at its default.
 fn at_budgets(budgets: &[u64]) -> EvalRequest {
     EvalRequest {
@@ -107,7 +196,9 @@ fn failure<T: std::fmt::Debug>(result: Result<T, Error>, what: &str) -> Error {
 fn history_mines_tasks_and_reports_every_ranker() {
     let f = history();
     let workspace = f.workspace();
-    let tasks = workspace.mine_tasks(10, 3000).expect("tasks are mined");
+    let tasks = workspace
+        .mine_tasks(10, 3000, Gold::Code)
+        .expect("tasks are mined");
     let goals: Vec<&str> = tasks.iter().map(|t| t.goal.as_str()).collect();
     assert_eq!(
         goals,
@@ -123,7 +214,13 @@ fn history_mines_tasks_and_reports_every_ranker() {
     assert_eq!(tasks[0].at, f.git(&["rev-parse", "HEAD~1"]));
     assert_eq!(tasks[0].commit, Some(f.git(&["rev-parse", "HEAD"])));
     // At most as many as asked for.
-    assert_eq!(workspace.mine_tasks(1, 3000).expect("mined").len(), 1);
+    assert_eq!(
+        workspace
+            .mine_tasks(1, 3000, Gold::Code)
+            .expect("mined")
+            .len(),
+        1
+    );
 
     let report = eval(&workspace, &tasks, &at_budgets(&[50, 400]));
     assert_eq!(report.tasks, 2);
@@ -195,7 +292,7 @@ fn history_mines_tasks_and_reports_every_ranker() {
 fn rankers_and_ablations_are_chosen_by_the_request() {
     let f = history();
     let workspace = f.workspace();
-    let tasks = workspace.mine_tasks(10, 3000).expect("mined");
+    let tasks = workspace.mine_tasks(10, 3000, Gold::Code).expect("mined");
     let request = EvalRequest {
         baselines: vec!["none".into()],
         ablate: vec!["file-evidence".into(), "test-prior".into()],
@@ -224,7 +321,7 @@ fn rankers_and_ablations_are_chosen_by_the_request() {
 fn bad_requests_are_typed_errors() {
     let f = history();
     let workspace = f.workspace();
-    let tasks = workspace.mine_tasks(10, 3000).expect("mined");
+    let tasks = workspace.mine_tasks(10, 3000, Gold::Code).expect("mined");
     // (request, the field at fault)
     let cases: Vec<(EvalRequest, &str)> = vec![
         (at_budgets(&[0]), "budgets"),
@@ -326,11 +423,11 @@ fn no_tasks_is_a_failure_not_a_table_of_zeros() {
     f.write("src/a.rs", "pub fn a() {}\n");
     f.commit("init");
     let workspace = f.workspace();
-    let error = failure(workspace.mine_tasks(40, 3000), "no task commit");
+    let error = failure(workspace.mine_tasks(40, 3000, Gold::Code), "no task commit");
     assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
     assert!(error.message().contains("no task found"), "{error}");
     for (commits, scan) in [(0, 3000), (40, 0)] {
-        let error = failure(workspace.mine_tasks(commits, scan), "zero");
+        let error = failure(workspace.mine_tasks(commits, scan, Gold::Code), "zero");
         assert_eq!(error.kind(), ErrorKind::InvalidInput, "{commits} {scan}");
     }
 }
@@ -339,7 +436,7 @@ fn no_tasks_is_a_failure_not_a_table_of_zeros() {
 fn eval_reports_tasks_and_stops_when_cancelled() {
     let f = history();
     let workspace = f.workspace();
-    let tasks = workspace.mine_tasks(10, 3000).expect("mined");
+    let tasks = workspace.mine_tasks(10, 3000, Gold::Code).expect("mined");
     let request = at_budgets(&[400]);
 
     // Each task is announced before it is evaluated.
@@ -367,7 +464,7 @@ fn eval_reports_tasks_and_stops_when_cancelled() {
     // Cancelled at the first task: nothing is evaluated.
     let f = history();
     let workspace = f.workspace();
-    let tasks = workspace.mine_tasks(10, 3000).expect("mined");
+    let tasks = workspace.mine_tasks(10, 3000, Gold::Code).expect("mined");
     let control = Control::new();
     let canceller = control.canceller();
     let control = control.with_progress(move |p: &Progress| {

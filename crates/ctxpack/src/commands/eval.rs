@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use ctxpack_api::{Budget, Error, EvalRequest, Meter, Selector, parse_tasks};
+use ctxpack_api::{Budget, Error, EvalRequest, Gold, Meter, Selector, parse_tasks};
 
 use crate::args::{Location, parse, parse_budget};
 use crate::output::progress;
@@ -61,6 +61,11 @@ pub struct HistoryArgs {
     /// How many commits to scan at most.
     #[arg(long, default_value_t = 3000)]
     pub scan: usize,
+    /// What the tasks are about: `code` (commits that modify one to three non-test source
+    /// files) or `prose` (commits that modify one to three documents, such as Markdown, and no
+    /// source file; change logs excepted).
+    #[arg(long, default_value = "code", value_parser = parse::<Gold>)]
+    pub gold: Gold,
     /// Write the mined tasks as JSON Lines to this file (usable with `eval cases`).
     #[arg(long)]
     pub write_tasks: Option<PathBuf>,
@@ -102,7 +107,7 @@ impl EvalCommand {
         let (options, tasks) = match self {
             EvalCommand::History(args) => {
                 let workspace = args.options.location.workspace()?;
-                let tasks = workspace.mine_tasks(args.commits, args.scan)?;
+                let tasks = workspace.mine_tasks(args.commits, args.scan, args.gold)?;
                 if let Some(path) = &args.write_tasks {
                     let lines: String = tasks
                         .iter()
