@@ -5,6 +5,7 @@
 #   cargo build --release
 #   scripts/eval_quality.sh REPO...        # clones of the repositories to measure
 #   LARGE="cargo terraform mypy" BUDGETS=2000,8000 scripts/eval_quality.sh ../fd ... ../mypy
+#   GOLD=prose scripts/eval_quality.sh ...   # tasks about the documentation instead of the code
 #
 # Each repository gets 40 tasks mined from its history; its own .ctxpack store is used (the
 # first run indexes every task's parent, incrementally). Repositories named in LARGE (by
@@ -12,10 +13,11 @@
 set -euo pipefail
 bin=${CTXPACK:-$(cd "$(dirname "$0")/.." && pwd)/target/release/ctxpack}
 budgets=${BUDGETS:-2000,8000,32000}
+gold=${GOLD:-code}
 
 run() { # repo, label, extra args...
   local repo=$1 label=$2; shift 2
-  "$bin" eval history --cwd "$repo" --commits 40 --budgets "$budgets" --format json "$@" |
+  "$bin" eval history --cwd "$repo" --gold "$gold" --commits 40 --budgets "$budgets" --format json "$@" |
     python3 -c '
 import json, sys
 label, repo = sys.argv[1], sys.argv[2]
