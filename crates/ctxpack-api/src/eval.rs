@@ -186,12 +186,9 @@ impl Workspace {
         let head = repo.resolve("HEAD")?;
         let tasks = eval::mine_tasks(&repo, &head, commits, scan, gold)?;
         if tasks.is_empty() {
-            let files = match gold {
-                Gold::Code => "non-test source files",
-                Gold::Prose => "prose documents and no source file",
-            };
             return Err(Error::not_found(format!(
-                "no task found in the last {scan} commits: none is a non-merge commit with a descriptive message that modifies one to three existing {files}"
+                "no task found in the last {scan} commits: none is a non-merge commit with a descriptive message that modifies one to three existing {}",
+                gold.files()
             ))
             .with_hint(crate::error::Hint::Advice(
                 "scan further back, or give tasks as JSON Lines".into(),

@@ -40,30 +40,44 @@ const SOURCE_EXTENSIONS: &[&str] = &[
 /// Extensions of prose documents.
 const PROSE_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "rst", "adoc", "asciidoc"];
 
-/// File names (lowercase) of prose that is a log of the project rather than a description
-/// of it: release notes, change logs and lists of people are updated routinely.
+/// Names (lowercase, before the first `.`) of documents that log the project rather than
+/// describe it: change logs, release notes and lists of people are updated routinely.
 const PROSE_LOGS: &[&str] = &[
     "changelog",
     "changes",
     "history",
     "news",
-    "release",
+    "releases",
+    "release-notes",
+    "release_notes",
+    "releasenotes",
+    "whatsnew",
     "authors",
     "contributors",
     "citation",
 ];
 
+/// Directories (lowercase) that hold a change log as fragments, one file per change.
+const LOG_DIRECTORIES: &[&str] = &[
+    "changelog",
+    "changelog.d",
+    "newsfragments",
+    ".changeset",
+    "release-notes",
+    "releasenotes",
+    "whatsnew",
+];
+
 /// Which files a mined task's gold set is made of.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Gold {
     /// Non-test source files: the commit modifies one to three existing ones, and adds or
     /// deletes none (documentation may change beside them).
     #[default]
     Code,
-    /// Prose documents (Markdown, reStructuredText, AsciiDoc; change logs and release notes
-    /// excepted): the commit modifies one to three existing ones, adds or deletes none, and
-    /// changes no source file, test or change log.
+    /// Prose documents (Markdown, reStructuredText, AsciiDoc), change logs and release notes
+    /// excepted: the commit modifies one to three existing ones, adds or deletes none, and
+    /// changes no source file, no file under a test directory and no change log.
     Prose,
 }
 
@@ -76,29 +90,50 @@ impl Gold {
         }
     }
 
+    /// The files a task of this kind changes, as an error names them.
+    pub fn files(self) -> &'static str {
+        match self {
+            Gold::Code => "non-test source files",
+            Gold::Prose => "prose documents and no source file, test or change log",
+        }
+    }
+
     /// Whether a changed `path` can be gold.
     fn admits(self, path: &str) -> bool {
         match self {
             Gold::Code => is_source_path(path),
-            Gold::Prose => is_prose_path(path) && !is_test_path(path) && !is_prose_log(path),
+            Gold::Prose => is_prose_path(path) && !is_test_path(path) && !is_log(path),
         }
     }
 
-    /// Whether a change to `path` (that cannot be gold) disqualifies the commit.
+    /// Whether a change to `path`, which cannot be gold, disqualifies the commit.
     fn excludes(self, path: &str) -> bool {
         match self {
             Gold::Code => false,
-            Gold::Prose => has_extension(path, SOURCE_EXTENSIONS) || is_prose_log(path),
+            Gold::Prose => {
+                let ext = extension(path);
+                is_test_path(path)
+                    || ext.is_some_and(|e| {
+                        SOURCE_EXTENSIONS.iter().any(|s| e.eq_ignore_ascii_case(s))
+                    })
+                    || (is_log(path) && (ext.is_none() || is_prose_path(path)))
+            }
         }
     }
 
     /// Whether a cleaned goal describes a task of this kind: [`is_descriptive`], except that
-    /// a documentation task may say so (`docs: …`).
+    /// a documentation task may say what it is (`docs: …`, `Update README to …`).
     fn describes(self, goal: &str) -> bool {
         match self {
             Gold::Code => is_descriptive(goal),
-            Gold::Prose => is_descriptive_except(goal, &["docs"]),
+            Gold::Prose => is_descriptive_except(goal, &["docs", "update readme"]),
         }
+    }
+}
+
+impl std::fmt::Display for Gold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -139,26 +174,35 @@ const UNDESCRIPTIVE: &[&str] = &[
 
 /// Whether a path is a non-test source file.
 pub fn is_source_path(path: &str) -> bool {
-    has_extension(path, SOURCE_EXTENSIONS) && !is_test_path(path)
+    extension(path).is_some_and(|e| SOURCE_EXTENSIONS.contains(&e)) && !is_test_path(path)
 }
 
-/// Whether a path is a prose document, by its extension (any case).
+/// Whether a path is a prose document, by its extension (in any case).
 pub fn is_prose_path(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.rsplit_once('.')
-        .is_some_and(|(_, ext)| PROSE_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e)))
+    extension(path).is_some_and(|e| PROSE_EXTENSIONS.iter().any(|p| e.eq_ignore_ascii_case(p)))
 }
 
-/// Whether a path's extension (as written) is one of `extensions`.
-fn has_extension(path: &str, extensions: &[&str]) -> bool {
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    extensions.contains(&ext)
+/// The extension of a path's file name, as written (`None` without a `.`).
+fn extension(path: &str) -> Option<&str> {
+    file_name(path).rsplit_once('.').map(|(_, e)| e)
 }
 
-/// Whether a prose file is a change log, release notes or a list of people.
-fn is_prose_log(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    PROSE_LOGS.iter().any(|log| name.starts_with(log))
+/// The last component of a path.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Whether a path is a change log, release notes or a list of people ([`PROSE_LOGS`]), or
+/// lies in a directory of change-log fragments ([`LOG_DIRECTORIES`]).
+fn is_log(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = file_name(&lower);
+    let stem = name.split('.').next().unwrap_or(name);
+    PROSE_LOGS.contains(&stem)
+        || lower
+            .rsplit('/')
+            .skip(1)
+            .any(|dir| LOG_DIRECTORIES.contains(&dir))
 }
 
 /// The goal of a commit message: subject and body, without trailers (`Signed-off-by: …`),
@@ -242,7 +286,7 @@ fn is_descriptive_except(goal: &str, allowed: &[&str]) -> bool {
     )
 }
 
-/// Mines up to `count` tasks whose gold files are of kind `gold` from the history of `head`,
+/// Mines up to `count` tasks whose gold files are of kind `gold_kind` from the history of `head`,
 /// newest first, scanning at most `scan` commits. Deterministic for a given repository state.
 pub fn mine_tasks(
     repo: &Repo,
@@ -279,19 +323,18 @@ pub fn mine_tasks(
         let mut excluded = false;
         let after_paths: HashSet<&str> = after.iter().map(|e| e.path.as_str()).collect();
         for e in after.iter().filter(|e| e.kind == EntryKind::File) {
-            let changed = before.get(e.path.as_str()).is_none_or(|id| *id != e.id);
-            if !gold_kind.admits(&e.path) {
-                excluded |= changed && gold_kind.excludes(&e.path);
+            let previous = before.get(e.path.as_str());
+            if previous == Some(&e.id.as_str()) {
                 continue;
             }
-            match before.get(e.path.as_str()) {
-                Some(id) if *id != e.id => {
+            if gold_kind.admits(&e.path) {
+                if previous.is_some() {
                     gold.push(e.path.clone());
-                    changes += 1;
                 }
-                Some(_) => {}
-                // A new file of the kind: the task is partly "create", not "find".
-                None => changes += 1,
+                // A new file of the kind makes the task partly "create", not "find".
+                changes += 1;
+            } else {
+                excluded |= gold_kind.excludes(&e.path);
             }
         }
         // Deleted files count as changes too.
@@ -700,29 +743,62 @@ mod tests {
     }
 
     #[test]
-    fn prose_goals_may_say_docs() {
-        assert!(!is_descriptive("docs: explain the budget rules"));
+    fn prose_goals_may_say_what_they_are() {
+        assert!(!Gold::Code.describes("docs: explain the budget rules"));
         assert!(Gold::Prose.describes("docs: explain the budget rules"));
+        assert!(!Gold::Code.describes("Update README to explain the budget rules"));
+        assert!(Gold::Prose.describes("Update README to explain the budget rules"));
         assert!(!Gold::Prose.describes("fix typo in the guide"));
         assert!(!Gold::Prose.describes("chore: regenerate the manual"));
     }
 
     #[test]
     fn prose_paths() {
-        assert!(Gold::Prose.admits("docs/guide/cli.md"));
-        assert!(Gold::Prose.admits("README.MD"));
-        assert!(Gold::Prose.admits("doc/source/usage.rst"));
-        assert!(!Gold::Prose.admits("CHANGELOG.md"));
-        assert!(!Gold::Prose.admits("doc/release-notes.rst"));
-        assert!(!Gold::Prose.admits("tests/fixtures/sample.md"));
-        assert!(!Gold::Prose.admits("requirements.txt"));
-        assert!(!Gold::Prose.admits("src/lib.rs"));
-        assert!(Gold::Prose.excludes("src/lib.rs"));
-        assert!(Gold::Prose.excludes("tests/cli.rs"));
-        assert!(Gold::Prose.excludes("docs/CHANGES.rst"));
-        assert!(!Gold::Prose.excludes("mkdocs.yml"));
+        for gold in [
+            "docs/guide/cli.md",
+            "README.MD",
+            "doc/source/usage.rst",
+            "docs/newsletter.md",
+            "docs/history-of-tokens.md",
+            "docs/release-process.md",
+        ] {
+            assert!(Gold::Prose.admits(gold), "{gold}");
+        }
+        for not_gold in [
+            "CHANGELOG.md",
+            "HISTORY.rst",
+            "doc/release-notes.rst",
+            "changelog.d/1234.fixed.md",
+            ".changeset/brave-owls.md",
+            "tests/fixtures/sample.md",
+            "requirements.txt",
+            "src/lib.rs",
+        ] {
+            assert!(!Gold::Prose.admits(not_gold), "{not_gold}");
+        }
+        // A change beside the gold that disqualifies a documentation task, and one that does
+        // not.
+        for excluded in [
+            "src/lib.rs",
+            "src/Main.C",
+            "tests/cli.rs",
+            "tests/fixtures/expected.json",
+            "docs/CHANGES.rst",
+            "NEWS",
+            "newsfragments/12.feature.md",
+        ] {
+            assert!(Gold::Prose.excludes(excluded), "{excluded}");
+        }
+        for allowed in [
+            "mkdocs.yml",
+            ".github/workflows/release.yml",
+            "history.json",
+        ] {
+            assert!(!Gold::Prose.excludes(allowed), "{allowed}");
+        }
         assert!(!Gold::Code.excludes("README.md"));
         assert_eq!("prose".parse(), Ok(Gold::Prose));
+        assert_eq!(Gold::Prose.to_string(), "prose");
         assert!("docs".parse::<Gold>().is_err());
     }
 

@@ -72,13 +72,15 @@ fn history() -> Fixture {
 }
 
 /// A history with two documentation tasks among commits that are not: a change to prose and
-/// code together (a code task), a change log, a new page, a typo fix.
+/// code together (a code task), a change log, new pages, a typo fix, a change to the change
+/// log beside the guide, a deleted source file beside the guide.
 fn documentation_history() -> Fixture {
     let f = Fixture::new();
     f.write("src/lib.rs", "pub fn retry(n: u32) -> u32 {\n    n\n}\n");
     f.write("docs/guide.md", "# Guide\n\nRetries are unlimited.\n");
     f.write("README.md", "# demo\n");
     f.write("CHANGELOG.md", "# Changes\n");
+    f.write("src/old.rs", "pub fn old() {}\n");
     f.commit("Initial import of the demo project");
     f.write(
         "docs/guide.md",
@@ -98,6 +100,18 @@ fn documentation_history() -> Fixture {
     f.commit("Describe the 1.2 release in the change log");
     f.write("docs/tokens.md", "# Tokens\n");
     f.commit("Add a new page about token meters");
+    f.write("docs/meters.md", "# Meters\n");
+    f.write("docs/tokens.md", "# Tokens\n\nSee the meters.\n");
+    f.commit("Move the meters to a page of their own");
+    f.write("CHANGELOG.md", "# Changes\n\n## 1.3\n\nGuide rewritten.\n");
+    f.write(
+        "docs/guide.md",
+        "# Guide\n\nRetries stop at five attempts.\n",
+    );
+    f.commit("Rewrite the retry section of the guide for 1.3");
+    f.write("docs/guide.md", "# Guide\n\nRetries stop at five tries.\n");
+    f.git(&["rm", "-q", "src/old.rs"]);
+    f.commit("Describe retries in the guide and drop the old module");
     f.write("docs/guide.md", "# Guide\n\nRetries stop at 5.\n");
     f.commit("fix typo");
     f.write("README.md", "# demo\n\nSee the guide for configuration.\n");
@@ -130,7 +144,8 @@ fn prose_tasks_are_commits_that_change_documents_and_no_code() {
                 &["docs/guide.md".to_owned()][..]
             ),
         ],
-        "newest first; code, change-log, new-page and typo commits are not documentation tasks"
+        "newest first; commits that change code, tests, a change log or the set of pages, or fix \
+         a typo, are not documentation tasks"
     );
     // The commit that changed code and prose is a code task, its gold the code alone.
     let code = workspace.mine_tasks(10, 3000, Gold::Code).expect("mined");

@@ -63,8 +63,8 @@ pub struct HistoryArgs {
     pub scan: usize,
     /// What the tasks are about: `code` (commits that modify one to three non-test source
     /// files) or `prose` (commits that modify one to three documents, such as Markdown, and no
-    /// source file; change logs excepted).
-    #[arg(long, default_value = "code", value_parser = parse::<Gold>)]
+    /// source file, test or change log).
+    #[arg(long, default_value_t = Gold::Code, value_parser = parse::<Gold>)]
     pub gold: Gold,
     /// Write the mined tasks as JSON Lines to this file (usable with `eval cases`).
     #[arg(long)]
