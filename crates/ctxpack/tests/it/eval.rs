@@ -17,6 +17,11 @@ fn eval_prints_a_table_and_round_trips_its_tasks() {
         "pub fn retry_request(attempts: u32) -> u32 {\n    attempts.min(5) // cap retries\n}\n",
     );
     f.commit("Cap the number of request retries at five");
+    f.write(
+        "README.md",
+        "# demo\n\nRequests are retried at most five times.\n",
+    );
+    f.commit("docs: explain how request retries are capped");
     let tasks = f.path().join("tasks.jsonl");
     let tasks = tasks.to_str().expect("UTF-8");
 
@@ -56,4 +61,16 @@ fn eval_prints_a_table_and_round_trips_its_tasks() {
     assert!(run.stdout.starts_with("tasks: 1 "), "{}", run.stdout);
     assert_eq!(f.run(&["eval", "cases", "/nonexistent.jsonl"]).code, 3);
     assert_eq!(f.run(&["eval", "history", "--budgets", "0"]).code, 2);
+
+    // Tasks about the documentation: the README change alone.
+    let run = f.run(&["eval", "history", "--gold", "prose", "--budgets", "400"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("tasks: 1 "), "{}", run.stdout);
+    let run = f.run(&["eval", "history", "--gold", "docs"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("expected code or prose"),
+        "{}",
+        run.stderr
+    );
 }
