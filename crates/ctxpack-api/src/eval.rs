@@ -174,8 +174,7 @@ struct Tally {
 
 impl Workspace {
     /// Mines tasks from the history of HEAD: non-merge commits with a descriptive message that
-    /// modify one to three existing non-test source files (or, for [`Gold::Prose`], prose
-    /// documents and no source file).
+    /// modify one to three existing files of the `gold` kind, as [`Gold`] defines each.
     pub fn mine_tasks(&self, commits: usize, scan: usize, gold: Gold) -> Result<Vec<Task>> {
         if commits == 0 || scan == 0 {
             return Err(Error::invalid(
