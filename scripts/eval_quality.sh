@@ -6,6 +6,7 @@
 #   scripts/eval_quality.sh REPO...        # clones of the repositories to measure
 #   LARGE="cargo terraform mypy" BUDGETS=2000,8000 scripts/eval_quality.sh ../fd ... ../mypy
 #   GOLD=prose scripts/eval_quality.sh ...   # tasks about the documentation instead of the code
+#   GOLD=changelog scripts/eval_quality.sh ... # tasks about the change log and release notes
 #
 # Each repository gets 40 tasks mined from its history; its own .ctxpack store is used (the
 # first run indexes every task's parent, incrementally). Repositories named in LARGE (by

@@ -5,8 +5,9 @@
 //! source files that exist in its parent. The goal is the message without trailers and links,
 //! the snapshot is the parent, and the gold set is those files: a good pack for the goal, built
 //! from the parent, cites them. Tasks about documentation are mined the same way from commits
-//! that change prose documents and no source file ([`Gold::Prose`]), so a change of ranking
-//! that favours code can be measured on what it costs documentation.
+//! that change prose documents and no source file ([`Gold::Prose`]), and from commits that
+//! change a change log alone ([`Gold::ChangeLog`]), so a change of ranking that favours code
+//! can be measured on what it costs documentation and release notes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -79,6 +80,11 @@ pub enum Gold {
     /// excepted: the commit modifies one to three existing ones, adds or deletes none, and
     /// changes no source file, no file under a test directory and no change log.
     Prose,
+    /// Change logs and release notes written as documents ([`is_change_log_document`]): the
+    /// commit modifies one to three existing ones, adds or deletes none, and changes no
+    /// source file, no file under a test directory and no other document. Their goals are
+    /// what a user asks when the answer is in the release notes.
+    ChangeLog,
 }
 
 impl Gold {
@@ -87,6 +93,7 @@ impl Gold {
         match self {
             Gold::Code => "code",
             Gold::Prose => "prose",
+            Gold::ChangeLog => "changelog",
         }
     }
 
@@ -95,6 +102,7 @@ impl Gold {
         match self {
             Gold::Code => "non-test source files",
             Gold::Prose => "prose documents and no source file, test or change log",
+            Gold::ChangeLog => "change logs and no source file, test or other document",
         }
     }
 
@@ -103,6 +111,7 @@ impl Gold {
         match self {
             Gold::Code => is_source_path(path),
             Gold::Prose => is_prose_path(path) && !is_test_path(path) && !is_log(path),
+            Gold::ChangeLog => is_change_log_document(path) && !is_test_path(path),
         }
     }
 
@@ -111,22 +120,22 @@ impl Gold {
         match self {
             Gold::Code => false,
             Gold::Prose => {
-                let ext = extension(path);
-                is_test_path(path)
-                    || ext.is_some_and(|e| {
-                        SOURCE_EXTENSIONS.iter().any(|s| e.eq_ignore_ascii_case(s))
-                    })
-                    || (is_log(path) && (ext.is_none() || is_prose_path(path)))
+                is_test_path(path) || is_source_file(path) || is_change_log_document(path)
             }
+            Gold::ChangeLog => is_test_path(path) || is_source_file(path) || is_prose_path(path),
         }
     }
 
     /// Whether a cleaned goal describes a task of this kind: [`is_descriptive`], except that
-    /// a documentation task may say what it is (`docs: …`, `Update README to …`).
+    /// a documentation task may say what it is (`docs: …`, `Update README to …`), and a
+    /// change-log task too (`Update changelog for the 2.3 release`).
     fn describes(self, goal: &str) -> bool {
         match self {
             Gold::Code => is_descriptive(goal),
             Gold::Prose => is_descriptive_except(goal, &["docs", "update readme"]),
+            Gold::ChangeLog => {
+                is_descriptive_except(goal, &["docs", "changelog", "update changelog"])
+            }
         }
     }
 }
@@ -141,10 +150,10 @@ impl std::str::FromStr for Gold {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Gold::Code, Gold::Prose]
+        [Gold::Code, Gold::Prose, Gold::ChangeLog]
             .into_iter()
             .find(|g| g.name() == s)
-            .ok_or_else(|| format!("unknown gold kind `{s}`: expected code or prose"))
+            .ok_or_else(|| format!("unknown gold kind `{s}`: expected code, prose or changelog"))
     }
 }
 
@@ -190,6 +199,17 @@ fn extension(path: &str) -> Option<&str> {
 /// The last component of a path.
 fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Whether a path has a source file's extension, in any case (tests included).
+fn is_source_file(path: &str) -> bool {
+    extension(path).is_some_and(|e| SOURCE_EXTENSIONS.iter().any(|s| e.eq_ignore_ascii_case(s)))
+}
+
+/// Whether a path is a change log written as a document: [`is_log`], and a prose document
+/// or a file without an extension (`CHANGES`, `NEWS`). `history.py` is code, not a log.
+fn is_change_log_document(path: &str) -> bool {
+    is_log(path) && (extension(path).is_none() || is_prose_path(path))
 }
 
 /// Whether a path is a change log, release notes or a list of people ([`PROSE_LOGS`]), or
@@ -800,6 +820,45 @@ mod tests {
         assert_eq!("prose".parse(), Ok(Gold::Prose));
         assert_eq!(Gold::Prose.to_string(), "prose");
         assert!("docs".parse::<Gold>().is_err());
+    }
+
+    #[test]
+    fn change_log_tasks() {
+        assert!(Gold::ChangeLog.describes("Update changelog for the 2.3 release"));
+        assert!(!Gold::Prose.describes("Update changelog for the 2.3 release"));
+        assert!(!Gold::ChangeLog.describes("chore: update changelog for 2.3"));
+        for gold in [
+            "CHANGELOG.md",
+            "HISTORY.rst",
+            "CHANGES",
+            "doc/release-notes.rst",
+            "changelog.d/1234.fixed.md",
+            ".changeset/brave-owls.md",
+        ] {
+            assert!(Gold::ChangeLog.admits(gold), "{gold}");
+        }
+        for not_gold in [
+            "src/history.py",
+            "mypy/history.rs",
+            ".github/workflows/changelog.yml",
+            "docs/newsletter.md",
+            "README.md",
+            "tests/data/CHANGELOG.md",
+        ] {
+            assert!(!Gold::ChangeLog.admits(not_gold), "{not_gold}");
+        }
+        for excluded in ["src/lib.rs", "tests/cli.rs", "README.md", "docs/guide.rst"] {
+            assert!(Gold::ChangeLog.excludes(excluded), "{excluded}");
+        }
+        for allowed in [
+            "Cargo.toml",
+            "package.json",
+            ".github/workflows/release.yml",
+        ] {
+            assert!(!Gold::ChangeLog.excludes(allowed), "{allowed}");
+        }
+        assert_eq!("changelog".parse(), Ok(Gold::ChangeLog));
+        assert_eq!(Gold::ChangeLog.to_string(), "changelog");
     }
 
     #[test]

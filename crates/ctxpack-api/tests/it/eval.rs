@@ -160,6 +160,22 @@ fn prose_tasks_are_commits_that_change_documents_and_no_code() {
             &["src/lib.rs".to_owned()][..]
         )]
     );
+    // The commit that changed the change log alone is the one change-log task; the one that
+    // changed the guide beside it is about the guide.
+    let logs = workspace
+        .mine_tasks(10, 3000, Gold::ChangeLog)
+        .expect("mined");
+    let found: Vec<(&str, &[String])> = logs
+        .iter()
+        .map(|t| (t.goal.as_str(), t.gold.as_slice()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "Describe the 1.2 release in the change log",
+            &["CHANGELOG.md".to_owned()][..]
+        )]
+    );
     // A history without documentation tasks says what it looked for.
     let error = failure(
         history().workspace().mine_tasks(10, 3000, Gold::Prose),

@@ -62,8 +62,9 @@ pub struct HistoryArgs {
     #[arg(long, default_value_t = 3000)]
     pub scan: usize,
     /// What the tasks are about: `code` (commits that modify one to three non-test source
-    /// files) or `prose` (commits that modify one to three documents, such as Markdown, and no
-    /// source file, test or change log).
+    /// files), `prose` (commits that modify one to three documents, such as Markdown, and no
+    /// source file, test or change log) or `changelog` (commits that modify change logs or
+    /// release notes and no source file, test or other document).
     #[arg(long, default_value_t = Gold::Code, value_parser = parse::<Gold>)]
     pub gold: Gold,
     /// Write the mined tasks as JSON Lines to this file (usable with `eval cases`).

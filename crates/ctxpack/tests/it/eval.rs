@@ -69,7 +69,7 @@ fn eval_prints_a_table_and_round_trips_its_tasks() {
     let run = f.run(&["eval", "history", "--gold", "docs"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("expected code or prose"),
+        run.stderr.contains("expected code, prose or changelog"),
         "{}",
         run.stderr
     );
