@@ -36,6 +36,8 @@ def vector_file(store, collection, field):
 def read_vectors(path):
     """The rows of a vector file (format 2: blocks of rows, each stored column by column)."""
     data = open(path, "rb").read()
+    if len(data) < HEADER_BYTES or data[:8] != b"CTXPVEC\n" or struct.unpack_from("<I", data, 8)[0] != 2:
+        sys.exit(f"{path}: not a vector file of format 2; run `ctxpack docs vsync` with this build first")
     dim, = struct.unpack_from("<I", data, 12)
     count, = struct.unpack_from("<Q", data, 16)
     block, = struct.unpack_from("<I", data, 80)

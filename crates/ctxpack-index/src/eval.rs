@@ -110,7 +110,9 @@ impl Gold {
     fn admits(self, path: &str) -> bool {
         match self {
             Gold::Code => is_source_path(path),
-            Gold::Prose => is_prose_path(path) && !is_test_path(path) && !is_log(path),
+            Gold::Prose => {
+                is_prose_path(path) && !is_test_path(path) && !is_change_log_document(path)
+            }
             Gold::ChangeLog => is_change_log_document(path) && !is_test_path(path),
         }
     }
@@ -120,9 +122,11 @@ impl Gold {
         match self {
             Gold::Code => false,
             Gold::Prose => {
-                is_test_path(path) || is_source_file(path) || is_change_log_document(path)
+                is_test_path(path) || has_source_extension(path) || is_change_log_document(path)
             }
-            Gold::ChangeLog => is_test_path(path) || is_source_file(path) || is_prose_path(path),
+            Gold::ChangeLog => {
+                is_test_path(path) || has_source_extension(path) || is_prose_path(path)
+            }
         }
     }
 
@@ -201,8 +205,9 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// Whether a path has a source file's extension, in any case (tests included).
-fn is_source_file(path: &str) -> bool {
+/// Whether a path has a source file's extension, in any case, tests included (unlike
+/// [`is_source_path`], which code tasks match case-sensitively and without tests).
+fn has_source_extension(path: &str) -> bool {
     extension(path).is_some_and(|e| SOURCE_EXTENSIONS.iter().any(|s| e.eq_ignore_ascii_case(s)))
 }
 
