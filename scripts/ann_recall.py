@@ -16,14 +16,15 @@ cosine, as `docs vsearch` ranks) that the graph finds, and the time per query on
 """
 import json
 import os
-import random
 import struct
 import subprocess
 import sys
 import time
 
-import hnswlib
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ann_ctxpack import sample_queries  # noqa: E402
 
 HEADER_BYTES = 128
 
@@ -60,19 +61,12 @@ def main():
     store, docs = sys.argv[1], sys.argv[2]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     binary = os.environ.get("CTXPACK", os.path.join(root, "target/release/ctxpack"))
-    rng = random.Random(7)
-    words = []
-    with open(docs) as f:
-        for i, line in enumerate(f):
-            if i >= 2000:
-                break
-            words += json.loads(line)["text"].split()
+    import hnswlib
+
     queries = os.path.join(os.path.dirname(os.path.abspath(store)), "ann-queries.jsonl")
     with open(queries, "w") as out:
-        for q in range(200):
-            for n, name in ((120, "long"), (30, "short")):
-                text = " ".join(rng.choice(words) for _ in range(n))
-                out.write(json.dumps({"_id": f"{name}{q}", "text": text}) + "\n")
+        for name, text in sample_queries(docs):
+            out.write(json.dumps({"_id": name, "text": text}) + "\n")
     subprocess.run([binary, "docs", "import", store, "ann-queries", queries, "--embed", "text"],
                    check=True, stdout=subprocess.DEVNULL)
     x, dim = read_vectors(vector_file(store, "docs", "text"))

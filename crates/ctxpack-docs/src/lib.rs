@@ -3,7 +3,7 @@
 //! Document packs give a model the JSON documents most relevant to a query, under a budget and
 //! cited by `_id`. This crate holds everything about them that is a function of data: the
 //! MongoDB-style [`filter`] language, the offline hashing embedder ([`embed`]), exact flat
-//! cosine top-k ([`knn`]), the assembly of a context pack through the pack engine
+//! cosine top-k ([`knn`]), an approximate inverted-file index's arithmetic ([`ivf`]), the assembly of a context pack through the pack engine
 //! ([`context`]) and documents as text ([`document`]: `_id` keys, exact round-trips, field
 //! paths). It does no IO: the document store that feeds it lives elsewhere.
 //!
@@ -45,6 +45,7 @@ pub mod document;
 pub mod embed;
 mod error;
 pub mod filter;
+pub mod ivf;
 pub mod knn;
 
 pub use error::{DocsError, FilterError, Scope};

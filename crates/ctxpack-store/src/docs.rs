@@ -58,6 +58,8 @@ use rusqlite::{ErrorCode, OptionalExtension, params};
 use crate::db::{Store, sql_error};
 use crate::error::StoreError;
 
+#[path = "ann.rs"]
+pub mod ann;
 #[path = "fields.rs"]
 pub mod fields;
 #[path = "replica.rs"]
@@ -224,7 +226,7 @@ pub fn validate_collection_name(name: &str) -> Result<(), DocsStoreError> {
     }
 }
 
-fn now_seconds() -> i64 {
+pub(crate) fn now_seconds() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)

@@ -92,9 +92,9 @@ pub struct VectorFileSummary {
 
 /// A generation of a field's embeddings: the counter and the token of its last bump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Generation {
-    counter: i64,
-    token: i64,
+pub(crate) struct Generation {
+    pub(crate) counter: i64,
+    pub(crate) token: i64,
 }
 
 /// A parsed, size-checked header.
@@ -223,7 +223,7 @@ pub(crate) fn bump_generation(
 }
 
 /// The current generation of a field, if one was ever recorded.
-fn current_generation(
+pub(crate) fn current_generation(
     conn: &Connection,
     collection: &str,
     field: &str,
@@ -279,7 +279,7 @@ fn read_at(file: &File, offset: u64, len: u64) -> Option<Vec<u8>> {
 }
 
 /// Fills `buf` from `offset` without moving a shared cursor, so threads can read one file.
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
@@ -342,6 +342,11 @@ impl VectorFile {
     /// What a scan of the table would have counted.
     pub fn summary(&self) -> VectorFileSummary {
         self.header.summary
+    }
+
+    /// The generation of the embeddings it was made from.
+    pub(crate) fn generation(&self) -> Generation {
+        self.header.generation
     }
 
     /// Reads every row's rowid (once), for a caller about to visit every row; `None` when the
@@ -438,6 +443,19 @@ impl VectorFile {
     }
 }
 
+/// Opens a derived file for reading, never through a link, and reads its first `N` bytes;
+/// `None` when it is missing, a link, shorter or unreadable.
+pub(crate) fn open_header<const N: usize>(path: &Path) -> Option<(File, [u8; N])> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    let mut file = options.open(path).ok()?;
+    let mut raw = [0u8; N];
+    file.read_exact(&mut raw).ok()?;
+    Some((file, raw))
+}
+
 /// Opens the file at `path` and checks it against what it must be; `None` if it is not that.
 fn open_checked(
     path: &Path,
@@ -445,13 +463,7 @@ fn open_checked(
     generation: Generation,
     row_bytes: usize,
 ) -> Option<Checked> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
-    let mut file = options.open(path).ok()?;
-    let mut raw = [0u8; HEADER_BYTES];
-    file.read_exact(&mut raw).ok()?;
+    let (file, raw) = open_header::<HEADER_BYTES>(path)?;
     let header = Header::parse(&raw)?;
     let layout = header.layout()?;
     let len = file.metadata().ok()?.len();

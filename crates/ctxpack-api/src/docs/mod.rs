@@ -13,6 +13,7 @@
 //! document is newer than the last `vsync`) is embedded on the fly. Writes hold the writer
 //! lock; reads open the store read-only and never take it.
 
+mod ann;
 mod ids;
 mod plan;
 mod record;
@@ -29,6 +30,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use ann::{AnnIndexInfo, AnnRequest};
 pub use ids::IdGenerator;
 pub use search::{VsearchHit, VsearchOutcome};
 pub use sync::{StaleReport, SyncReport};
@@ -146,6 +148,9 @@ pub struct VsearchRequest {
     /// {"status": "published"} or {"year": {"$gte": 2020}}.
     #[schemars(with = "Option<schema::Filter>")]
     pub filter: Option<Value>,
+    /// Scan every vector even when the field has an approximate index (which answers long
+    /// queries from the lists nearest them).
+    pub exact: bool,
 }
 
 impl Default for VsearchRequest {
@@ -156,6 +161,7 @@ impl Default for VsearchRequest {
             query: String::new(),
             k: 10,
             filter: None,
+            exact: false,
         }
     }
 }

@@ -8,7 +8,6 @@
 //! under way, so a cache whose process died before publishing is emptied and filled again
 //! from the database instead of being trusted.
 
-use ctxpack_docs::embed::{EMBEDDER_ID, Vector};
 use ctxpack_pg::{Cursor, PgDocuments, RepoLock};
 use ctxpack_store::docs::replica::{CaptureCursor, Mark};
 use ctxpack_store::{Store, StoreError, WriterLock};
@@ -250,7 +249,7 @@ fn sync(store: &mut Store, record: &PgDocuments, latest: Option<i64>) -> Result<
     // The vector file is a derived copy: rewrite it where the embeddings changed, so searches
     // here read it as they do on the process that wrote them.
     for (collection, field) in embedded {
-        store.sync_vector_file(&collection, &field, EMBEDDER_ID, Vector::BYTES)?;
+        super::ann::sync_files(store, &collection, &field)?;
     }
     Ok(Some(through))
 }

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use ctxpack_core::Selector;
 use ctxpack_docs::context::{self, ContextItem, ContextOptions, ContextPack, round_score};
 use ctxpack_docs::document;
-use ctxpack_docs::embed::{EMBEDDER_ID, Vector, embed};
+use ctxpack_docs::embed::{DIM, EMBEDDER_ID, Vector, embed};
 use ctxpack_docs::filter::Filter;
 use ctxpack_docs::knn;
 use ctxpack_store::Store;
@@ -17,7 +17,7 @@ use super::{DocumentPackRequest, VsearchRequest, parse_field};
 use crate::error::{Error, Result, corrupt_document};
 
 /// Where a ranked row's document is found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Source {
     /// Through its stored embedding (the embedding's rowid).
     Stored(i64),
@@ -328,10 +328,122 @@ impl Sparse {
     }
 }
 
+/// A ranking through the field's approximate index: the lists nearest the query are read,
+/// each of their rows scored from its codes to within a bound, and the rows that can rank
+/// among the best are scored exactly from their stored vectors, so the scores are the ones a
+/// full scan computes, bit for bit; rows in lists not probed are not seen.
+struct Approximate {
+    rowids: Vec<i64>,
+    approx: Vec<f32>,
+    bound: Vec<f32>,
+    /// Exact scores of candidates already scored (`None`: the row is gone from the table).
+    exact: std::collections::HashMap<usize, Option<f32>>,
+    /// Whether every list was probed (then the ranking is the exact one).
+    everything: bool,
+}
+
+impl Approximate {
+    /// Reads the probed lists; `None` when the index does not apply: none declared or current,
+    /// a query the sparse scan answers (few non-zero components), or a collection with
+    /// documents that have no stored vector.
+    fn open(
+        store: &Store,
+        collection: &str,
+        field: &str,
+        query: &Query,
+    ) -> Result<Option<Approximate>> {
+        if knn::support(&query.vector).len() <= SPARSE_MAX_DIMS {
+            return Ok(None);
+        }
+        let Some(declaration) = store.ann_declaration(collection, field)? else {
+            return Ok(None);
+        };
+        let Some(index) = store
+            .open_ann_file(collection, field, DIM)?
+            .filter(|f| f.is_current())
+        else {
+            return Ok(None);
+        };
+        let Some(file) = store.open_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)?
+        else {
+            return Ok(None);
+        };
+        let summary = file.summary();
+        if summary.foreign != 0 || summary.rows != store.count_documents(collection)? {
+            return Ok(None);
+        }
+        let q = query.vector.as_slice();
+        let l2 = knn::dot(q, q).sqrt();
+        let probes = super::ann::probes(&declaration, index.lists());
+        let mut ranking = Approximate {
+            rowids: Vec::new(),
+            approx: Vec::new(),
+            bound: Vec::new(),
+            exact: std::collections::HashMap::new(),
+            everything: probes >= index.lists(),
+        };
+        let mut list = Vec::new();
+        for j in ctxpack_docs::ivf::probe_order(index.centroids(), DIM, q, probes) {
+            if !index.read_list(j, &mut list) {
+                return Ok(None);
+            }
+            for entry in list.chunks_exact(index.entry_bytes()) {
+                let (rowid, scale, slack, codes) = ctxpack_store::docs::ann::parse_entry(entry);
+                let approx = scale * ctxpack_docs::ivf::code_dot(q, codes);
+                ranking.rowids.push(rowid);
+                ranking.approx.push(approx);
+                ranking
+                    .bound
+                    .push(ctxpack_docs::ivf::error_bound(slack, l2, approx));
+            }
+        }
+        Ok(Some(ranking))
+    }
+
+    /// The first `want` rows in rank order, and whether there are no more; `None` when the
+    /// probed lists hold no more than `want` rows and others were not probed (the walk then
+    /// ranks the rest exactly).
+    fn top(
+        &mut self,
+        store: &Store,
+        target: (&str, &str),
+        query: &Query,
+        want: usize,
+    ) -> Result<Option<Window>> {
+        let n = self.rowids.len();
+        if want >= n && !self.everything {
+            return Ok(None);
+        }
+        let set = ctxpack_docs::ivf::rescore_set(&self.approx, &self.bound, want);
+        let missing: Vec<usize> = set
+            .iter()
+            .copied()
+            .filter(|i| !self.exact.contains_key(i))
+            .collect();
+        let rowids: Vec<i64> = missing.iter().map(|&i| self.rowids[i]).collect();
+        let vectors = store.vectors_by_rowid(target.0, target.1, EMBEDDER_ID, &rowids)?;
+        for (i, vector) in missing.into_iter().zip(vectors) {
+            let score = vector
+                .and_then(|v| knn::dot_le_bytes(&v, &query.vector))
+                .map(|dot| dot * query.scale);
+            self.exact.insert(i, score);
+        }
+        let mut scored = Scored::default();
+        for i in set {
+            if let Some(Some(score)) = self.exact.get(&i) {
+                scored.push(*score, self.rowids[i], Source::Stored(self.rowids[i]));
+            }
+        }
+        let (rows, _) = scored.top(want);
+        Ok(Some((rows, self.everything && want >= n)))
+    }
+}
+
 /// How a walk ranks the documents.
 enum Ranking {
     Full(Scored),
     Sparse(Box<Sparse>),
+    Approximate(Box<Approximate>),
 }
 
 /// Visits the eligible documents of a field in rank order (best first, ties by [`Scored`]'s
@@ -341,14 +453,18 @@ enum Ranking {
 /// The ranking is computed for a window that doubles as it is consumed, and bodies are read a
 /// batch at a time, so a search that stops early reads only the bodies near the top. A short
 /// query is ranked by a sparse scan of the vector file ([`Sparse`]) when it applies, else every
-/// document is scored. A stored vector whose document no longer has a string at the field (it
-/// was replaced since the last `vsync`) is passed over.
+/// document is scored. A long query over a field with a current approximate index, with no
+/// filter and unless `exact`, is ranked through the index ([`Approximate`]) as far as its
+/// probed lists reach; the documents after those are ranked exactly, those already visited
+/// left out. A stored vector whose document no longer has a string at the field (it was
+/// replaced since the last `vsync`) is passed over.
 fn walk(
     store: &Store,
     target: (&str, &str),
     query: &str,
     filter: Option<&Filter>,
     limit: Option<usize>,
+    exact: bool,
     mut visit: impl FnMut(f32, StoredDocument, &str) -> ControlFlow<()>,
 ) -> Result<usize> {
     let (collection, field) = target;
@@ -363,20 +479,30 @@ fn walk(
         None => (None, None),
     };
     let query = Query::new(query);
-    let mut ranking = match Sparse::open(store, collection, field, &query, allowed)? {
-        Some(sparse) => Ranking::Sparse(Box::new(sparse)),
-        None => Ranking::Full(score_documents(
-            store,
-            (collection, field, &path),
-            &query,
-            allowed,
-            skip,
-        )?),
+    let approximate = match (exact, filter) {
+        (false, None) => Approximate::open(store, collection, field, &query)?,
+        _ => None,
+    };
+    let mut ranking = match approximate {
+        Some(approximate) => Ranking::Approximate(Box::new(approximate)),
+        None => match Sparse::open(store, collection, field, &query, allowed)? {
+            Some(sparse) => Ranking::Sparse(Box::new(sparse)),
+            None => Ranking::Full(score_documents(
+                store,
+                (collection, field, &path),
+                &query,
+                allowed,
+                skip,
+            )?),
+        },
     };
     let embedded_on_the_fly = match &ranking {
         Ranking::Full(scored) => scored.embedded_on_the_fly,
-        Ranking::Sparse(_) => 0,
+        Ranking::Sparse(_) | Ranking::Approximate(_) => 0,
     };
+    // The rows an approximate ranking passed on, left out of the exact ranking after it.
+    let mut seen: Option<HashSet<Source>> =
+        matches!(ranking, Ranking::Approximate(_)).then(HashSet::new);
     let limit = limit.unwrap_or(usize::MAX);
     let mut want = limit.clamp(1, WALK_BATCH);
     let (mut done, mut visited) = (0, 0);
@@ -384,9 +510,14 @@ fn walk(
         let top = match &mut ranking {
             Ranking::Full(scored) => Some(scored.top(want)),
             Ranking::Sparse(sparse) => sparse.top(store, target, &query, allowed, want)?,
+            Ranking::Approximate(approximate) => approximate.top(store, target, &query, want)?,
         };
         let Some((order, complete)) = top else {
-            // Both rank in the same total order, so the rows already visited stay a prefix.
+            // The sparse and full scans rank in the same total order, so the rows already
+            // visited stay a prefix; after an approximate ranking, they are left out.
+            if matches!(ranking, Ranking::Approximate(_)) {
+                done = 0;
+            }
             ranking = Ranking::Full(score_documents(
                 store,
                 (collection, field, &path),
@@ -396,7 +527,19 @@ fn walk(
             )?);
             continue;
         };
-        for chunk in order.get(done..).unwrap_or_default().chunks(WALK_BATCH) {
+        for ranked in order.get(done..).unwrap_or_default().chunks(WALK_BATCH) {
+            let fresh: Vec<(Source, f32)>;
+            let chunk = match &mut seen {
+                Some(seen) => {
+                    fresh = ranked
+                        .iter()
+                        .filter(|(source, _)| seen.insert(*source))
+                        .copied()
+                        .collect();
+                    &fresh[..]
+                }
+                None => ranked,
+            };
             for (score, doc) in with_documents(store, collection, chunk)? {
                 let value: Value = serde_json::from_str(&doc.body)
                     .map_err(|e| corrupt_document(collection, &doc.id_key, &e))?;
@@ -412,7 +555,7 @@ fn walk(
                     return Ok(embedded_on_the_fly);
                 }
             }
-            done += chunk.len();
+            done += ranked.len();
         }
         if complete {
             return Ok(embedded_on_the_fly);
@@ -513,6 +656,7 @@ pub(super) fn vsearch(
         &request.query,
         filter,
         Some(request.k),
+        request.exact,
         |score, doc, _| {
             hits.push(VsearchHit {
                 id_key: doc.id_key,
@@ -562,6 +706,7 @@ pub(super) fn context(
             &request.query,
             filter,
             request.top_k,
+            false,
             |score, doc, text| {
                 // Documents are stored verbatim; what a pack shows is masked.
                 let text = crate::mask::text(text, &mut redactions);

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use ctxpack_docs::document;
-use ctxpack_docs::embed::{EMBEDDER_ID, Vector, embed, text_hash};
+use ctxpack_docs::embed::{EMBEDDER_ID, embed, text_hash};
 use ctxpack_store::Store;
 use ctxpack_store::docs::{NewEmbedding, StoredDocument};
 use serde_json::{Value, json};
@@ -207,7 +207,7 @@ pub(super) fn vsync(
     }
     report.removed = store.delete_orphan_embeddings(collection, field)?;
     // The derived copy searches read; rewritten only when the embeddings changed since.
-    store.sync_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)?;
+    super::ann::sync_files(store, collection, field)?;
     Ok(report)
 }
 

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use ctxpack_docs::document::{self, ParsedDocument};
-use ctxpack_docs::embed::{EMBEDDER_ID, Vector, embed, text_hash};
+use ctxpack_docs::embed::{EMBEDDER_ID, embed, text_hash};
 use ctxpack_docs::filter::Filter;
 use ctxpack_store::Store;
 use ctxpack_store::docs::{DocsStoreError, NewDocument, NewEmbedding};
@@ -337,10 +337,9 @@ pub(super) fn import(
     // The derived copies searches read, current from the start. Every document is stored by
     // now, so a failure here says so: running the import again would find them all.
     for (field, _) in &fields {
-        store
-            .sync_vector_file(collection, field, EMBEDDER_ID, Vector::BYTES)
+        super::ann::sync_files(store, collection, field)
             .map_err(|e| {
-                Error::from(e).with_hint(Hint::Advice(format!(
+                e.with_hint(Hint::Advice(format!(
                     "all {} documents and their embeddings were imported; only the vector file of `{field}` was not written: `ctxpack docs vsync` on the field writes it",
                     report.imported
                 )))

@@ -255,6 +255,7 @@ impl Sources for WorkspaceSources<'_> {
                     query: request.query.clone(),
                     k: request.top,
                     filter: request.filter.clone(),
+                    exact: false,
                 })
             })
             .map_err(source_error)?;

@@ -621,6 +621,7 @@ fn store_transcript(db: Option<&Scratch>) -> Vec<String> {
                     query: "budget overflow".into(),
                     k: 5,
                     filter: Some(json!({"status": "published"})),
+                    exact: false,
                 })
                 .expect("searches");
             answers.push(

@@ -64,6 +64,7 @@ impl Fixture {
                 query: "alpha beta".into(),
                 k: 50,
                 filter: Some(filter.clone()),
+                exact: false,
             })
             .expect("vsearch");
         outcome.hits.into_iter().map(|h| h.id_key).collect()

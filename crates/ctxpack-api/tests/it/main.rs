@@ -1,5 +1,6 @@
 //! Tests of the API, run in process against real git repositories built with `git`.
 
+mod ann;
 mod backends;
 mod config;
 mod damage;

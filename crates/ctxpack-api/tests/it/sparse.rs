@@ -10,10 +10,10 @@ use ctxpack_api::{Access, Budget, Control, Selector, Workspace};
 use serde_json::{Value, json};
 
 /// A deterministic stream of numbers (a 64-bit LCG), so the corpus is the same on every run.
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 
 impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
+    pub(crate) fn next(&mut self, n: u64) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -109,6 +109,7 @@ fn answers(workspace: &Workspace) -> Vec<String> {
                         query: query.clone(),
                         k,
                         filter: filter.clone(),
+                        exact: false,
                     })
                     .expect("vsearch");
                 out.push(outcome.to_json_line());

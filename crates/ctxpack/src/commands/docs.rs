@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use ctxpack_api::Error;
 use ctxpack_api::docs::{
-    DeleteRequest, FieldRequest, FindRequest, ImportRequest, ImportSource, InsertRequest,
+    AnnRequest, DeleteRequest, FieldRequest, FindRequest, ImportRequest, ImportSource,
+    InsertRequest,
 };
 use serde_json::{Value, json};
 
@@ -38,6 +39,35 @@ pub enum DocsCommand {
     /// Declare, drop or list field indexes, which answer equality and `$in` filters.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Declare, drop or list approximate vector indexes, which answer long queries from the
+    /// vectors nearest them instead of scanning every one.
+    #[command(subcommand)]
+    Ann(AnnCommand),
+}
+
+/// The `ctxpack docs ann` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AnnCommand {
+    /// Declare an approximate index of a field's vectors and build it from them (declaring
+    /// it again with other lists or probes rebuilds it).
+    Create(AnnArgs),
+    /// Remove the approximate index of a field.
+    Drop(FieldArgs),
+    /// List the approximate indexes of a collection.
+    List(CollectionArgs),
+}
+
+/// Options of `docs ann create`.
+#[derive(Debug, Args)]
+pub struct AnnArgs {
+    #[command(flatten)]
+    pub field: FieldArgs,
+    /// Lists to cluster the vectors into (default: about the square root of their number).
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    pub lists: u32,
+    /// Lists a search reads (default: one in six; all of them gives the exact ranking).
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    pub probes: u32,
 }
 
 /// The `ctxpack docs index` subcommands.
@@ -179,6 +209,14 @@ impl DocsCommand {
                 IndexCommand::Create(FieldArgs { format, .. })
                 | IndexCommand::Drop(FieldArgs { format, .. })
                 | IndexCommand::List(CollectionArgs { format, .. }),
+            )
+            | DocsCommand::Ann(
+                AnnCommand::Create(AnnArgs {
+                    field: FieldArgs { format, .. },
+                    ..
+                })
+                | AnnCommand::Drop(FieldArgs { format, .. })
+                | AnnCommand::List(CollectionArgs { format, .. }),
             ) => format == "json",
             _ => false,
         }
@@ -298,6 +336,7 @@ impl DocsCommand {
             }
             DocsCommand::Context(args) => super::search::context(args),
             DocsCommand::Index(command) => command.run(),
+            DocsCommand::Ann(command) => command.run(),
         }
     }
 }
@@ -319,18 +358,7 @@ impl IndexCommand {
             IndexCommand::Drop(args) => {
                 let dropped = store(&args.store)?.drop_field_index(&field_request(&args))?;
                 if !dropped {
-                    return Err(Error::new(
-                        ctxpack_api::ErrorKind::NotFound,
-                        format!(
-                            "collection `{}` has no index of `{}`",
-                            args.collection, args.field
-                        ),
-                    )
-                    .with_hint(ctxpack_api::Hint::Advice(format!(
-                        "`ctxpack docs index list {} {}` lists the indexes it has",
-                        args.store.display(),
-                        args.collection
-                    ))));
+                    return Err(not_declared(&args, "index", "index"));
                 }
                 let value =
                     json!({"collection": args.collection, "field": args.field, "dropped": true});
@@ -356,6 +384,74 @@ impl IndexCommand {
             }
         }
     }
+}
+
+impl AnnCommand {
+    fn run(self) -> Result<String, Error> {
+        match self {
+            AnnCommand::Create(args) => {
+                let request = AnnRequest {
+                    collection: args.field.collection.clone(),
+                    field: args.field.field.clone(),
+                    lists: args.lists,
+                    probes: args.probes,
+                    wait: args.field.wait,
+                };
+                let info = store(&args.field.store)?.create_ann(&request)?;
+                Ok(line(
+                    args.field.format == "json",
+                    info.to_json(),
+                    info.to_string(),
+                ))
+            }
+            AnnCommand::Drop(args) => {
+                let request = AnnRequest {
+                    collection: args.collection.clone(),
+                    field: args.field.clone(),
+                    wait: args.wait,
+                    ..AnnRequest::default()
+                };
+                if !store(&args.store)?.drop_ann(&request)? {
+                    return Err(not_declared(&args, "approximate index", "ann"));
+                }
+                let value =
+                    json!({"collection": args.collection, "field": args.field, "dropped": true});
+                Ok(line(
+                    args.format == "json",
+                    value,
+                    format!(
+                        "dropped approximate index {}.{}",
+                        args.collection, args.field
+                    ),
+                ))
+            }
+            AnnCommand::List(args) => {
+                let list = store(&args.store)?.ann_indexes(&args.collection)?;
+                if args.format == "json" {
+                    let items: Vec<Value> = list.iter().map(|i| i.to_json()).collect();
+                    return Ok(format!("{}\n", Value::Array(items)));
+                }
+                Ok(list.iter().map(|i| format!("{i}\n")).collect())
+            }
+        }
+    }
+}
+
+/// The error of dropping a `what` that the field does not have, pointing at `docs
+/// <command> list`.
+fn not_declared(args: &FieldArgs, what: &str, command: &str) -> Error {
+    Error::new(
+        ctxpack_api::ErrorKind::NotFound,
+        format!(
+            "collection `{}` has no {what} of `{}`",
+            args.collection, args.field
+        ),
+    )
+    .with_hint(ctxpack_api::Hint::Advice(format!(
+        "`ctxpack docs {command} list {} {}` lists the ones it has",
+        args.store.display(),
+        args.collection
+    )))
 }
 
 fn field_request(args: &FieldArgs) -> FieldRequest {

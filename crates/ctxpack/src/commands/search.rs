@@ -27,6 +27,9 @@ pub struct VsearchArgs {
     /// A MongoDB-style filter (JSON) applied before ranking.
     #[arg(long)]
     pub filter: Option<String>,
+    /// Scan every vector even when the field has an approximate index (`docs ann create`).
+    #[arg(long)]
+    pub exact: bool,
 }
 
 /// Options of `docs context`.
@@ -95,6 +98,7 @@ pub(super) fn vsearch(args: &VsearchArgs) -> Result<String, Error> {
         query: args.query.clone(),
         k: args.k,
         filter: filter(args.filter.as_ref()),
+        exact: args.exact,
     })?;
     Ok(outcome
         .hits

@@ -361,6 +361,44 @@ fn commands_print_their_results() {
 }
 
 #[test]
+fn approximate_indexes_are_declared_listed_and_dropped() {
+    let f = Fixture::new();
+    let file = f.write_file(concat!(
+        "{\"_id\":1,\"text\":\"database search and indexing\"}\n",
+        "{\"_id\":2,\"text\":\"chocolate cake recipe\"}\n",
+        "{\"_id\":3,\"text\":\"vector search over documents\"}\n",
+    ));
+    f.ok(&["import", "STORE", "c", &file, "--embed", "text"]);
+    assert_eq!(
+        f.ok(&[
+            "ann", "create", "STORE", "c", "text", "--lists", "2", "--probes", "2", "--format",
+            "json"
+        ]),
+        "{\"field\":\"text\",\"lists\":2,\"probes\":2,\"rows\":3,\"current\":true}\n"
+    );
+    assert_eq!(
+        f.ok(&["ann", "list", "STORE", "c"]),
+        "text\t3 rows in 2 lists, 2 probed\n"
+    );
+    let search = |exact: bool| {
+        let mut args = vec!["vsearch", "STORE", "c", "text", "search", "--k", "2"];
+        if exact {
+            args.push("--exact");
+        }
+        f.ok(&args)
+    };
+    assert_eq!(search(false), search(true));
+    assert_eq!(
+        f.ok(&["ann", "drop", "STORE", "c", "text"]),
+        "dropped approximate index c.text\n"
+    );
+    assert_eq!(
+        f.ok(&["ann", "list", "STORE", "c", "--format", "json"]),
+        "[]\n"
+    );
+}
+
+#[test]
 fn failures_have_exit_codes_and_envelopes() {
     let f = Fixture::new();
     f.ok(&["insert", "STORE", "c", r#"{"_id":1,"text":"x"}"#]);
@@ -396,6 +434,17 @@ fn failures_have_exit_codes_and_envelopes() {
             3,
             "collection `c` has no index of `status`",
         ),
+        (
+            &["ann", "drop", "STORE", "c", "text"],
+            3,
+            "collection `c` has no approximate index of `text`",
+        ),
+        (
+            &["ann", "create", "STORE", "c", "a..b"],
+            2,
+            "FIELD: invalid field",
+        ),
+        (&["ann", "create", "STORE", "nowhere", "text"], 3, "nowhere"),
         (
             &["import", "STORE", "c", "FILE", "--batch-size", "0"],
             2,

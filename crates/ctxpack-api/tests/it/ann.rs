@@ -1,0 +1,348 @@
+//! Approximate vector indexes: probing every list ranks exactly as the full scan does, the
+//! default probes find most of the exact top, updates follow inserts, replaces and deletes
+//! without training again, builds are deterministic, and a stale or damaged index is never
+//! used.
+
+use ctxpack_api::docs::{
+    AnnRequest, DeleteRequest, DocumentPackRequest, FieldRequest, ImportRequest, ImportSource,
+    InsertRequest, VsearchRequest,
+};
+use ctxpack_api::{Access, Budget, Control, ErrorKind, Workspace};
+use serde_json::json;
+
+use crate::sparse::Lcg;
+
+/// `len` words from a vocabulary of 500, skewed toward the first.
+fn words(rng: &mut Lcg, len: u64) -> String {
+    (0..len)
+        .map(|_| format!("w{}", rng.next(500) * rng.next(500) / 499))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// 3,000 documents of 60 to 160 words, and a few without the field.
+fn corpus() -> String {
+    let mut rng = Lcg(11);
+    let mut out = String::new();
+    for i in 0..3000u64 {
+        let doc = if i % 97 == 5 {
+            json!({"_id": i, "status": "x"})
+        } else {
+            let len = 60 + rng.next(100);
+            json!({"_id": i, "status": if i % 3 == 0 { "a" } else { "b" }, "text": words(&mut rng, len)})
+        };
+        out.push_str(&format!("{doc}\n"));
+    }
+    out
+}
+
+/// Long queries (more non-zero components than a sparse scan reads) and two short ones.
+fn queries() -> Vec<String> {
+    let mut rng = Lcg(3);
+    let mut out: Vec<String> = (0..12).map(|_| words(&mut rng, 120)).collect();
+    out.push("w1 w2".into());
+    out.push("w7".into());
+    out
+}
+
+fn field() -> FieldRequest {
+    FieldRequest {
+        collection: "c".into(),
+        field: "text".into(),
+        wait: false,
+    }
+}
+
+fn ann(lists: u32, probes: u32) -> AnnRequest {
+    AnnRequest {
+        collection: "c".into(),
+        field: "text".into(),
+        lists,
+        probes,
+        wait: false,
+    }
+}
+
+/// A store with the corpus imported and embedded.
+fn store(dir: &std::path::Path, name: &str) -> (Workspace, std::path::PathBuf) {
+    let path = dir.join(name);
+    let workspace = Workspace::for_store(&path, Access::ReadWrite).expect("workspace");
+    workspace.create_store(false).expect("store");
+    let file = dir.join("docs.jsonl");
+    std::fs::write(&file, corpus()).expect("write");
+    workspace
+        .import_documents(
+            &ImportRequest {
+                collection: "c".into(),
+                embed: vec!["text".into()],
+                ..ImportRequest::default()
+            },
+            &ImportSource::File(file),
+            &Control::new(),
+        )
+        .expect("import");
+    (workspace, path)
+}
+
+fn search(workspace: &Workspace, query: &str, k: usize, exact: bool) -> String {
+    workspace
+        .vsearch(&VsearchRequest {
+            collection: "c".into(),
+            field: "text".into(),
+            query: query.into(),
+            k,
+            exact,
+            ..VsearchRequest::default()
+        })
+        .expect("vsearch")
+        .to_json_line()
+}
+
+fn pack(workspace: &Workspace, query: &str) -> String {
+    workspace
+        .document_pack(
+            &DocumentPackRequest {
+                collection: "c".into(),
+                field: "text".into(),
+                query: query.into(),
+                budget: Budget::new(3000).expect("a budget"),
+                ..DocumentPackRequest::default()
+            },
+            None,
+        )
+        .expect("pack")
+        .pack
+        .to_json_line()
+}
+
+/// The `_id`s of a search's hits.
+fn ids(answer: &str) -> Vec<String> {
+    let value: serde_json::Value = serde_json::from_str(answer).expect("json");
+    value["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["id"].to_string())
+        .collect()
+}
+
+fn ann_file(store: &std::path::Path) -> std::path::PathBuf {
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    store
+        .join("vectors")
+        .join(hex("c"))
+        .join(format!("{}.ivf", hex("text")))
+}
+
+/// Every answer through the index must equal the exact one.
+fn assert_exact(workspace: &Workspace, context: &str) {
+    for query in queries() {
+        for k in [1, 10, 150] {
+            assert_eq!(
+                search(workspace, &query, k, false),
+                search(workspace, &query, k, true),
+                "{context}: k {k}, query {query:.40}"
+            );
+        }
+    }
+}
+
+#[test]
+fn probing_every_list_ranks_exactly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (workspace, path) = store(dir.path(), "s.ctxpack");
+    let packs: Vec<String> = queries().iter().map(|q| pack(&workspace, q)).collect();
+    let info = workspace.create_ann(&ann(24, 24)).expect("create");
+    assert_eq!(info.built, Some((24, 24, 2969)), "{info:?}");
+    assert!(ann_file(&path).is_file());
+    assert_exact(&workspace, "every list");
+    // Packs walk the whole ranking through the index.
+    let through: Vec<String> = queries().iter().map(|q| pack(&workspace, q)).collect();
+    assert_eq!(through, packs);
+    // Filters and short queries never use the index.
+    let filtered = |exact| {
+        workspace
+            .vsearch(&VsearchRequest {
+                collection: "c".into(),
+                field: "text".into(),
+                query: queries()[0].clone(),
+                k: 20,
+                filter: Some(json!({"status": "a"})),
+                exact,
+            })
+            .expect("vsearch")
+    };
+    assert_eq!(filtered(false), filtered(true));
+}
+
+#[test]
+fn the_default_probes_find_most_of_the_exact_top() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (workspace, _) = store(dir.path(), "s.ctxpack");
+    let info = workspace.create_ann(&ann(0, 0)).expect("create");
+    // About the square root of 2,969 rows, one in six probed.
+    assert_eq!(info.built, Some((54, 9, 2969)), "{info:?}");
+    let (mut found, mut asked, mut differs) = (0, 0, 0);
+    for query in queries().iter().take(12) {
+        let approximate = search(&workspace, query, 10, false);
+        let exact = search(&workspace, query, 10, true);
+        differs += usize::from(approximate != exact);
+        let truth = ids(&exact);
+        let got = ids(&approximate);
+        found += got.iter().filter(|id| truth.contains(id)).count();
+        asked += truth.len();
+        // Every hit carries its exact score: the one a scan of everything gives it.
+        let all = search(&workspace, query, 3000, true);
+        let all: serde_json::Value = serde_json::from_str(&all).expect("json");
+        let hits: serde_json::Value = serde_json::from_str(&approximate).expect("json");
+        for hit in hits["hits"].as_array().expect("hits") {
+            let same = all["hits"]
+                .as_array()
+                .expect("hits")
+                .iter()
+                .find(|h| h["id"] == hit["id"])
+                .expect("a hit of the exact ranking");
+            assert_eq!(same["score"], hit["score"]);
+        }
+    }
+    // Nine lists of 54 read: rows placed at random would give about one in six.
+    let recall = found as f64 / asked as f64;
+    assert!(recall >= 0.5, "recall@10 {recall:.3}");
+    // The index was used: not every answer is the exact one.
+    assert!(differs > 0, "no answer differs from the exact scan");
+}
+
+#[test]
+fn updates_follow_inserts_replaces_and_deletes_without_training_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (workspace, path) = store(dir.path(), "s.ctxpack");
+    workspace.create_ann(&ann(24, 24)).expect("create");
+    let before = std::fs::read(ann_file(&path)).expect("read");
+    let centroids = 64..64 + 24 * 256 * 4;
+
+    let mut rng = Lcg(99);
+    let target = words(&mut rng, 120);
+    workspace
+        .insert_document(&InsertRequest {
+            collection: "c".into(),
+            document: json!({"_id": "new", "text": target.clone()}),
+            replace: false,
+            wait: false,
+        })
+        .expect("insert");
+    // Not yet synced: the index is stale (a document has no vector) and the search is exact,
+    // embedding the new document on the fly.
+    assert_eq!(ids(&search(&workspace, &target, 1, false)), ["\"new\""]);
+    assert_exact(&workspace, "stale");
+
+    workspace
+        .insert_document(&InsertRequest {
+            collection: "c".into(),
+            document: json!({"_id": 7, "text": words(&mut rng, 90)}),
+            replace: true,
+            wait: false,
+        })
+        .expect("replace");
+    workspace
+        .delete_documents(&DeleteRequest {
+            collection: "c".into(),
+            filter: json!({"_id": {"$in": [1, 2, 3, 4]}}),
+            wait: false,
+        })
+        .expect("delete");
+    workspace.vsync(&field(), &Control::new()).expect("vsync");
+    let after = std::fs::read(ann_file(&path)).expect("read");
+    assert!(before != after, "the index follows the vectors");
+    assert!(
+        before[centroids.clone()] == after[centroids],
+        "the centroids are kept"
+    );
+    let info = workspace.ann_indexes("c").expect("list");
+    assert_eq!(info[0].built, Some((24, 24, 2969 + 1 - 4)), "{info:?}");
+    assert_exact(&workspace, "updated");
+    assert_eq!(ids(&search(&workspace, &target, 1, false)), ["\"new\""]);
+    for query in queries() {
+        let hits = ids(&search(&workspace, &query, 3000, false));
+        for gone in ["1", "2", "3", "4"] {
+            assert!(!hits.contains(&gone.to_owned()), "{gone} was deleted");
+        }
+    }
+}
+
+#[test]
+fn builds_are_deterministic_and_declarations_round_trip() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (one, one_path) = store(dir.path(), "one.ctxpack");
+    let (two, two_path) = store(dir.path(), "two.ctxpack");
+    one.create_ann(&ann(0, 0)).expect("create");
+    two.create_ann(&ann(0, 0)).expect("create");
+    // Byte for byte, but for the generation token each store draws at random.
+    let without_token = |path: &std::path::Path| {
+        let mut bytes = std::fs::read(ann_file(path)).expect("read");
+        bytes[32..48].fill(0);
+        bytes
+    };
+    assert!(
+        without_token(&one_path) == without_token(&two_path),
+        "two builds differ"
+    );
+    // Other lists train again; dropping removes the file and the declaration.
+    let info = one.create_ann(&ann(10, 2)).expect("again");
+    assert_eq!(info.built, Some((10, 2, 2969)));
+    assert_eq!(one.ann_indexes("c").expect("list").len(), 1);
+    assert!(one.drop_ann(&ann(0, 0)).expect("drop"));
+    assert!(!ann_file(&one_path).exists());
+    assert!(one.ann_indexes("c").expect("list").is_empty());
+    assert!(!one.drop_ann(&ann(0, 0)).expect("drop again"));
+    let err = one
+        .create_ann(&AnnRequest {
+            collection: "missing".into(),
+            ..ann(0, 0)
+        })
+        .expect_err("no such collection");
+    assert!(err.to_string().contains("missing"), "{err}");
+}
+
+#[test]
+fn a_damaged_index_is_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (workspace, path) = store(dir.path(), "s.ctxpack");
+    workspace.create_ann(&ann(16, 1)).expect("create");
+    let file = ann_file(&path);
+    let good = std::fs::read(&file).expect("read");
+    let offsets = 64 + 16 * 256 * 4;
+    let mut damaged: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", good[..good.len() - 1].to_vec()),
+        ("empty", Vec::new()),
+        ("garbage", vec![0xAB; good.len()]),
+    ];
+    let mut swapped = good.clone();
+    // The first list's end after the second's: offsets out of order.
+    swapped[offsets + 8..offsets + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+    damaged.push(("offsets", swapped));
+    let mut lists = good.clone();
+    lists[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+    damaged.push(("lists", lists));
+    for (what, bytes) in damaged {
+        std::fs::write(&file, &bytes).expect("write");
+        assert_exact(&workspace, what);
+    }
+    // A link in its place is refused, as everywhere in a store, and never followed.
+    std::fs::remove_file(&file).expect("remove");
+    #[cfg(unix)]
+    {
+        let outside = dir.path().join("outside.ivf");
+        std::fs::write(&outside, &good).expect("write");
+        std::os::unix::fs::symlink(&outside, &file).expect("link");
+        let refused = workspace
+            .vsearch(&VsearchRequest {
+                collection: "c".into(),
+                field: "text".into(),
+                query: queries()[0].clone(),
+                ..VsearchRequest::default()
+            })
+            .expect_err("a link");
+        assert_eq!(refused.kind(), ErrorKind::Damaged, "{refused}");
+        assert!(refused.to_string().contains("symbolic link"), "{refused}");
+    }
+}
