@@ -382,20 +382,29 @@ impl Approximate {
             exact: std::collections::HashMap::new(),
             everything: probes >= index.lists(),
         };
-        let mut list = Vec::new();
-        for j in ctxpack_docs::ivf::probe_order(index.centroids(), DIM, q, probes) {
-            if !index.read_list(j, &mut list) {
+        // The probed lists, read and scored on every core, a contiguous share each, and
+        // joined in probe order, so the candidates do not depend on the cores.
+        let lists = ctxpack_docs::ivf::probe_order(index.centroids(), DIM, q, probes);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let share = lists.len().div_ceil(threads).max(1);
+        let index = &index;
+        let parts: Vec<Option<Candidates>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = lists
+                .chunks(share)
+                .map(|mine| scope.spawn(move || score_lists(index, mine, q, l2)))
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or(None))
+                .collect()
+        });
+        for part in parts {
+            let Some(part) = part else {
                 return Ok(None);
-            }
-            for entry in list.chunks_exact(index.entry_bytes()) {
-                let (rowid, scale, slack, codes) = ctxpack_store::docs::ann::parse_entry(entry);
-                let approx = scale * ctxpack_docs::ivf::code_dot(q, codes);
-                ranking.rowids.push(rowid);
-                ranking.approx.push(approx);
-                ranking
-                    .bound
-                    .push(ctxpack_docs::ivf::error_bound(slack, l2, approx));
-            }
+            };
+            ranking.rowids.extend(part.rowids);
+            ranking.approx.extend(part.approx);
+            ranking.bound.extend(part.bound);
         }
         Ok(Some(ranking))
     }
@@ -437,6 +446,40 @@ impl Approximate {
         let (rows, _) = scored.top(want);
         Ok(Some((rows, self.everything && want >= n)))
     }
+}
+
+/// Rows of probed lists with their approximate scores and error bounds.
+#[derive(Default)]
+struct Candidates {
+    rowids: Vec<i64>,
+    approx: Vec<f32>,
+    bound: Vec<f32>,
+}
+
+/// Reads `lists` of `index` and scores their rows against `q` (of length `l2`) from their
+/// codes; `None` when the file cannot be read.
+fn score_lists(
+    index: &ctxpack_store::docs::ann::AnnFile,
+    lists: &[usize],
+    q: &[f32],
+    l2: f32,
+) -> Option<Candidates> {
+    let mut out = Candidates::default();
+    let mut list = Vec::new();
+    for &j in lists {
+        if !index.read_list(j, &mut list) {
+            return None;
+        }
+        for entry in list.chunks_exact(index.entry_bytes()) {
+            let (rowid, scale, slack, codes) = ctxpack_store::docs::ann::parse_entry(entry);
+            let approx = scale * ctxpack_docs::ivf::code_dot(q, codes);
+            out.rowids.push(rowid);
+            out.approx.push(approx);
+            out.bound
+                .push(ctxpack_docs::ivf::error_bound(slack, l2, approx));
+        }
+    }
+    Some(out)
 }
 
 /// How a walk ranks the documents.
