@@ -7,7 +7,7 @@ use ctxpack_api::docs::{
     AnnRequest, DeleteRequest, DocumentPackRequest, FieldRequest, ImportRequest, ImportSource,
     InsertRequest, VsearchRequest,
 };
-use ctxpack_api::{Access, Budget, Control, ErrorKind, Workspace};
+use ctxpack_api::{Access, Budget, Control, ErrorKind, Selector, Workspace};
 use serde_json::json;
 
 use crate::sparse::Lcg;
@@ -203,6 +203,49 @@ fn the_default_probes_find_most_of_the_exact_top() {
                 .find(|h| h["id"] == hit["id"])
                 .expect("a hit of the exact ranking");
             assert_eq!(same["score"], hit["score"]);
+        }
+    }
+    // A walk past the probed lists goes on exactly through the other documents, without
+    // passing any twice, each with its exact score.
+    let deep = |exact_scan: bool| {
+        let request = DocumentPackRequest {
+            collection: "c".into(),
+            field: "text".into(),
+            query: queries()[0].clone(),
+            budget: Budget::new(10_000_000).expect("a budget"),
+            selector: Selector::Skip,
+            top_k: Some(1500),
+            ..DocumentPackRequest::default()
+        };
+        if exact_scan {
+            workspace.drop_ann(&ann(0, 0)).expect("drop");
+        }
+        let pack = workspace.document_pack(&request, None).expect("pack");
+        pack.pack.to_json()["chunks"]
+            .as_array()
+            .expect("chunks")
+            .iter()
+            .map(|c| (c["id"].to_string(), c["score"].to_string()))
+            .collect::<Vec<_>>()
+    };
+    let through = deep(false);
+    let exact = deep(true);
+    assert_eq!(through.len(), 1500);
+    let distinct: std::collections::HashSet<_> = through.iter().map(|(id, _)| id).collect();
+    assert_eq!(distinct.len(), 1500, "a document passed twice");
+    assert_ne!(through, exact, "the walk began in the probed lists");
+    // After the probed lists, the walk goes on in exact order: every document that ranks
+    // above the last one it visited was visited.
+    let last: f64 = through[1499].1.parse().expect("a score");
+    for (id, score) in &exact {
+        if score.parse::<f64>().expect("a score") > last {
+            assert!(distinct.contains(id), "{id} ({score}) was skipped");
+        }
+    }
+    let scores: std::collections::HashMap<_, _> = exact.into_iter().collect();
+    for (id, score) in &through {
+        if let Some(same) = scores.get(id) {
+            assert_eq!(same, score, "{id}");
         }
     }
     // Nine lists of 54 read: rows placed at random would give about one in six.
