@@ -30,7 +30,7 @@ use rusqlite::{OptionalExtension, params};
 use crate::db::Store;
 use crate::docs::DocsStoreError;
 use crate::docs::vectors::{
-    Generation, VectorFile, current_generation, open_header, read_exact_at,
+    Generation, Replacing, VectorFile, current_generation, io, open_header, read_exact_at,
 };
 use crate::error::StoreError;
 
@@ -323,14 +323,7 @@ impl Store {
             )
             .map_err(self.sql())?;
         let rows = stmt
-            .query_map([collection], |r| {
-                Ok(AnnDeclaration {
-                    field: r.get(0)?,
-                    lists: r.get(1)?,
-                    probes: r.get(2)?,
-                    created_at: r.get(3)?,
-                })
-            })
+            .query_map([collection], declaration)
             .map_err(self.sql())?;
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }
@@ -349,17 +342,7 @@ impl Store {
                 "SELECT field, lists, probes, created_at FROM ann_indexes \
                  WHERE collection = ?1 AND field = ?2",
             )
-            .and_then(|mut s| {
-                s.query_row([collection, field], |r| {
-                    Ok(AnnDeclaration {
-                        field: r.get(0)?,
-                        lists: r.get(1)?,
-                        probes: r.get(2)?,
-                        created_at: r.get(3)?,
-                    })
-                })
-                .optional()
-            })
+            .and_then(|mut s| s.query_row([collection, field], declaration).optional())
             .map_err(self.sql())
     }
 
@@ -391,11 +374,6 @@ impl Store {
         data: &AnnData,
     ) -> Result<(), DocsStoreError> {
         self.require_writable()?;
-        let path = self.ann_file_path(collection, field);
-        let io = |path: &Path| {
-            let path = path.to_owned();
-            move |source| DocsStoreError::Store(StoreError::Io { path, source })
-        };
         let lists = data.centroids.len() / data.dim.max(1);
         let header = Header {
             dim: u32::try_from(data.dim).unwrap_or(u32::MAX),
@@ -414,18 +392,9 @@ impl Store {
         for j in 0..lists {
             offsets[j + 1] += offsets[j];
         }
-        let rel = path
-            .strip_prefix(&self.dir)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|_| path.clone());
-        let rel_parent = rel.parent().unwrap_or(Path::new("vectors"));
-        crate::guard::create_dirs(&self.dir, rel_parent)?;
-        let mut tmp_name = path.file_name().unwrap_or_default().to_owned();
-        tmp_name.push(".tmp");
-        let parent = path.parent().unwrap_or(&self.dir).to_owned();
-        let tmp = parent.join(&tmp_name);
-        let _ = std::fs::remove_file(&tmp);
-        let created = crate::guard::create_new(&self.dir, &rel_parent.join(&tmp_name))?;
+        let (created, replacing) =
+            Replacing::begin(&self.dir, &self.ann_file_path(collection, field))?;
+        let tmp = replacing.tmp.clone();
         let mut out = BufWriter::with_capacity(1 << 20, created);
         out.write_all(&header.to_bytes()).map_err(io(&tmp))?;
         for c in &data.centroids {
@@ -445,14 +414,18 @@ impl Store {
             out.write_all(codes).map_err(io(&tmp))?;
         }
         let file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
-        file.sync_all().map_err(io(&tmp))?;
-        drop(file);
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
-        if let Ok(dir) = File::open(&parent) {
-            let _ = dir.sync_all();
-        }
-        Ok(())
+        replacing.publish(file)
     }
+}
+
+/// A declaration from a row of `field, lists, probes, created_at`.
+fn declaration(r: &rusqlite::Row<'_>) -> rusqlite::Result<AnnDeclaration> {
+    Ok(AnnDeclaration {
+        field: r.get(0)?,
+        lists: r.get(1)?,
+        probes: r.get(2)?,
+        created_at: r.get(3)?,
+    })
 }
 
 /// Opens and checks an index file: header, sizes and offsets.

@@ -647,22 +647,12 @@ impl Store {
         target: &Target<'_>,
         generation: Generation,
     ) -> Result<bool, DocsStoreError> {
-        let io = |path: &Path| {
-            let path = path.to_owned();
-            move |source| DocsStoreError::Store(StoreError::Io { path, source })
-        };
-        let path = self.vector_file_path(target.collection, target.field);
         let names = names_section(target.collection, target.field, target.embedder);
-        let parent = path.parent().unwrap_or(&self.dir);
-        let rel_parent = parent.strip_prefix(&self.dir).unwrap_or(Path::new(DIR));
-        crate::guard::create_dirs(&self.dir, rel_parent)?;
-        let mut tmp_name = path.file_name().unwrap_or_default().to_owned();
-        tmp_name.push(".tmp");
-        let tmp = parent.join(&tmp_name);
-        // Created exclusively: a stale temporary file (or a link planted there) is removed
-        // first; unlinking never follows a link.
-        let _ = std::fs::remove_file(&tmp);
-        let created = crate::guard::create_new(&self.dir, &rel_parent.join(&tmp_name))?;
+        let (created, replacing) = Replacing::begin(
+            &self.dir,
+            &self.vector_file_path(target.collection, target.field),
+        )?;
+        let tmp = replacing.tmp.clone();
         let mut out = BufWriter::with_capacity(1 << 20, created);
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io(&tmp))?;
         let mut summary = VectorFileSummary {
@@ -729,14 +719,57 @@ impl Store {
         let mut file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
         file.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
         file.write_all(&header.to_bytes()).map_err(io(&tmp))?;
-        file.sync_all().map_err(io(&tmp))?;
+        replacing.publish(file)?;
+        Ok(true)
+    }
+}
+
+/// The error of an IO failure on `path`.
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> DocsStoreError + use<> {
+    let path = path.to_owned();
+    move |source| DocsStoreError::Store(StoreError::Io { path, source })
+}
+
+/// A derived file being replaced: written whole under a temporary name beside it, then
+/// synced and renamed into place, so a reader sees the old file or the new one.
+pub(crate) struct Replacing {
+    /// The temporary name.
+    pub(crate) tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl Replacing {
+    /// Creates the directories below `store` and the temporary file of `path` (inside
+    /// `store`), exclusively: a stale temporary file (or a link planted there) is removed
+    /// first; unlinking never follows a link.
+    pub(crate) fn begin(store: &Path, path: &Path) -> Result<(File, Replacing), DocsStoreError> {
+        let parent = path.parent().unwrap_or(store);
+        let rel_parent = parent.strip_prefix(store).unwrap_or(Path::new(DIR));
+        crate::guard::create_dirs(store, rel_parent)?;
+        let mut tmp_name = path.file_name().unwrap_or_default().to_owned();
+        tmp_name.push(".tmp");
+        let tmp = parent.join(&tmp_name);
+        let _ = std::fs::remove_file(&tmp);
+        let created = crate::guard::create_new(store, &rel_parent.join(&tmp_name))?;
+        Ok((
+            created,
+            Replacing {
+                tmp,
+                path: path.to_owned(),
+            },
+        ))
+    }
+
+    /// Syncs the written temporary file and renames it into place.
+    pub(crate) fn publish(self, file: File) -> Result<(), DocsStoreError> {
+        file.sync_all().map_err(io(&self.tmp))?;
         drop(file);
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(io(&self.path))?;
         // Make the rename durable where a directory can be synced (not on every platform).
-        if let Ok(dir) = File::open(parent) {
+        if let Some(dir) = self.path.parent().and_then(|p| File::open(p).ok()) {
             let _ = dir.sync_all();
         }
-        Ok(true)
+        Ok(())
     }
 }
 

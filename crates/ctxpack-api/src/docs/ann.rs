@@ -111,7 +111,11 @@ impl Workspace {
         if request.lists as usize > ivf::MAX_LISTS {
             return Err(Error::invalid_field(
                 "lists",
-                format!("at most {} lists", ivf::MAX_LISTS),
+                format!(
+                    "{} lists is more than the {} an index may have; give fewer, or 0 for about the square root of the rows",
+                    request.lists,
+                    ivf::MAX_LISTS
+                ),
             ));
         }
         let mut writer = self.doc_writer("creating a vector index", request.wait, false)?;
@@ -227,6 +231,7 @@ pub(super) fn refresh(store: &mut Store, collection: &str, field: &str) -> Resul
         codes: Vec::with_capacity(rows * DIM),
     };
     let (mut block, mut matrix, mut pending) = (Vec::new(), Vec::new(), Vec::new());
+    let mut row = Vec::with_capacity(DIM);
     // Scale, slack and codes, as an entry of the file holds them after its rowid.
     let mut entry = vec![0u8; 8 + DIM];
     for b in 0..vectors.blocks() {
@@ -240,7 +245,8 @@ pub(super) fn refresh(store: &mut Store, collection: &str, field: &str) -> Resul
             let Some(rowid) = vectors.rowid(first + i) else {
                 return Ok(false);
             };
-            let row: Vec<f32> = (0..DIM).map(|d| component(&block, n, d, i)).collect();
+            row.clear();
+            row.extend((0..DIM).map(|d| component(&block, n, d, i)));
             let (scale, slack) = ivf::quantize(&row, &mut entry[8..]);
             entry[..4].copy_from_slice(&scale.to_le_bytes());
             entry[4..8].copy_from_slice(&slack.to_le_bytes());
