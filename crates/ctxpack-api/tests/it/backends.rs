@@ -18,7 +18,7 @@ use ctxpack_pg::{Database, SCHEMA_VERSION, Scratch};
 use ctxpack_store::registry::{Registry, RegistryRows, RepoRow, TokenRow};
 use ctxpack_store::{Ledger, LedgerStore, StoreError};
 
-use crate::fixture::project;
+use crate::fixture::{Workspaces, project};
 
 /// A scratch database, or `None` (with a note) when no server is configured outside CI.
 fn postgres() -> Option<Scratch> {
@@ -367,7 +367,7 @@ fn published_manifests_equal_the_indexed_ones_along_a_long_history() {
     let (f, _) = project();
     let state = tempfile::tempdir().expect("tempdir");
     let registry = ServerRegistry::open_database(db.url(), state.path()).expect("opens");
-    registry.add_repo("app", &f.path()).expect("registers");
+    registry.add_repo("app", f.path()).expect("registers");
     let grant = ctxpack_api::server::Grant {
         token: "ci".into(),
         repo: "app".into(),
@@ -380,13 +380,13 @@ fn published_manifests_equal_the_indexed_ones_along_a_long_history() {
     for n in 0..(ctxpack_pg::MAX_DEPTH + 8) {
         f.write(
             &format!("src/mod_{}.rs", n % 5),
-            &format!("pub fn step_{n}() -> u32 {{ {n} }}\n"),
+            format!("pub fn step_{n}() -> u32 {{ {n} }}\n"),
         );
         if n % 7 == 3 {
             f.git(&["rm", "-q", "README.md"]);
         }
         if n % 7 == 4 {
-            f.write("README.md", &format!("# Project, revision {n}\n"));
+            f.write("README.md", format!("# Project, revision {n}\n"));
         }
         let sha = f.commit(&format!("step {n}"));
         workspace
@@ -449,7 +449,7 @@ fn artifacts_added_and_removed_anywhere_are_seen_everywhere() {
     let state_a = tempfile::tempdir().expect("tempdir");
     let state_b = tempfile::tempdir().expect("tempdir");
     let registry = ServerRegistry::open_database(db.url(), state_a.path()).expect("opens");
-    registry.add_repo("app", &f.path()).expect("registers");
+    registry.add_repo("app", f.path()).expect("registers");
     let a = registry.workspace(&grant, &roots).expect("a workspace");
     let b = ServerRegistry::open_database(db.url(), state_b.path())
         .expect("opens")
@@ -536,13 +536,13 @@ fn store_transcript(db: Option<&Scratch>) -> Vec<String> {
         "/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n",
     );
     f.write("README.md", "# app\n\nBudgets are enforced per hit.\n");
-    let first = f.commit_fixed("first");
+    let first = f.commit("first");
     f.write(
         "src/budget.rs",
         "pub fn spend(budget: u64, cost: u64) -> Option<u64> { budget.checked_sub(cost) }\n",
     );
-    let second = f.commit_fixed("second");
-    let (_states, [a, b]) = two_processes(db, &f.path());
+    let second = f.commit("second");
+    let (_states, [a, b]) = two_processes(db, f.path());
     let both = [&a, &b];
     let control = Control::new();
     let mut out = Vec::new();
@@ -817,7 +817,7 @@ fn a_document_write_publishes_only_what_it_changed_and_only_from_where_it_synced
 
     let Some(db) = postgres() else { return };
     let (f, _) = project();
-    let (_states, [a, b]) = two_processes(Some(&db), &f.path());
+    let (_states, [a, b]) = two_processes(Some(&db), f.path());
     let record = Database::connect(db.url())
         .expect("connects")
         .documents("app", "kb");

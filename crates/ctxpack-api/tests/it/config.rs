@@ -59,7 +59,7 @@ impl Setup {
     /// Where to look, with these variables.
     fn options(&self, env: &[(&str, &str)]) -> ConfigOptions {
         ConfigOptions {
-            cwd: self.repo.path(),
+            cwd: self.repo.path().to_owned(),
             user_file: Some(self.user_path()),
             home: Some(self.home.path().to_owned()),
             environment: env

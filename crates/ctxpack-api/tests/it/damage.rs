@@ -11,7 +11,7 @@ use ctxpack_api::{
 };
 use serde_json::{Value, json};
 
-use crate::fixture::{Fixture, project};
+use crate::fixture::{Fixture, Workspaces, project};
 
 /// Goals whose packs are compared before and after damage and repair.
 const GOALS: [&str; 3] = [

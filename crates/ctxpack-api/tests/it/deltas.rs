@@ -7,7 +7,7 @@ use std::path::Path;
 use ctxpack_api::Access;
 use ctxpack_store::Store;
 
-use crate::fixture::{Fixture, Lcg, index_at};
+use crate::fixture::{Fixture, Lcg, Workspaces, index_at};
 
 /// What a snapshot is, independent of the ids one store gave its file versions: every listed
 /// path with its blob, the counts, and the skips by reason.
@@ -46,7 +46,7 @@ fn every_child_snapshot_equals_a_whole_walk_of_its_commit() {
     for i in 0..30 {
         f.write(
             &format!("src/d{}/f{i}.rs", i % 4),
-            &format!("pub fn f{i}() -> u32 {{ {i} }}\n"),
+            format!("pub fn f{i}() -> u32 {{ {i} }}\n"),
         );
     }
     f.write(".ctxpackignore", "*.gen\n");
@@ -67,11 +67,11 @@ fn every_child_snapshot_equals_a_whole_walk_of_its_commit() {
             match rng.next(10) {
                 0..=2 => {
                     clear();
-                    f.write(&path, &format!("pub fn f{i}() -> u32 {{ {step} }}\n"));
+                    f.write(&path, format!("pub fn f{i}() -> u32 {{ {step} }}\n"));
                 }
                 3 => clear(),
                 // Ignored by the root rules, then listed again when renamed back.
-                4 => f.write(&format!("src/out{i}.gen"), &format!("generated {step}\n")),
+                4 => f.write(&format!("src/out{i}.gen"), format!("generated {step}\n")),
                 5 => {
                     clear();
                     std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
@@ -87,7 +87,7 @@ fn every_child_snapshot_equals_a_whole_walk_of_its_commit() {
                     f.write(&format!("{path}/inner.rs"), "pub fn inner() {}\n");
                 }
                 // The rules change: this commit is walked whole.
-                8 => f.write(".ctxpackignore", &format!("*.gen\nsrc/d{}/\n", i % 4)),
+                8 => f.write(".ctxpackignore", format!("*.gen\nsrc/d{}/\n", i % 4)),
                 _ => f.write(".ctxpackignore", "*.gen\n"),
             }
         }
@@ -146,14 +146,14 @@ fn every_child_snapshot_equals_a_whole_walk_of_its_commit() {
 fn a_one_file_commit_stores_rows_by_the_change_and_reads_back_whole() {
     let f = Fixture::new();
     for i in 0..200 {
-        f.write(&format!("src/f{i:03}.rs"), &format!("pub fn f{i}() {{}}\n"));
+        f.write(&format!("src/f{i:03}.rs"), format!("pub fn f{i}() {{}}\n"));
     }
     let mut commits = vec![f.commit("start")];
     for step in 0..32 {
         let i = step * 7 % 200;
         f.write(
             &format!("src/f{i:03}.rs"),
-            &format!("pub fn f{i}() {{ {step} }}\n"),
+            format!("pub fn f{i}() {{ {step} }}\n"),
         );
         commits.push(f.commit(&format!("step {step}")));
     }

@@ -9,7 +9,7 @@ use ctxpack_api::{
     Access, Control, IndexRequest, PackOptions, SnapshotPackRequest, View, Workspace, pack_json,
 };
 
-use crate::fixture::{Fixture, Lcg};
+use crate::fixture::{Fixture, Lcg, Workspaces};
 
 /// The goals, each about a part of the project at X.
 const GOALS: [&str; 10] = [
@@ -99,7 +99,7 @@ fn write_tree(fixture: &Fixture, rng: &mut Lcg, dir: &str, modules: usize) {
         let focus: Vec<usize> = (0..3).map(|_| rng.next(WORDS.len())).collect();
         let functions = 2 + rng.next(6);
         let name = format!("{dir}/{}_{m}.rs", WORDS[focus[0]]);
-        fixture.write(&name, &source(rng, &focus, functions));
+        fixture.write(&name, source(rng, &focus, functions));
     }
 }
 

@@ -9,7 +9,7 @@ use ctxpack_api::{
     parse_tasks,
 };
 
-use crate::fixture::Fixture;
+use crate::fixture::{Fixture, Workspaces};
 
 /// A history with two task commits among commits that are not tasks: routine messages, a
 /// test-only change, a new file, and changes to four files at once.
@@ -51,11 +51,11 @@ fn history() -> Fixture {
     f.commit("Introduce a brand new module for later");
     let helpers = ["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs"];
     for (i, p) in helpers.iter().enumerate() {
-        f.write(p, &format!("pub fn f{i}() {{}}\n"));
+        f.write(p, format!("pub fn f{i}() {{}}\n"));
     }
     f.commit("Add four helper modules at once");
     for (i, p) in helpers.iter().enumerate() {
-        f.write(p, &format!("pub fn f{i}() {{ let _ = {i}; }}\n"));
+        f.write(p, format!("pub fn f{i}() {{ let _ = {i}; }}\n"));
     }
     f.commit("Touch all four helper modules together");
     // A task: two source files, with a link and an issue reference to strip.

@@ -7,7 +7,7 @@ use ctxpack_api::{
     SnapshotPackRequest, View, Workspace, pack_json, render,
 };
 
-use crate::fixture::Fixture;
+use crate::fixture::{Fixture, Workspaces};
 
 /// A repository of several files of budget code, each an impl with long methods.
 fn repository() -> Fixture {

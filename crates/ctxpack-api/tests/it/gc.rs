@@ -8,7 +8,7 @@ use ctxpack_api::{
 use ctxpack_store::Store;
 
 use crate::deltas::seen;
-use crate::fixture::{Fixture, index_at};
+use crate::fixture::{Fixture, Workspaces, index_at};
 
 fn pack(workspace: &Workspace, at: &str) -> String {
     let request = SnapshotPackRequest {
@@ -37,13 +37,13 @@ fn gc_keeps_by_rule_and_every_kept_snapshot_reads_as_before() {
     for i in 0..40 {
         f.write(
             &format!("src/shared{i}.rs"),
-            &format!("pub fn shared_{i}() {{}}\n"),
+            format!("pub fn shared_{i}() {{}}\n"),
         );
     }
     for step in 0..12 {
         f.write(
             &format!("src/step{}.rs", step % 5),
-            &format!("/// The remaining budget cost of step {step}.\npub fn step_{step}() -> u64 {{ {step} }}\n"),
+            format!("/// The remaining budget cost of step {step}.\npub fn step_{step}() -> u64 {{ {step} }}\n"),
         );
         if step == 6 {
             std::fs::remove_file(f.path().join("src/shared3.rs")).expect("rm");
@@ -247,13 +247,13 @@ fn gc_reclaims_ledger_texts_only_when_asked_and_shows_them_as_reclaimed() {
 fn gc_stores_one_whole_manifest_for_kept_snapshots_that_lose_their_bases() {
     let f = Fixture::new();
     for i in 0..200 {
-        f.write(&format!("src/f{i:03}.rs"), &format!("pub fn f{i}() {{}}\n"));
+        f.write(&format!("src/f{i:03}.rs"), format!("pub fn f{i}() {{}}\n"));
     }
     let mut commits = vec![f.commit("start")];
     for step in 1..=16 {
         f.write(
             &format!("src/f{step:03}.rs"),
-            &format!("pub fn f{step}() {{ {step} }}\n"),
+            format!("pub fn f{step}() {{ {step} }}\n"),
         );
         commits.push(f.commit(&format!("step {step}")));
     }

@@ -4,7 +4,7 @@
 
 use ctxpack_api::{QueryHit, Workspace};
 
-use crate::fixture::{Fixture, index_at, parts, rank_of, top_hits};
+use crate::fixture::{Fixture, Workspaces, index_at, parts, rank_of, top_hits};
 
 /// Six files that mention overflow as often as the widget does, and a widget whose last change
 /// was described as work on the "sprocket aligner" (words no file contains).
@@ -18,7 +18,7 @@ fn project_described(message: &str) -> (Fixture, String) {
     for i in 0..6 {
         f.write(
             &format!("src/counter{i}.rs"),
-            &format!(
+            format!(
                 "/// Overflow check {i}: no overflow.\npub fn check_{i}(a: u32, b: u32) -> Option<u32> {{\n    a.checked_add(b)\n}}\n"
             ),
         );
@@ -144,10 +144,7 @@ fn mass_changes_and_huge_messages_lend_nothing_unbounded() {
     let (f, _) = project();
     // A reformat of sixty files described in the goal's words: it describes none of them.
     for i in 0..60 {
-        f.write(
-            &format!("src/gen/g{i}.rs"),
-            &format!("pub fn g{i}() {{}}\n"),
-        );
+        f.write(&format!("src/gen/g{i}.rs"), format!("pub fn g{i}() {{}}\n"));
     }
     f.commit("sprocket aligner overflow everywhere");
     // A message of 100 KB that names the goal only past the part that is read.
@@ -180,10 +177,10 @@ fn files_that_changed_with_the_best_file_carry_co_change() {
     f.write("src/other.rs", "/// Another record.\npub fn other() {}\n");
     f.commit("Start");
     for round in 0..2 {
-        f.write("src/ledger.rs", &format!("/// Ledger append: every ledger record is appended.\npub fn append_ledger_record() {{ let _ = {round}; }}\n"));
+        f.write("src/ledger.rs", format!("/// Ledger append: every ledger record is appended.\npub fn append_ledger_record() {{ let _ = {round}; }}\n"));
         f.write(
             "src/index.rs",
-            &format!("/// The record index.\npub fn index() {{ let _ = {round}; }}\n"),
+            format!("/// The record index.\npub fn index() {{ let _ = {round}; }}\n"),
         );
         f.commit(&format!("Keep the two in step, round {round}"));
     }

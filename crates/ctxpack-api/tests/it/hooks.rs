@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ctxpack_api::hooks::{HookChange, HookInstallRequest, HookName, HookUninstallRequest};
 use ctxpack_api::{ErrorKind, IndexRequest, Workspace, WorkspaceOptions};
 
-use crate::fixture::Fixture;
+use crate::fixture::{Fixture, Workspaces};
 
 /// Set in the environment of [`hook_child`] runs: the arguments the hook passed.
 const CHILD_ARGS: &str = "CTXPACK_TEST_HOOK_ARGS";

@@ -4,7 +4,7 @@
 
 use ctxpack_api::{QueryHit, Workspace};
 
-use crate::fixture::{Fixture, index_at, parts, rank_of, top_hits};
+use crate::fixture::{Fixture, Workspaces, index_at, parts, rank_of, top_hits};
 
 const GOAL: &str = "throttle limiter";
 
@@ -25,7 +25,7 @@ fn project() -> (Fixture, String) {
             "/// A part the limiter may use.\npub struct Part(pub u32);\n",
         );
     }
-    f.write("src/engine.rs", &engine("gears"));
+    f.write("src/engine.rs", engine("gears"));
     let sha = f.commit("Import the project");
     (f, sha)
 }
@@ -55,7 +55,7 @@ fn an_imported_file_gains_and_the_edges_move_with_a_one_file_commit() {
     );
 
     // The engine now imports the other module; nothing else changes.
-    f.write("src/engine.rs", &engine("valves"));
+    f.write("src/engine.rs", engine("valves"));
     let second = f.commit("Take the part from the valves");
     let summary = index_at(&workspace, &second);
     assert_eq!(

@@ -14,7 +14,7 @@ use ctxpack_api::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::fixture::{CONFIG, Fixture, project};
+use crate::fixture::{CONFIG, Fixture, Workspaces, project};
 
 const CI_LOG: &str = "running 3 tests\ntest budget::overflow ... FAILED\nthread panicked: budget exceeded by 12 tokens\ntest result: FAILED. 2 passed; 1 failed\n";
 const NOTES: &str =
@@ -951,7 +951,7 @@ fn the_effective_configuration_is_recorded_and_replayed() {
     let (f, workspace) = indexed();
     f.write("ctxpack.toml", "budget = 400\nselector = \"diverse\"\n");
     let mut config = Config::load(&ConfigOptions {
-        cwd: f.path(),
+        cwd: f.path().to_owned(),
         environment: [("CTXPACK_VIEW".to_owned(), "full".into())].into(),
         ..ConfigOptions::default()
     })

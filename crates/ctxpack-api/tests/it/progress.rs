@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use ctxpack_api::{Control, IndexRequest, Progress};
 use ctxpack_index::indexer::PROGRESS_FILES;
 
-use crate::fixture::Fixture;
+use crate::fixture::{Fixture, Workspaces};
 
 /// The phases of an index run, in order.
 const PHASES: [&str; 4] = ["reading", "chunking", "lexical", "committing"];
@@ -73,7 +73,7 @@ fn every_phase_reports_at_start_end_and_every_256_files() {
     for i in 0..700 {
         fixture.write(
             &format!("src/m{:02}/f{i:04}.rs", i % 7),
-            &format!("/// Item {i}.\npub fn item_{i}() -> u32 {{ {i} }}\n"),
+            format!("/// Item {i}.\npub fn item_{i}() -> u32 {{ {i} }}\n"),
         );
     }
     fixture.commit("seven hundred files");
@@ -94,7 +94,7 @@ fn every_phase_reports_at_start_end_and_every_256_files() {
     for i in 0..300 {
         fixture.write(
             &format!("src/m{:02}/f{i:04}.rs", i % 7),
-            &format!("/// Item {i}, changed.\npub fn item_{i}() -> u32 {{ {i} + 1 }}\n"),
+            format!("/// Item {i}, changed.\npub fn item_{i}() -> u32 {{ {i} + 1 }}\n"),
         );
     }
     fixture.commit("three hundred changed");

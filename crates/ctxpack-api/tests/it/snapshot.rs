@@ -14,7 +14,7 @@ use ctxpack_api::{
 };
 use serde_json::Value;
 
-use crate::fixture::{BUDGET_RS, Fixture, git_in, project};
+use crate::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, project};
 
 /// A request for `goal` at HEAD with ctxpack's defaults.
 fn request(goal: &str) -> SnapshotPackRequest {
@@ -164,7 +164,7 @@ fn incremental_index_and_ancestor_guidance() {
     index(&workspace);
     f.write(
         "src/budget.rs",
-        &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
+        BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
     );
     let second = f.commit("second");
     // The ancestor is guidance, never packed automatically.
@@ -629,7 +629,7 @@ fn a_new_commit_packs_without_a_manual_index() {
     // The next commit is indexed incrementally, with progress reported through the control.
     f.write(
         "src/budget.rs",
-        &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
+        BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
     );
     let second = f.commit("second");
     let events = Arc::new(Mutex::new(Vec::<Progress>::new()));
@@ -769,7 +769,7 @@ fn many_small_matches() -> Fixture {
     for i in 0..300 {
         f.write(
             &format!("src/budget_{i:03}.rs"),
-            &format!("fn budget_{i}(x: u8) {{}}\n"),
+            format!("fn budget_{i}(x: u8) {{}}\n"),
         );
     }
     f.commit("many small budget files");
@@ -910,7 +910,7 @@ fn awkward_trees_are_indexed_or_skipped_with_reasons() {
     );
     std::fs::write(f.path().join("latin1.txt"), b"caf\xe9 budget\n").expect("write");
     std::fs::write(f.path().join("nul.txt"), b"budget\0budget\n").expect("write");
-    f.write("big.txt", &"budget line\n".repeat(20_000));
+    f.write("big.txt", "budget line\n".repeat(20_000));
     f.write("ignored/skip.rs", "fn budget() {}\n");
     f.write(".ctxpackignore", "ignored/\n");
     std::os::unix::fs::symlink("latin1.txt", f.path().join("link.txt")).expect("symlink");
@@ -1111,7 +1111,7 @@ fn index_progress_is_reported_by_phase() {
     const EVERY: u64 = 256;
     let f = Fixture::new();
     for i in 0..FILES {
-        f.write(&format!("gen/file_{i:03}.txt"), &format!("line {i}\n"));
+        f.write(&format!("gen/file_{i:03}.txt"), format!("line {i}\n"));
     }
     f.commit("many files");
     let events = Arc::new(Mutex::new(Vec::<Progress>::new()));

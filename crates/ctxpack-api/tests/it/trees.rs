@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use ctxpack_api::{PackOptions, QueryRequest, SnapshotPackRequest, Workspace, WorkspaceOptions};
 
-use crate::fixture::{BUDGET_RS, Fixture, git_in, index_at};
+use crate::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, index_at};
 
 /// The files whose chunks a query for `goal` at `at` returns, with their citations.
 fn found(workspace: &Workspace, at: &str, goal: &str) -> BTreeMap<String, Vec<String>> {
@@ -334,8 +334,8 @@ fn a_partial_clone_skips_missing_blobs_as_object_not_present_and_packs_the_rest(
     let f = Fixture::new();
     f.write("src/budget.rs", BUDGET_RS);
     f.write("README.md", "# Demo\n\nA budget demo.\n");
-    f.write("big/wombat.txt", &"wombat burrow\n".repeat(400));
-    f.write("big/numbat.txt", &"numbat termite\n".repeat(400));
+    f.write("big/wombat.txt", "wombat burrow\n".repeat(400));
+    f.write("big/numbat.txt", "numbat termite\n".repeat(400));
     let head = f.commit("first");
     f.git(&["config", "uploadpack.allowFilter", "true"]);
     let clone = tempfile::tempdir().expect("tempdir");

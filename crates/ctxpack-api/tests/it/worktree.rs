@@ -3,7 +3,7 @@
 
 use ctxpack_api::{ErrorKind, Pack, PackOptions, SnapshotPackRequest, Warning, Workspace};
 
-use crate::fixture::{Fixture, project};
+use crate::fixture::{Fixture, Workspaces, project};
 
 fn request(goal: &str) -> SnapshotPackRequest {
     SnapshotPackRequest {
