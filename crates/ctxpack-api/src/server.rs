@@ -526,13 +526,7 @@ mod tests {
     fn fixture() -> (tempfile::TempDir, ServerRegistry) {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = dir.path().join("repo");
-        std::fs::create_dir_all(&repo).expect("mkdir");
-        let status = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&repo)
-            .status()
-            .expect("git");
-        assert!(status.success());
+        ctxpack_testkit::Script::new().build().checkout_at(&repo);
         let registry = ServerRegistry::open(&dir.path().join("state"), true).expect("registry");
         registry.add_repo("app", &repo).expect("register");
         (dir, registry)

@@ -606,7 +606,6 @@ impl Repo {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
 
     use super::{ObjectReader, Repo, path_text};
 
@@ -657,25 +656,7 @@ mod tests {
     }
 
     fn git(dir: &std::path::Path, args: &[&str], stdin: Option<&[u8]>) -> String {
-        use std::io::Write;
-        let mut child = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("git runs");
-        let mut pipe = child.stdin.take().expect("piped");
-        pipe.write_all(stdin.unwrap_or_default()).expect("write");
-        drop(pipe);
-        let out = child.wait_with_output().expect("git finishes");
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8(out.stdout)
-            .expect("UTF-8")
-            .trim()
-            .to_owned()
+        ctxpack_testkit::git::git_stdin(dir, args, stdin.unwrap_or_default())
     }
 
     /// `--at` takes a hexadecimal prefix that is unique among commits, even when a blob shares
@@ -687,20 +668,7 @@ mod tests {
         git(dir, &["init", "-q"], None);
         std::fs::write(dir.join("a.txt"), "a\n").expect("write");
         git(dir, &["add", "-A"], None);
-        git(
-            dir,
-            &[
-                "-c",
-                "user.name=T",
-                "-c",
-                "user.email=t@example.invalid",
-                "commit",
-                "-q",
-                "-m",
-                "a",
-            ],
-            None,
-        );
+        git(dir, &["commit", "-q", "-m", "a"], None);
         let head = git(dir, &["rev-parse", "HEAD"], None);
         let prefix = &head[..4];
         let content = (0u64..)

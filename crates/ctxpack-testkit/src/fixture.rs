@@ -41,6 +41,23 @@ impl Fixture {
         }
     }
 
+    /// A repository something else made in `dir` (a shell script, say), removed with it.
+    pub fn adopt(dir: tempfile::TempDir) -> Fixture {
+        let root = dir
+            .path()
+            .canonicalize()
+            .expect("the temporary directory has a canonical path");
+        // Later commits are dated after every commit already there.
+        let next = git::git(&root, &["rev-list", "--count", "--all"])
+            .parse()
+            .unwrap_or(0);
+        Fixture {
+            root,
+            _dir: dir,
+            next: AtomicU64::new(next),
+        }
+    }
+
     /// The repository's root (canonical).
     pub fn path(&self) -> &Path {
         &self.root

@@ -286,6 +286,12 @@ impl Repo {
         Fixture::copy_of(&self.root, self.commits.len() as u64)
     }
 
+    /// Copies the repository into `dir` (made when missing), which the caller owns: a
+    /// repository that must sit at a given path, below a server's roots say.
+    pub fn checkout_at(&self, dir: &Path) {
+        cache::copy(&self.root, dir);
+    }
+
     /// A copy of the repository after `make` ran on it once for this test binary (indexing
     /// it, say): `make` runs on the first call for a `name`, on a copy of its own, and every
     /// call gets a copy of the result.

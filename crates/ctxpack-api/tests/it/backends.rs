@@ -315,13 +315,7 @@ fn postgres_migrates_once_and_refuses_a_newer_schema() {
     }
     // A token made through the API is checked against the database.
     let state = tempfile::tempdir().expect("tempdir");
-    let repo = tempfile::tempdir().expect("tempdir");
-    let status = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(repo.path())
-        .status()
-        .expect("git");
-    assert!(status.success());
+    let repo = crate::fixture::Fixture::new();
     let registry = ServerRegistry::open_database(&url, state.path()).expect("opens");
     registry.add_repo("app", repo.path()).expect("registers");
     let made = registry

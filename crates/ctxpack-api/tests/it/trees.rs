@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use ctxpack_api::{PackOptions, QueryRequest, SnapshotPackRequest, Workspace, WorkspaceOptions};
 
@@ -124,7 +124,8 @@ const FILES: &[&str] = &[
 
 /// Asks `git check-ignore` which of `paths` it ignores in `dir`.
 fn git_check_ignore(dir: &Path, paths: &[String]) -> BTreeSet<String> {
-    let mut child = Command::new("git")
+    // Not `git_in`: exit code 1 (nothing ignored) is an answer here.
+    let mut child = ctxpack_testkit::git::command(dir)
         .args([
             "-c",
             "core.excludesFile=/dev/null",
@@ -133,9 +134,6 @@ fn git_check_ignore(dir: &Path, paths: &[String]) -> BTreeSet<String> {
             "--stdin",
             "-z",
         ])
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -30,12 +30,7 @@ fn fixture() -> (tempfile::TempDir, PathBuf) {
         .status()
         .expect("the fixture script runs");
     assert!(status.success());
-    let head = Command::new("git")
-        .args(["rev-parse", "HEAD", "HEAD~1"])
-        .current_dir(&repo)
-        .output()
-        .expect("git");
-    let heads = String::from_utf8(head.stdout).expect("UTF-8");
+    let heads = crate::fixture::git_in(&repo, &["rev-parse", "HEAD", "HEAD~1"]);
     assert_eq!(
         heads.split_whitespace().collect::<Vec<_>>(),
         [SECOND, FIRST]

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::ctxpack;
-use crate::pack::{Fixture, project};
+use crate::pack::{Cli, Fixture, project};
 
 /// `path` as an argument.
 fn arg(path: &Path) -> &str {

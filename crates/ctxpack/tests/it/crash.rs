@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::pack::Fixture;
+use crate::pack::{Cli, Fixture};
 
 /// Runs `ctxpack ARGS` in the fixture with a failpoint armed; returns the exit code, or
 /// `None` when the process was killed by a signal (the abort).
@@ -131,18 +131,17 @@ fn a_migration_killed_part_way_leaves_the_old_format_whole() {
     // The format-1 store of the API crate's fixtures, over the repository its script builds.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = tempfile::tempdir().expect("tmp");
-    let repo = dir.path().join("repo");
     let status = Command::new("bash")
         .arg(root.join("scripts/make_store_fixture.sh"))
-        .arg(&repo)
+        .arg(dir.path())
         .status()
         .expect("the fixture script runs");
     assert!(status.success());
+    let f = Fixture::adopt(dir);
     copy_dir(
         &root.join("crates/ctxpack-api/tests/fixtures/store-v1"),
-        &repo.join(".ctxpack"),
+        &f.store(),
     );
-    let f = Fixture::at(&repo);
     let head = f.git(&["rev-parse", "HEAD"]);
     let before = packs(&f, &head);
     for point in ["migrate:columns-added", "migrate:checksums-written"] {
@@ -165,11 +164,11 @@ fn a_gc_killed_at_any_phase_leaves_a_sound_store_and_the_next_run_finishes_it() 
     for step in 0..5 {
         f.write(
             "src/budget.rs",
-            &format!("/// Admits a hit only if it fits the remaining budget ({step}).\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {{\n    cost <= remaining\n}}\n"),
+            format!("/// Admits a hit only if it fits the remaining budget ({step}).\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {{\n    cost <= remaining\n}}\n"),
         );
         f.write(
             &format!("src/step{step}.rs"),
-            &format!("/// The remaining cost of step {step}.\npub fn remaining_cost_{step}(budget: u64) -> u64 {{\n    budget\n}}\n"),
+            format!("/// The remaining cost of step {step}.\npub fn remaining_cost_{step}(budget: u64) -> u64 {{\n    budget\n}}\n"),
         );
         commits.push(f.commit(&format!("step {step}")));
         assert_eq!(f.run(&["index"]).code, 0);

@@ -1,7 +1,7 @@
 //! A smoke test of `ctxpack eval`'s text output and task files. Evaluation itself is tested in
 //! process in `ctxpack-api` (`tests/it/eval.rs`).
 
-use crate::pack::Fixture;
+use crate::pack::{Cli, Fixture};
 
 #[test]
 fn eval_prints_a_table_and_round_trips_its_tasks() {

@@ -13,7 +13,7 @@ use ctxpack_api::Control;
 use serde_json::json;
 
 use crate::ctxpack;
-use crate::pack::Fixture;
+use crate::pack::{Cli, Fixture};
 
 /// Every file, directory and link below `dir`, with file bytes and link targets.
 fn contents(dir: &Path) -> BTreeMap<PathBuf, String> {

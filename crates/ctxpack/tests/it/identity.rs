@@ -10,7 +10,7 @@ use ctxpack_api::{
 use serde_json::{Value, json};
 
 use crate::mcp::Raw;
-use crate::pack::Fixture;
+use crate::pack::{Cli, Fixture};
 
 const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff until the budget of attempts is spent.\npub fn retry_with_backoff(attempts: u32, budget: u32) -> u32 {\n    attempts.min(budget) * 2\n}\n";
 const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n\n/// The budget left after a hit.\npub fn remaining_budget(budget: u64, used: u64) -> u64 {\n    budget.saturating_sub(used)\n}\n";

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::ctxpack;
-use crate::pack::{Fixture, json, project};
+use crate::pack::{Cli, Fixture, json, project};
 
 const CI_LOG: &str = "running 3 tests\ntest budget::overflow ... FAILED\nthread panicked: budget exceeded by 12 tokens\ntest result: FAILED. 2 passed; 1 failed\n";
 const NOTES: &str =

@@ -22,33 +22,13 @@ const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with expon
 
 /// Makes a git repository at `repo` with one commit of `files` (path, text); returns its SHA.
 fn repository(repo: &Path, files: &[(&str, &str)]) -> String {
-    let git = |args: &[&str]| -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout)
-            .expect("UTF-8")
-            .trim()
-            .to_owned()
-    };
-    std::fs::create_dir_all(repo).expect("mkdir");
-    git(&["init", "-q", "-b", "main"]);
-    git(&["config", "user.name", "Test"]);
-    git(&["config", "user.email", "test@example.invalid"]);
-    git(&["config", "commit.gpgsign", "false"]);
+    let mut script = ctxpack_testkit::Script::new();
     for (path, text) in files {
-        let path = repo.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        script.write(path, text);
     }
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "init"]);
-    git(&["rev-parse", "HEAD"])
+    let built = script.commit("init").build();
+    built.checkout_at(repo);
+    built.head().to_owned()
 }
 
 /// A git repository with one commit and a document store holding seed 001's example, plus a

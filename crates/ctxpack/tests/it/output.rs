@@ -4,7 +4,7 @@
 
 use ctxpack_api::Meter;
 
-use crate::pack::Fixture;
+use crate::pack::{Cli, Fixture};
 
 /// The text formats whose printed output the budget covers.
 const FORMATS: [&str; 3] = ["text", "markdown", "xml"];

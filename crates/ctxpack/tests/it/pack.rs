@@ -3,7 +3,6 @@
 //! `--input` payload, and a kill of a real `index` process. Behaviour is tested in process in
 //! `ctxpack-api` (`tests/it/snapshot.rs`).
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::mpsc;
@@ -13,81 +12,23 @@ use serde_json::Value;
 
 use crate::{Run, ctxpack};
 
-/// A temporary git repository.
-pub struct Fixture {
-    root: PathBuf,
-    _dir: Option<tempfile::TempDir>,
+pub use ctxpack_testkit::{Fixture, Script};
+
+/// The command line, run in a fixture.
+pub trait Cli {
+    /// The repository root as a `--cwd` argument.
+    fn cwd(&self) -> String;
+
+    /// Runs `ctxpack ARGS --cwd ROOT` with empty stdin.
+    fn run(&self, args: &[&str]) -> Run;
 }
 
-impl Fixture {
-    /// An empty repository on branch `main`.
-    pub fn new() -> Fixture {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let fixture = Fixture {
-            root: dir.path().to_owned(),
-            _dir: Some(dir),
-        };
-        fixture.git(&["init", "-q", "-b", "main"]);
-        fixture.git(&["config", "user.name", "Test"]);
-        fixture.git(&["config", "user.email", "test@example.invalid"]);
-        fixture.git(&["config", "commit.gpgsign", "false"]);
-        fixture
-    }
-
-    /// A repository made elsewhere (its directory is the caller's to remove).
-    pub fn at(root: &Path) -> Fixture {
-        Fixture {
-            root: root.to_owned(),
-            _dir: None,
-        }
-    }
-
-    /// The repository root.
-    pub fn path(&self) -> &Path {
-        &self.root
-    }
-
-    /// The repository root as a `--cwd` argument.
-    pub fn cwd(&self) -> String {
+impl Cli for Fixture {
+    fn cwd(&self) -> String {
         self.path().to_str().expect("UTF-8 temp path").to_owned()
     }
 
-    /// Runs git in the repository and returns its trimmed stdout.
-    pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(self.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .expect("UTF-8")
-            .trim()
-            .to_owned()
-    }
-
-    /// Writes a file (creating its directories).
-    pub fn write(&self, path: &str, text: &str) {
-        let full: PathBuf = self.path().join(path);
-        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
-        std::fs::write(full, text).expect("write");
-    }
-
-    /// Commits everything and returns the new HEAD.
-    pub fn commit(&self, message: &str) -> String {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", message]);
-        self.git(&["rev-parse", "HEAD"])
-    }
-
-    /// Runs `ctxpack ARGS --cwd ROOT` with empty stdin.
-    pub fn run(&self, args: &[&str]) -> Run {
+    fn run(&self, args: &[&str]) -> Run {
         let mut all: Vec<&str> = args.to_vec();
         let cwd = self.cwd();
         all.push("--cwd");
@@ -105,13 +46,14 @@ const CONFIG: &str = "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nregion = eu-west-1
 
 /// A small project with code, a README, a secret and a binary, committed once.
 pub fn project() -> (Fixture, String) {
-    let f = Fixture::new();
-    f.write("src/budget.rs", BUDGET_RS);
-    f.write("README.md", README);
-    f.write("config.env", CONFIG);
-    f.write("assets/logo.bin", "\u{0}\u{1}binary");
-    let sha = f.commit("first");
-    (f, sha)
+    let repo = Script::new()
+        .write("src/budget.rs", BUDGET_RS)
+        .write("README.md", README)
+        .write("config.env", CONFIG)
+        .write("assets/logo.bin", "\u{0}\u{1}binary")
+        .commit("first")
+        .build();
+    (repo.checkout(), repo.head().to_owned())
 }
 
 /// The JSON on stdout of a successful run.
@@ -152,7 +94,7 @@ fn missing_snapshot_exits_3_with_guidance_until_indexed() {
 
     f.write(
         "src/budget.rs",
-        &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
+        BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
     );
     let second = f.commit("second");
     let run = f.run(&["pack", "budget", "--no-index"]);
@@ -294,7 +236,7 @@ fn a_new_commit_packs_without_a_manual_index() {
 
     f.write(
         "src/budget.rs",
-        &BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
+        BUDGET_RS.replace("cost <= remaining", "cost <= remaining && cost > 0"),
     );
     let second = f.commit("second");
     // --no-index refuses, naming the indexed ancestor; the last of --index and --no-index
@@ -637,7 +579,7 @@ fn kill_during_index_leaves_earlier_snapshots_intact() {
     for i in 0..400 {
         f.write(
             &format!("gen/module_{i}.rs"),
-            &format!("/// Module {i}.\npub fn budget_{i}(x: u64) -> u64 {{\n    x + {i}\n}}\n")
+            format!("/// Module {i}.\npub fn budget_{i}(x: u64) -> u64 {{\n    x + {i}\n}}\n")
                 .repeat(20),
         );
     }

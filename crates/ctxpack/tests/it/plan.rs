@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::ctxpack;
-use crate::pack::{Fixture, json, project};
+use crate::pack::{Cli, Fixture, json, project};
 
 /// A plan file in its own temporary directory (outside the repository under test).
 struct PlanFile {

@@ -12,51 +12,40 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use ctxpack_pg::Scratch;
+use ctxpack_testkit::Script;
 use serde_json::{Value, json};
 
 const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n";
 const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff.\npub fn retry_with_backoff(attempts: u32) -> u32 {\n    attempts * 2\n}\n";
 const CACHE_RS: &str = "//! A cache of parsed files.\n\n/// Evicts the least recently used entry when the cache is full.\npub fn evict_lru(len: usize, cap: usize) -> bool {\n    len >= cap\n}\n";
 
-/// Runs git in `repo`; commits get fixed dates, so every fixture has the same commits.
+/// Runs git in `repo`; its commits get a fixed date, so every fixture has the same commits.
 pub(crate) fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .trim()
-        .to_owned()
+    let date = ctxpack_testkit::git::date(100);
+    ctxpack_testkit::git::git_env(
+        repo,
+        args,
+        &[("GIT_AUTHOR_DATE", &date), ("GIT_COMMITTER_DATE", &date)],
+    )
 }
 
 /// A repository of two commits at `repo`; returns their SHAs, oldest first.
 fn repository(repo: &Path) -> [String; 2] {
-    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
-    git(repo, &["init", "-q", "-b", "main"]);
-    git(repo, &["config", "user.name", "Test"]);
-    git(repo, &["config", "user.email", "test@example.invalid"]);
-    git(repo, &["config", "commit.gpgsign", "false"]);
-    std::fs::write(repo.join("src/budget.rs"), BUDGET_RS).expect("write");
-    std::fs::write(repo.join("src/retry.rs"), RETRY_RS).expect("write");
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "budget and retry"]);
-    let first = git(repo, &["rev-parse", "HEAD"]);
-    std::fs::write(repo.join("src/cache.rs"), CACHE_RS).expect("write");
-    std::fs::write(
-        repo.join("src/retry.rs"),
-        format!("{RETRY_RS}\n/// The backoff cap in seconds.\npub const MAX_BACKOFF: u32 = 60;\n"),
-    )
-    .expect("write");
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "cache, backoff cap"]);
-    [first, git(repo, &["rev-parse", "HEAD"])]
+    let built = Script::new()
+        .write("src/budget.rs", BUDGET_RS)
+        .write("src/retry.rs", RETRY_RS)
+        .commit("budget and retry")
+        .write("src/cache.rs", CACHE_RS)
+        .write(
+            "src/retry.rs",
+            format!(
+                "{RETRY_RS}\n/// The backoff cap in seconds.\npub const MAX_BACKOFF: u32 = 60;\n"
+            ),
+        )
+        .commit("cache, backoff cap")
+        .build();
+    built.checkout_at(repo);
+    [built.commits()[0].clone(), built.commits()[1].clone()]
 }
 
 /// Runs `ctxpack ARGS` with extra environment variables.

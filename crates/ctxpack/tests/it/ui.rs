@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use crate::serve::{Fixture, Server, ctxpack, git};
+use crate::serve::{Fixture, Server, ctxpack};
 
 /// The driver to start, or `None` (with a note) when there is none outside CI.
 fn chromedriver() -> Option<PathBuf> {
@@ -419,26 +419,20 @@ fn repository_content_in_a_pack_page_is_inert() {
         .canonicalize()
         .expect("canonical")
         .join("hostile");
-    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["config", "user.name", "Test"]);
-    git(&repo, &["config", "user.email", "test@example.invalid"]);
     let evil = "// The pwned handler.\n\
                 </code></pre></script><script>window.__pwned = 1;</script>\n\
                 <img src=x onerror=\"window.__pwned = 2\"><svg onload=\"window.__pwned = 3\"></svg>\n\
                 function pwnedHandler() { return '<iframe src=javascript:window.__pwned=4>'; }\n";
-    std::fs::write(repo.join("src/pwned.js"), evil).expect("write");
-    // A path that closes an attribute and opens a tag.
-    std::fs::write(
-        repo.join("src/x\"><img src=y onerror=\"window.__pwned=7\">.js"),
-        "// The pwned handler's twin.\nfunction pwnedTwin() { return 1; }\n",
-    )
-    .expect("write");
-    git(&repo, &["add", "-A"]);
-    git(
-        &repo,
-        &["commit", "-q", "-m", "<script>window.__pwned = 5</script>"],
-    );
+    ctxpack_testkit::Script::new()
+        .write("src/pwned.js", evil)
+        // A path that closes an attribute and opens a tag.
+        .write(
+            "src/x\"><img src=y onerror=\"window.__pwned=7\">.js",
+            "// The pwned handler's twin.\nfunction pwnedTwin() { return 1; }\n",
+        )
+        .commit("<script>window.__pwned = 5</script>")
+        .build()
+        .checkout_at(&repo);
     let cwd = repo.to_str().expect("UTF-8");
     let goal = "<script>window.__pwned = 6</script> pwned handler";
     let (code, _, err) = ctxpack(&["pack", goal, "--cwd", cwd], &[]);
