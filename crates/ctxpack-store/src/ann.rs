@@ -213,7 +213,7 @@ impl AnnFile {
         let Ok(len) = usize::try_from((to - from) * size) else {
             return false;
         };
-        out.resize(len, 0);
+        crate::docs::vectors::sized(out, len);
         read_exact_at(&self.file, out, self.entries + from * size).is_ok()
     }
 }

@@ -421,11 +421,11 @@ impl VectorFile {
         let column = rows * 4;
         match dims {
             None => {
-                out.resize(column * self.dims, 0);
+                sized(out, column * self.dims);
                 read_exact_at(&self.file, out, start).is_ok()
             }
             Some(dims) => {
-                out.resize(column * dims.len(), 0);
+                sized(out, column * dims.len());
                 for (i, &d) in dims.iter().enumerate() {
                     if d >= self.dims {
                         return false;
@@ -440,6 +440,15 @@ impl VectorFile {
                 true
             }
         }
+    }
+}
+
+/// Makes `buffer` `len` bytes long for a read to fill: kept when it has that length already,
+/// else allocated zeroed (fresh zeroed pages, not a pass writing every byte: a block is
+/// megabytes, and it is read over at once).
+pub(crate) fn sized(buffer: &mut Vec<u8>, len: usize) {
+    if buffer.len() != len {
+        *buffer = vec![0; len];
     }
 }
 

@@ -63,8 +63,8 @@ fn ann(lists: u32, probes: u32) -> AnnRequest {
     }
 }
 
-/// A store with the corpus imported and embedded.
-fn store(dir: &std::path::Path, name: &str) -> (Workspace, std::path::PathBuf) {
+/// A store at `dir/name` with the corpus imported and embedded just now.
+fn imported(dir: &std::path::Path, name: &str) -> (Workspace, std::path::PathBuf) {
     let path = dir.join(name);
     let workspace = Workspace::for_store(&path, Access::ReadWrite).expect("workspace");
     workspace.create_store(false).expect("store");
@@ -81,6 +81,18 @@ fn store(dir: &std::path::Path, name: &str) -> (Workspace, std::path::PathBuf) {
             &Control::new(),
         )
         .expect("import");
+    (workspace, path)
+}
+
+/// A store at `dir/name` with the corpus imported and embedded: a copy of one imported once
+/// for this test binary.
+fn store(dir: &std::path::Path, name: &str) -> (Workspace, std::path::PathBuf) {
+    let once = ctxpack_testkit::cache::derived("ann-corpus", |cache| {
+        imported(cache, "s.ctxpack");
+    });
+    let path = dir.join(name);
+    ctxpack_testkit::cache::copy(&once.join("s.ctxpack"), &path);
+    let workspace = Workspace::for_store(&path, Access::ReadWrite).expect("workspace");
     (workspace, path)
 }
 
@@ -315,7 +327,8 @@ fn updates_follow_inserts_replaces_and_deletes_without_training_again() {
 #[test]
 fn builds_are_deterministic_and_declarations_round_trip() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (one, one_path) = store(dir.path(), "one.ctxpack");
+    // One imported now, one a copy of the store imported once: two imports.
+    let (one, one_path) = imported(dir.path(), "one.ctxpack");
     let (two, two_path) = store(dir.path(), "two.ctxpack");
     one.create_ann(&ann(0, 0)).expect("create");
     two.create_ann(&ann(0, 0)).expect("create");

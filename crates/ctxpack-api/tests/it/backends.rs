@@ -18,7 +18,7 @@ use ctxpack_pg::{Database, SCHEMA_VERSION, Scratch};
 use ctxpack_store::registry::{Registry, RegistryRows, RepoRow, TokenRow};
 use ctxpack_store::{Ledger, LedgerStore, StoreError};
 
-use crate::fixture::{Workspaces, project};
+use crate::fixture::{Workspaces, project, project_script};
 
 /// A scratch database, or `None` (with a note) when no server is configured outside CI.
 fn postgres() -> Option<Scratch> {
@@ -358,7 +358,23 @@ fn postgres_migrates_once_and_refuses_a_newer_schema() {
 #[test]
 fn published_manifests_equal_the_indexed_ones_along_a_long_history() {
     let Some(db) = postgres() else { return };
-    let (f, _) = project();
+    // More commits than a chain of changes may hold, with files added, changed and removed.
+    let mut script = project_script();
+    for n in 0..(ctxpack_pg::MAX_DEPTH + 8) {
+        script.write(
+            &format!("src/mod_{}.rs", n % 5),
+            format!("pub fn step_{n}() -> u32 {{ {n} }}\n"),
+        );
+        if n % 7 == 3 {
+            script.remove("README.md");
+        }
+        if n % 7 == 4 {
+            script.write("README.md", format!("# Project, revision {n}\n"));
+        }
+        script.commit(&format!("step {n}"));
+    }
+    let repo = script.build();
+    let f = repo.checkout();
     let state = tempfile::tempdir().expect("tempdir");
     let registry = ServerRegistry::open_database(db.url(), state.path()).expect("opens");
     registry.add_repo("app", f.path()).expect("registers");
@@ -369,20 +385,9 @@ fn published_manifests_equal_the_indexed_ones_along_a_long_history() {
     };
     let roots = [f.path().canonicalize().expect("canonical")];
     let workspace = registry.workspace(&grant, &roots).expect("a workspace");
-    // More commits than a chain of changes may hold, with files added, changed and removed.
     let mut shas = Vec::new();
-    for n in 0..(ctxpack_pg::MAX_DEPTH + 8) {
-        f.write(
-            &format!("src/mod_{}.rs", n % 5),
-            format!("pub fn step_{n}() -> u32 {{ {n} }}\n"),
-        );
-        if n % 7 == 3 {
-            f.git(&["rm", "-q", "README.md"]);
-        }
-        if n % 7 == 4 {
-            f.write("README.md", format!("# Project, revision {n}\n"));
-        }
-        let sha = f.commit(&format!("step {n}"));
+    for sha in &repo.commits()[1..] {
+        let sha = sha.clone();
         workspace
             .index(
                 &IndexRequest {

@@ -7,7 +7,7 @@ use std::path::Path;
 use ctxpack_api::Access;
 use ctxpack_store::Store;
 
-use crate::fixture::{Fixture, Lcg, Workspaces, index_at};
+use crate::fixture::{Lcg, Script, Workspaces, index_at};
 
 /// What a snapshot is, independent of the ids one store gave its file versions: every listed
 /// path with its blob, the counts, and the skips by reason.
@@ -42,77 +42,70 @@ pub fn seen(store: &Path, sha: &str) -> Seen {
 
 #[test]
 fn every_child_snapshot_equals_a_whole_walk_of_its_commit() {
-    let f = Fixture::new();
+    let mut script = Script::new();
     for i in 0..30 {
-        f.write(
+        script.write(
             &format!("src/d{}/f{i}.rs", i % 4),
             format!("pub fn f{i}() -> u32 {{ {i} }}\n"),
         );
     }
-    f.write(".ctxpackignore", "*.gen\n");
-    let mut commits = vec![f.commit("start")];
+    script.write(".ctxpackignore", "*.gen\n").commit("start");
     let mut rng = Lcg(7);
-    let blob_sha = f.git(&["rev-parse", "HEAD"]);
     for step in 0..40 {
         // One to three edits of every kind the indexer decides differently.
         for _ in 0..1 + rng.next(3) {
             let i = rng.next(40);
             let path = format!("src/d{}/f{i}.rs", i % 4);
-            let full = f.path().join(&path);
             // Whatever is at the path (a file, a link or a directory) goes first.
-            let clear = || {
-                let _ = std::fs::remove_file(&full);
-                let _ = std::fs::remove_dir_all(&full);
-            };
             match rng.next(10) {
                 0..=2 => {
-                    clear();
-                    f.write(&path, format!("pub fn f{i}() -> u32 {{ {step} }}\n"));
+                    script
+                        .remove(&path)
+                        .write(&path, format!("pub fn f{i}() -> u32 {{ {step} }}\n"));
                 }
-                3 => clear(),
+                3 => {
+                    script.remove(&path);
+                }
                 // Ignored by the root rules, then listed again when renamed back.
-                4 => f.write(&format!("src/out{i}.gen"), format!("generated {step}\n")),
+                4 => {
+                    script.write(&format!("src/out{i}.gen"), format!("generated {step}\n"));
+                }
                 5 => {
-                    clear();
-                    std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
-                    std::os::unix::fs::symlink("../elsewhere.rs", &full).expect("symlink");
+                    script.remove(&path).link(&path, "../elsewhere.rs");
                 }
                 6 => {
-                    clear();
-                    f.write(&path, "\u{0}binary now\n");
+                    script.remove(&path).write(&path, "\u{0}binary now\n");
                 }
                 // A file becomes a directory, or a directory's file comes back as a file.
                 7 => {
-                    clear();
-                    f.write(&format!("{path}/inner.rs"), "pub fn inner() {}\n");
+                    script
+                        .remove(&path)
+                        .write(&format!("{path}/inner.rs"), "pub fn inner() {}\n");
                 }
                 // The rules change: this commit is walked whole.
-                8 => f.write(".ctxpackignore", format!("*.gen\nsrc/d{}/\n", i % 4)),
-                _ => f.write(".ctxpackignore", "*.gen\n"),
+                8 => {
+                    script.write(".ctxpackignore", format!("*.gen\nsrc/d{}/\n", i % 4));
+                }
+                _ => {
+                    script.write(".ctxpackignore", "*.gen\n");
+                }
             }
         }
         // A submodule entry now and then.
         if step % 13 == 5 {
-            f.git(&[
-                "update-index",
-                "--add",
-                "--cacheinfo",
-                &format!("160000,{blob_sha},sub{step}"),
-            ]);
+            script.submodule(
+                &format!("sub{step}"),
+                "1234567890abcdef1234567890abcdef12345678",
+            );
         }
-        f.git(&["add", "-A"]);
-        f.git(&[
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            &format!("step {step}"),
-        ]);
-        commits.push(f.git(&["rev-parse", "HEAD"]));
+        script.commit(&format!("step {step}"));
     }
+    let repo = script.build();
+    let f = repo.checkout();
+    let commits = repo.commits();
 
     let incremental = f.workspace();
-    for sha in &commits {
+    for sha in commits {
         index_at(&incremental, sha);
     }
     // Indexing only every third commit diffs against the last one indexed.
@@ -144,21 +137,25 @@ fn every_child_snapshot_equals_a_whole_walk_of_its_commit() {
 
 #[test]
 fn a_one_file_commit_stores_rows_by_the_change_and_reads_back_whole() {
-    let f = Fixture::new();
+    let mut script = Script::new();
     for i in 0..200 {
-        f.write(&format!("src/f{i:03}.rs"), format!("pub fn f{i}() {{}}\n"));
+        script.write(&format!("src/f{i:03}.rs"), format!("pub fn f{i}() {{}}\n"));
     }
-    let mut commits = vec![f.commit("start")];
+    script.commit("start");
     for step in 0..32 {
         let i = step * 7 % 200;
-        f.write(
-            &format!("src/f{i:03}.rs"),
-            format!("pub fn f{i}() {{ {step} }}\n"),
-        );
-        commits.push(f.commit(&format!("step {step}")));
+        script
+            .write(
+                &format!("src/f{i:03}.rs"),
+                format!("pub fn f{i}() {{ {step} }}\n"),
+            )
+            .commit(&format!("step {step}"));
     }
+    let repo = script.build();
+    let f = repo.checkout();
+    let commits = repo.commits();
     let workspace = f.workspace();
-    for sha in &commits {
+    for sha in commits {
         let summary = index_at(&workspace, sha);
         assert_eq!(summary.files, 200);
     }
@@ -176,6 +173,23 @@ fn a_one_file_commit_stores_rows_by_the_change_and_reads_back_whole() {
             "snapshot {s}"
         );
     }
+    // Every path's current blob at every commit, as git names it, asked in one call.
+    let mut wanted = Vec::new();
+    for n in 0..commits.len() {
+        for step in 0..n {
+            let i = step * 7 % 200;
+            let last = (0..n).rev().find(|&s| s * 7 % 200 == i).expect("this step");
+            wanted.push((n, format!("src/f{i:03}.rs"), last + 1));
+        }
+    }
+    let revs: Vec<String> = wanted
+        .iter()
+        .map(|(_, path, at)| format!("{}:{path}", commits[*at]))
+        .collect();
+    let mut args = vec!["rev-parse"];
+    args.extend(revs.iter().map(String::as_str));
+    let blobs = f.git(&args);
+    let mut blobs = blobs.lines();
     for (n, sha) in commits.iter().enumerate() {
         let manifest = store.manifest(sha).expect("manifest");
         assert_eq!(manifest.len(), 200);
@@ -184,14 +198,14 @@ fn a_one_file_commit_stores_rows_by_the_change_and_reads_back_whole() {
         let mut expected: Vec<i64> = manifest.iter().map(|(_, id)| *id).collect();
         expected.sort_unstable();
         assert_eq!(ids, expected, "the ids of snapshot {n}");
-        // Every path's current text is the one the commit holds.
-        for step in 0..n {
-            let i = step * 7 % 200;
-            let last = (0..n).rev().find(|&s| s * 7 % 200 == i).expect("this step");
-            let path = format!("src/f{i:03}.rs");
-            let blob = store.blob_at(sha, &path).expect("reads").expect("listed");
-            let expected = f.git(&["rev-parse", &format!("{}:{path}", commits[last + 1])]);
-            assert_eq!(blob, expected, "{path} at commit {n}");
-        }
+    }
+    // Every path's current text is the one the commit holds.
+    for (n, path, _) in &wanted {
+        let blob = store
+            .blob_at(&commits[*n], path)
+            .expect("reads")
+            .expect("listed");
+        let expected = blobs.next().expect("git named every blob");
+        assert_eq!(blob, expected, "{path} at commit {n}");
     }
 }

@@ -8,7 +8,7 @@ use ctxpack_api::{
 use ctxpack_store::Store;
 
 use crate::deltas::seen;
-use crate::fixture::{Fixture, Workspaces, index_at};
+use crate::fixture::{Fixture, Script, Workspaces, index_at};
 
 fn pack(workspace: &Workspace, at: &str) -> String {
     let request = SnapshotPackRequest {
@@ -32,24 +32,26 @@ fn sound(workspace: &Workspace) {
 
 #[test]
 fn gc_keeps_by_rule_and_every_kept_snapshot_reads_as_before() {
-    let f = Fixture::new();
-    let mut commits = Vec::new();
+    let mut script = Script::new();
     for i in 0..40 {
-        f.write(
+        script.write(
             &format!("src/shared{i}.rs"),
             format!("pub fn shared_{i}() {{}}\n"),
         );
     }
     for step in 0..12 {
-        f.write(
+        script.write(
             &format!("src/step{}.rs", step % 5),
             format!("/// The remaining budget cost of step {step}.\npub fn step_{step}() -> u64 {{ {step} }}\n"),
         );
         if step == 6 {
-            std::fs::remove_file(f.path().join("src/shared3.rs")).expect("rm");
+            script.remove("src/shared3.rs");
         }
-        commits.push(f.commit(&format!("step {step}")));
+        script.commit(&format!("step {step}"));
     }
+    let repo = script.build();
+    let f = repo.checkout();
+    let commits = repo.commits().to_vec();
     let workspace = f.workspace();
     for sha in &commits {
         index_at(&workspace, sha);
@@ -245,18 +247,22 @@ fn gc_reclaims_ledger_texts_only_when_asked_and_shows_them_as_reclaimed() {
 
 #[test]
 fn gc_stores_one_whole_manifest_for_kept_snapshots_that_lose_their_bases() {
-    let f = Fixture::new();
+    let mut script = Script::new();
     for i in 0..200 {
-        f.write(&format!("src/f{i:03}.rs"), format!("pub fn f{i}() {{}}\n"));
+        script.write(&format!("src/f{i:03}.rs"), format!("pub fn f{i}() {{}}\n"));
     }
-    let mut commits = vec![f.commit("start")];
+    script.commit("start");
     for step in 1..=16 {
-        f.write(
-            &format!("src/f{step:03}.rs"),
-            format!("pub fn f{step}() {{ {step} }}\n"),
-        );
-        commits.push(f.commit(&format!("step {step}")));
+        script
+            .write(
+                &format!("src/f{step:03}.rs"),
+                format!("pub fn f{step}() {{ {step} }}\n"),
+            )
+            .commit(&format!("step {step}"));
     }
+    let repo = script.build();
+    let f = repo.checkout();
+    let commits = repo.commits().to_vec();
     let workspace = f.workspace();
     for sha in &commits {
         index_at(&workspace, sha);

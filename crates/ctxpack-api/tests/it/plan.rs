@@ -531,34 +531,44 @@ fn no_process_a_run_started_outlives_it() {
     let (f, _) = project();
     let workspace = f.workspace();
     let outside = tempfile::tempdir().expect("tempdir");
-    for (n, &(case, start, end)) in ESCAPES.iter().enumerate() {
-        let path = outside.path().join(format!("escape{n}.sh"));
-        let pid_file = outside.path().join(format!("escape{n}.pid"));
-        // The command ends only once its descendant has said who it is.
-        let script = format!("{start}\nwhile [ ! -s \"$1\" ]; do sleep 0.01; done\n{end}\n");
-        std::fs::write(&path, script).expect("write the script");
-        let argv = serde_json::json!(["sh", path, pid_file]);
-        let plan = one_ctx_plan(&[&format!("out = run({argv})")], "out");
-        let request = PlanRunRequest {
-            run_timeout_secs: 1,
-            ..allow_run()
-        };
-        let run = run_plan(&workspace, &plan, &request, None).expect("a time-out is not fatal");
-        let timed_out = run.warnings.contains("was killed at its time limit of 1 s");
-        assert_eq!(timed_out, end == "sleep 30", "{case}: {}", run.warnings);
-        let pid = std::fs::read_to_string(&pid_file).expect("the script recorded its grandchild");
-        let pid = pid.trim();
-        assert!(!pid.is_empty(), "{case}");
-        // Gone, not even a zombie: it was killed and reaped.
-        let alive = Path::new("/proc").join(pid).exists();
-        if alive {
-            // Not left behind by a failing test either.
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", pid])
-                .status();
+    // The cases are independent runs of their own (most wait out the time limit): at once.
+    std::thread::scope(|scope| {
+        for (n, escape) in ESCAPES.iter().enumerate() {
+            let (workspace, outside) = (&workspace, outside.path());
+            scope.spawn(move || escape_case(workspace, outside, n, escape));
         }
-        assert!(!alive, "{case}: process {pid} outlived the run");
+    });
+}
+
+/// Runs escape case `n` and checks that its grandchild is gone.
+fn escape_case(workspace: &Workspace, outside: &Path, n: usize, escape: &(&str, &str, &str)) {
+    let &(case, start, end) = escape;
+    let path = outside.join(format!("escape{n}.sh"));
+    let pid_file = outside.join(format!("escape{n}.pid"));
+    // The command ends only once its descendant has said who it is.
+    let script = format!("{start}\nwhile [ ! -s \"$1\" ]; do sleep 0.01; done\n{end}\n");
+    std::fs::write(&path, script).expect("write the script");
+    let argv = serde_json::json!(["sh", path, pid_file]);
+    let plan = one_ctx_plan(&[&format!("out = run({argv})")], "out");
+    let request = PlanRunRequest {
+        run_timeout_secs: 1,
+        ..allow_run()
+    };
+    let run = run_plan(workspace, &plan, &request, None).expect("a time-out is not fatal");
+    let timed_out = run.warnings.contains("was killed at its time limit of 1 s");
+    assert_eq!(timed_out, end == "sleep 30", "{case}: {}", run.warnings);
+    let pid = std::fs::read_to_string(&pid_file).expect("the script recorded its grandchild");
+    let pid = pid.trim();
+    assert!(!pid.is_empty(), "{case}");
+    // Gone, not even a zombie: it was killed and reaped.
+    let alive = Path::new("/proc").join(pid).exists();
+    if alive {
+        // Not left behind by a failing test either.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", pid])
+            .status();
     }
+    assert!(!alive, "{case}: process {pid} outlived the run");
 }
 
 #[test]

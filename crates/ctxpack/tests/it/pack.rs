@@ -571,19 +571,20 @@ fn a_busy_store_exits_3_and_a_waiting_index_proceeds() {
 
 #[test]
 fn kill_during_index_leaves_earlier_snapshots_intact() {
-    let f = Fixture::new();
-    f.write("src/budget.rs", BUDGET_RS);
-    let first = f.commit("first");
-    assert_eq!(f.run(&["index"]).code, 0);
+    let mut script = Script::new();
+    script.write("src/budget.rs", BUDGET_RS).commit("first");
     // A second commit large enough that indexing it takes a while.
     for i in 0..400 {
-        f.write(
+        script.write(
             &format!("gen/module_{i}.rs"),
             format!("/// Module {i}.\npub fn budget_{i}(x: u64) -> u64 {{\n    x + {i}\n}}\n")
                 .repeat(20),
         );
     }
-    let second = f.commit("second");
+    let repo = script.commit("second").build();
+    let [first, second] = [&repo.commits()[0], &repo.commits()[1]].map(String::clone);
+    let f = repo.checkout();
+    assert_eq!(f.run(&["index", "--at", &first]).code, 0);
     let cwd = f.cwd();
     for delay_ms in [5, 20, 50, 100, 200, 400, 800] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
