@@ -9,8 +9,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use ctxpack_api::server::{Scope, ServerRegistry, TokenRequest};
 use ctxpack_pg::Scratch;
 use ctxpack_testkit::Script;
 use serde_json::{Value, json};
@@ -71,6 +72,8 @@ pub(crate) struct Fixture {
     pub(crate) app: PathBuf,
     pub(crate) shas: [String; 2],
     tokens: BTreeMap<&'static str, String>,
+    /// When the `expiring` token (one second) was made.
+    expiring_made: Instant,
     database: Option<Scratch>,
 }
 
@@ -81,11 +84,6 @@ impl Fixture {
 
     /// The fixture with its registry and ledger in the PostgreSQL database `database`.
     fn with(database: Option<Scratch>) -> Fixture {
-        let env: Vec<(&str, String)> = database
-            .iter()
-            .map(|db| ("CTXPACK_DATABASE", db.url().to_owned()))
-            .collect();
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let dir = tempfile::tempdir().expect("tempdir");
         let base = dir.path().canonicalize().expect("canonical");
         let app = base.join("roots/app");
@@ -93,54 +91,44 @@ impl Fixture {
         let other = base.join("roots/other");
         repository(&other);
         let state = base.join("state");
-        let state_arg = state.to_str().expect("UTF-8");
+        // Set up in process, as `ctxpack serve repo add` and `serve token create` would (the
+        // commands themselves are tested in `token_commands_never_show_a_secret_twice`).
+        let registry = match &database {
+            Some(db) => ServerRegistry::open_database(db.url(), &state),
+            None => ServerRegistry::open(&state, true),
+        }
+        .expect("the registry opens");
         for (name, path) in [("app", &app), ("other", &other)] {
-            let (code, _, err) = ctxpack(
-                &[
-                    "serve",
-                    "repo",
-                    "add",
-                    name,
-                    path.to_str().expect("UTF-8"),
-                    "--state",
-                    state_arg,
-                ],
-                &env,
-            );
-            assert_eq!(code, 0, "{err}");
+            registry.add_repo(name, path).expect("registers");
         }
         let mut tokens = BTreeMap::new();
-        for (name, repo, scope, expires) in [
-            ("read", "app", "read", None),
-            ("write", "app", "write", None),
-            ("admin", "app", "admin", None),
-            ("foreign", "other", "admin", None),
-            ("expiring", "app", "admin", Some("1s")),
-            ("revoked", "app", "admin", None),
+        let expiring_made = Instant::now();
+        for (name, repo, scope, expires_in) in [
+            ("read", "app", Scope::Read, None),
+            ("write", "app", Scope::Write, None),
+            ("admin", "app", Scope::Admin, None),
+            ("foreign", "other", Scope::Admin, None),
+            ("expiring", "app", Scope::Admin, Some(1)),
+            ("revoked", "app", Scope::Admin, None),
         ] {
-            let mut args = vec![
-                "serve", "token", "create", "--repo", repo, "--scope", scope, "--name", name,
-                "--state", state_arg,
-            ];
-            if let Some(expires) = expires {
-                args.extend(["--expires", expires]);
-            }
-            let (code, out, err) = ctxpack(&args, &env);
-            assert_eq!(code, 0, "{err}");
-            assert!(err.contains("shown once"), "{err}");
-            tokens.insert(name, out.trim().to_owned());
+            let made = registry
+                .create_token(&TokenRequest {
+                    name: name.into(),
+                    repo: repo.into(),
+                    scope,
+                    expires_in,
+                })
+                .expect("a token");
+            tokens.insert(name, made.secret);
         }
-        let (code, _, err) = ctxpack(
-            &["serve", "token", "revoke", "revoked", "--state", state_arg],
-            &env,
-        );
-        assert_eq!(code, 0, "{err}");
+        registry.revoke_token("revoked").expect("revokes");
         Fixture {
             dir,
             state,
             app,
             shas,
             tokens,
+            expiring_made,
             database,
         }
     }
@@ -155,6 +143,13 @@ impl Fixture {
 
     pub(crate) fn token(&self, name: &str) -> &str {
         &self.tokens[name]
+    }
+
+    /// Waits until the `expiring` token has expired: expiry is kept in whole seconds, so
+    /// 1.1 s after it was made.
+    fn wait_for_expiry(&self) {
+        let expired = self.expiring_made + Duration::from_millis(1100);
+        std::thread::sleep(expired.saturating_duration_since(Instant::now()));
     }
 
     /// Starts a server over the fixture's state with `extra` arguments, serving every
@@ -501,7 +496,7 @@ fn every_scope(fx: &Fixture) {
             "write",
         ),
     ];
-    std::thread::sleep(Duration::from_millis(1100)); // `expiring` has expired.
+    fx.wait_for_expiry();
     let mut unauthorized = Vec::new();
     let mut forbidden = Vec::new();
     for (method, path, body, needs) in &endpoints {
