@@ -315,7 +315,16 @@ pub(crate) fn no_store(dir: PathBuf, documents: bool) -> Error {
 }
 
 /// A stored document whose JSON no longer parses: the database was altered.
-pub(crate) fn corrupt_document(collection: &str, id_key: &str, e: &serde_json::Error) -> Error {
+/// The JSON value of a stored document's body; a body that does not parse is damage.
+pub(crate) fn stored_document(
+    collection: &str,
+    id_key: &str,
+    body: &str,
+) -> Result<serde_json::Value> {
+    ctxpack_docs::document::parse_body(body).map_err(|e| corrupt_document(collection, id_key, &e))
+}
+
+fn corrupt_document(collection: &str, id_key: &str, e: &serde_json::Error) -> Error {
     Error::new(
         ErrorKind::Damaged,
         format!("stored document {id_key} of `{collection}` is not valid JSON: {e}"),

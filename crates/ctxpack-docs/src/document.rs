@@ -136,6 +136,12 @@ pub fn id_key(id: &Value) -> Result<String, DocsError> {
     }
 }
 
+/// The JSON value of a stored document's body (text the store wrote, which a damaged store may
+/// have changed): the one parse every reader of stored documents uses.
+pub fn parse_body(body: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str(body)
+}
+
 /// Removes the whitespace between tokens of valid JSON text, keeping every other byte
 /// (strings with their escapes, numbers as spelled). String literals are copied whole, a run
 /// at a time; outside them the bytes of valid JSON are ASCII, plus a byte-order mark, which

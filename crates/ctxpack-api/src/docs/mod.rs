@@ -428,8 +428,7 @@ impl Workspace {
             .map_err(Error::from)
             .and_then(|_| {
                 writer.create_field_index(collection, &request.field, |id_key, body| {
-                    let value: Value = serde_json::from_str(body)
-                        .map_err(|e| crate::error::corrupt_document(collection, id_key, &e))?;
+                    let value = crate::error::stored_document(collection, id_key, body)?;
                     Ok::<_, Error>(ctxpack_docs::filter::index_keys(&value, &path))
                 })
             });

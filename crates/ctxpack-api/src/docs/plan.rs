@@ -17,7 +17,7 @@ use ctxpack_store::Store;
 use ctxpack_store::docs::{DocumentRef, IndexKey};
 use serde_json::Value;
 
-use crate::error::{Error, Result, corrupt_document};
+use crate::error::{Error, Result, stored_document};
 
 /// The declared field indexes of a collection, their paths parsed.
 pub(super) struct Declared(Vec<(String, Vec<String>)>);
@@ -149,8 +149,7 @@ pub(super) fn for_each_match(
 
 /// Whether a stored document matches a filter.
 fn matches(collection: &str, doc: &DocumentRef<'_>, filter: &Filter) -> Result<bool> {
-    let value: Value =
-        serde_json::from_str(doc.body).map_err(|e| corrupt_document(collection, doc.id_key, &e))?;
+    let value = stored_document(collection, doc.id_key, doc.body)?;
     Ok(filter.matches(&value))
 }
 

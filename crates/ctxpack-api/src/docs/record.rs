@@ -11,10 +11,9 @@
 use ctxpack_pg::{Cursor, PgDocuments, RepoLock};
 use ctxpack_store::docs::replica::{CaptureCursor, Mark};
 use ctxpack_store::{Store, StoreError, WriterLock};
-use serde_json::Value;
 
 use super::plan::parse_index_field;
-use crate::error::{Error, ErrorKind, Hint, Result, corrupt_document};
+use crate::error::{Error, ErrorKind, Hint, Result, stored_document};
 use crate::workspace::{Workspace, Writer};
 
 /// Documents or embeddings published per page, and about how many bytes of them.
@@ -224,8 +223,7 @@ fn sync(store: &mut Store, record: &PgDocuments, latest: Option<i64>) -> Result<
                 last.then_some(through),
                 |collection: &str, field: &str, id_key: &str, body: &str| -> Result<Vec<String>> {
                     let path = parse_index_field(field)?;
-                    let value: Value = serde_json::from_str(body)
-                        .map_err(|e| corrupt_document(collection, id_key, &e))?;
+                    let value = stored_document(collection, id_key, body)?;
                     Ok(ctxpack_docs::filter::index_keys(&value, &path))
                 },
             )?;

@@ -11,10 +11,10 @@ use ctxpack_docs::filter::Filter;
 use ctxpack_docs::knn;
 use ctxpack_store::Store;
 use ctxpack_store::docs::StoredDocument;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{DocumentPackRequest, VsearchRequest, parse_field};
-use crate::error::{Error, Result, corrupt_document};
+use crate::error::{Error, Result, stored_document};
 
 /// Where a ranked row's document is found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -145,8 +145,7 @@ fn score_documents(
             if allowed.is_some_and(|a| !a.contains(&doc.id_key)) {
                 continue;
             }
-            let value: Value = serde_json::from_str(&doc.body)
-                .map_err(|e| corrupt_document(collection, &doc.id_key, &e))?;
+            let value = stored_document(collection, &doc.id_key, &doc.body)?;
             if fresh_filter.is_some_and(|f| !f.matches(&value)) {
                 continue;
             }
@@ -584,8 +583,7 @@ fn walk(
                 None => ranked,
             };
             for (score, doc) in with_documents(store, collection, chunk)? {
-                let value: Value = serde_json::from_str(&doc.body)
-                    .map_err(|e| corrupt_document(collection, &doc.id_key, &e))?;
+                let value = stored_document(collection, &doc.id_key, &doc.body)?;
                 if skip.is_some_and(|f| !f.matches(&value)) {
                     continue;
                 }

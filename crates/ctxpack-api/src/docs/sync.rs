@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::parse_field;
 use crate::control::{Control, Progress};
-use crate::error::{Error, Result, corrupt_document};
+use crate::error::{Error, Result, stored_document};
 
 /// The state of every document's embedding of one field.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -114,8 +114,7 @@ fn classify(
         .map(|s| (s.id_key, (s.embedder == EMBEDDER_ID, s.text_hash)))
         .collect();
     store.scan_documents(collection, |doc| {
-        let value: Value = serde_json::from_str(doc.body)
-            .map_err(|e| corrupt_document(collection, doc.id_key, &e))?;
+        let value = stored_document(collection, doc.id_key, doc.body)?;
         let state = states.remove(doc.id_key);
         let need = match (document::string_at(&value, &path), state) {
             (None, Some((true, hash))) if hash.is_empty() => Need::Skipped(false),
@@ -218,8 +217,7 @@ fn embed_documents(
     docs: Vec<StoredDocument>,
 ) -> Result<Vec<NewEmbedding>> {
     let one = |doc: &StoredDocument| -> Result<NewEmbedding> {
-        let value: Value = serde_json::from_str(&doc.body)
-            .map_err(|e| corrupt_document(collection, &doc.id_key, &e))?;
+        let value = stored_document(collection, &doc.id_key, &doc.body)?;
         Ok(match document::string_at(&value, path) {
             Some(text) => NewEmbedding {
                 id_key: doc.id_key.clone(),

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::ids::IdGenerator;
 use super::plan::{self, Declared};
 use crate::control::{Control, Progress};
-use crate::error::{Error, ErrorKind, Hint, Result, corrupt_document};
+use crate::error::{Error, ErrorKind, Hint, Result, stored_document};
 
 /// Inserts one document (JSON text) and returns its `_id` as canonical JSON.
 pub(super) fn insert(
@@ -49,8 +49,7 @@ pub(super) fn replace(
     let NewDocument { id_key, body, .. } = new;
     // Every field embedded for the old document is embedded again from the new one (the
     // embedder is local and cheap): searches never rank a replaced document by its old text.
-    let value: Value =
-        serde_json::from_str(&body).map_err(|e| corrupt_document(collection, &id_key, &e))?;
+    let value = stored_document(collection, &id_key, &body)?;
     for field in store.embedded_fields(collection, &id_key)? {
         let path = super::parse_field(&field)?;
         let row = match document::string_at(&value, &path) {

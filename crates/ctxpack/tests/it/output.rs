@@ -4,7 +4,7 @@
 
 use ctxpack_api::Meter;
 
-use crate::pack::{Cli, Fixture};
+use crate::pack::{Cli, Fixture, Script};
 
 /// The text formats whose printed output the budget covers.
 const FORMATS: [&str; 3] = ["text", "markdown", "xml"];
@@ -18,9 +18,10 @@ const BUDGETS: [u64; 5] = [50, 500, 2000, 8000, 32000];
 const GOAL: &str = "how is the budget enforced when selecting hits";
 
 /// A repository with enough matching code to fill a large budget: many files, each with
-/// several functions (long enough to be chunks of their own), plus a README.
+/// several functions (long enough to be chunks of their own), plus a README; indexed once for
+/// this test binary and copied for each test.
 fn repository() -> Fixture {
-    let f = Fixture::new();
+    let mut script = Script::new();
     for file in 0..24 {
         let mut text = format!("//! Budget module {file}: selecting hits under a budget.\n\n");
         text.push_str(&format!(
@@ -41,16 +42,16 @@ fn repository() -> Fixture {
             );
         }
         text.push_str("}\n");
-        f.write(&format!("src/budget_{file:02}.rs"), &text);
+        script.write(&format!("src/budget_{file:02}.rs"), &text);
     }
-    f.write(
+    script.write(
         "README.md",
         "# Budgets\n\nHits are selected whole and the budget is enforced.\n",
     );
-    f.commit("budgets");
-    let indexed = f.run(&["index"]);
-    assert_eq!(indexed.code, 0, "{}", indexed.stderr);
-    f
+    script.commit("budgets").build().derived("indexed", |f| {
+        let indexed = f.run(&["index"]);
+        assert_eq!(indexed.code, 0, "{}", indexed.stderr);
+    })
 }
 
 /// The minimum budget an exit-2 refusal names.
