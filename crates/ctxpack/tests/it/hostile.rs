@@ -13,7 +13,7 @@ use ctxpack_api::Control;
 use serde_json::json;
 
 use crate::ctxpack;
-use crate::pack::{Cli, Fixture};
+use crate::pack::{Cli, Fixture, Script};
 
 /// Every file, directory and link below `dir`, with file bytes and link targets.
 fn contents(dir: &Path) -> BTreeMap<PathBuf, String> {
@@ -151,13 +151,15 @@ fn untracked_links_below_a_store_are_refused_even_when_the_store_is_named() {
     // Links below the root: refused whether the store is the default one (untracked) or
     // named with --store. (A link at the root of a store the user named is the user's own
     // choice, and is followed.)
+    // A clean repository, indexed once; each case takes a copy.
+    let clean = Script::new()
+        .write("src/budget.rs", "/// Budgets.\npub fn budget() {}\n")
+        .commit("clean")
+        .build();
     for (link, target) in &LINKS[1..] {
         for named in [false, true] {
             let outside = sentinel();
-            let f = Fixture::new();
-            f.write("src/budget.rs", "/// Budgets.\npub fn budget() {}\n");
-            f.commit("clean");
-            assert_eq!(f.run(&["index"]).code, 0);
+            let f = clean.derived("indexed", |f| assert_eq!(f.run(&["index"]).code, 0));
             let path = f.path().join(link);
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
                 std::fs::remove_dir_all(&path).expect("rm");
