@@ -25,7 +25,7 @@ label, repo = sys.argv[1], sys.argv[2]
 d = json.load(sys.stdin)
 for r in d["results"]:
     name = label if r["ranker"] == "ctxpack" else r["ranker"]
-    print("\t".join(map(str, [repo, name, r["budget"], r["fileRecall"], r["hitRate"], r["mrr"], r["tokenPrecision"], r["msPerPack"], d["tasks"], r.get("bodyRecall", 0)])))
+    print("\t".join(map(str, [repo, name, r["budget"], r["fileRecall"], r["hitRate"], r["mrr"], r.get("goldShare", r.get("tokenPrecision")), r["msPerPack"], d["tasks"], r.get("bodyRecall", 0), r.get("editRecall") or 0, r.get("editHit") or 0])))
 ' "$label" "$(basename "$repo")"
 }
 
@@ -58,7 +58,7 @@ if large & set(repos):
               ("mean of all", repos)]
 def mean(xs):
     return sum(xs) / max(len(xs), 1)
-for title, col in (("File recall", 3), ("Body recall", 9)):
+for title, col in (("File recall", 3), ("Body recall", 9), ("Edit-location recall", 10), ("Edit hit", 11), ("Gold share", 6)):
     print("### %s by repository (ranker × budget)\n" % title)
     print("| ranker | budget | " + " | ".join(repos) + " | " + " | ".join(g for g, _ in groups) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in repos + groups) + " |")
@@ -69,11 +69,11 @@ for title, col in (("File recall", 3), ("Body recall", 9)):
             print("| %s | %d | %s | %s |" % (k, b, " | ".join(cells), " | ".join(means)))
     print()
 print("### Means over all the repositories\n")
-print("| ranker | budget | recall | body recall | hit rate | MRR | token precision | ms/pack (median) |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| ranker | budget | recall | body recall | edit-location recall | edit hit | gold share | hit rate | MRR | ms/pack (median) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for k in rankers:
     for b in budgets:
         rs = [val[(r, k, b)] for r in repos if (r, k, b) in val]
         m = lambda i: mean([float(x[i]) for x in rs])
-        print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f |" % (k, b, m(3), m(9), m(4), m(5), m(6), m(7)))
+        print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f |" % (k, b, m(3), m(9), m(10), m(11), m(6), m(4), m(5), m(7)))
 '

@@ -13,6 +13,12 @@ parses the JSON pack and scores the cited files against the task's gold files:
     body recall = share of gold files with at least min(10, the file's lines) of their lines
                   in the pack (the hits' line ranges, as far as their text goes)
     hit rate    = share of tasks with at least one gold file cited
+    edit-location recall = share of the task commit's hunks in gold files (`git diff -U0`,
+                  Myers, old side) that a hit's line range touches; a pure insertion counts
+                  when the range touches the line it follows or the line after it (mean over
+                  tasks whose commit is known)
+    edit hit    = share of those tasks where at least one hunk is touched
+    gold share  = share of the pack's hit tokens from gold files (mean over tasks)
 
 A hit's path is its `path` field (else `location`, else the part of its citation
 `path#Lx-Ly@sha` before `#L`). A pack that fails (non-zero exit) scores 0 and is counted as an
@@ -107,6 +113,57 @@ def body_found(repo, task, doc):
                if len(shown.get(g, ())) >= max(1, min(10, file_lines(repo, task["at"], g))))
 
 
+def hunks(repo, task, cache={}):
+    """The task commit's hunks in its gold files as (path, first, last) lines of the parent's
+    file a range must touch, as `ctxpack eval` places them; None without a commit."""
+    commit = task.get("commit")
+    if not commit:
+        return None
+    key = (repo, task["at"], commit)
+    if key not in cache:
+        proc = subprocess.run(["git", "-c", "diff.noprefix=false", "diff", "-U0", "--no-color",
+                               "--no-ext-diff", "--no-renames", "--no-indent-heuristic",
+                               "--diff-algorithm=myers", task["at"], commit, "--"] + task["gold"],
+                              cwd=repo, capture_output=True, text=True, errors="replace")
+        out, path = [], None
+        for line in proc.stdout.splitlines():
+            if line.startswith("+++ "):
+                path = line[6:] if line.startswith("+++ b/") else None
+            elif line.startswith("@@ ") and path:
+                old = line.split()[1][1:]
+                start, _, count = old.partition(",")
+                start, count = int(start), int(count) if count else 1
+                if count == 0:
+                    out.append((path, max(start, 1), start + 1))
+                else:
+                    out.append((path, start, start + count - 1))
+        cache[key] = out
+    return cache[key]
+
+
+def edits_shown(task_hunks, doc):
+    """How many of the hunks a hit's line range touches."""
+    ranges = {}
+    for hit in doc.get("hits", []):
+        path, start, end = hit_path(hit), hit.get("startLine"), hit.get("endLine")
+        if path and isinstance(start, int) and isinstance(end, int):
+            ranges.setdefault(path, []).append((start, end))
+    return sum(1 for path, first, last in task_hunks
+               if any(a <= last and first <= b for a, b in ranges.get(path, ())))
+
+
+def gold_share(task, doc):
+    """Share of the pack's hit tokens from gold files."""
+    gold = set(task["gold"])
+    total = in_gold = 0
+    for hit in doc.get("hits", []):
+        tokens = hit.get("tokens") or 0
+        total += tokens
+        if hit_path(hit) in gold:
+            in_gold += tokens
+    return in_gold / total if total else 0.0
+
+
 def pack(binary, repo, task, budget):
     """Runs one pack; returns (cited paths or None on failure, JSON pack, seconds, exit code)."""
     cmd = [binary, "pack", task["goal"], "--at", task["at"], "--budget", str(budget),
@@ -131,12 +188,14 @@ def run_repo(args, repo):
     if not os.path.exists(task_file):
         mine(args.bin, os.path.abspath(repo), args.commits, task_file)
     tasks = load_tasks(task_file)
-    per = {b: {"recall": [], "body": [], "hit": [], "used": [], "rendered": [], "seconds": [], "errors": 0} for b in args.budgets}
+    per = {b: {"recall": [], "body": [], "hit": [], "edits": [], "editHit": [], "goldShare": [],
+               "used": [], "rendered": [], "seconds": [], "errors": 0} for b in args.budgets}
     per_task = []
     for i, task in enumerate(tasks):
         gold = set(task["gold"])
         per_task.append({"at": task["at"], "gold": sorted(gold), "recall": {}, "body": {},
-                         "cited": {}})
+                         "edits": {}, "cited": {}})
+        task_hunks = hunks(repo, task)
         if args.prepare:
             subprocess.run([args.bin, "index", "--at", task["at"]], cwd=repo,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -154,6 +213,12 @@ def run_repo(args, repo):
             per_task[-1]["body"][str(b)] = r["body"][-1]
             per_task[-1]["cited"][str(b)] = sorted(paths)
             r["hit"].append(1.0 if found else 0.0)
+            r["goldShare"].append(gold_share(task, doc))
+            if task_hunks:
+                shown = edits_shown(task_hunks, doc)
+                r["edits"].append(shown / len(task_hunks))
+                r["editHit"].append(1.0 if shown else 0.0)
+                per_task[-1]["edits"][str(b)] = r["edits"][-1]
             r["used"].append(doc.get("usedTokens", 0))
             r["rendered"].append(doc.get("renderedTokens", doc.get("usedTokens", 0)))
             r["meter"] = doc.get("meter", r.get("meter"))
@@ -165,6 +230,9 @@ def run_repo(args, repo):
             "recall": statistics.fmean(r["recall"]) if r["recall"] else 0.0,
             "bodyRecall": statistics.fmean(r["body"]) if r["body"] else 0.0,
             "hitRate": statistics.fmean(r["hit"]) if r["hit"] else 0.0,
+            "editRecall": statistics.fmean(r["edits"]) if r["edits"] else 0.0,
+            "editHit": statistics.fmean(r["editHit"]) if r["editHit"] else 0.0,
+            "goldShare": statistics.fmean(r["goldShare"]) if r["goldShare"] else 0.0,
             "meanUsedTokens": statistics.fmean(r["used"]) if r["used"] else 0.0,
             # the whole printed pack where the binary reports it, else the content
             "meanRenderedTokens": statistics.fmean(r["rendered"]) if r["rendered"] else 0.0,
@@ -178,12 +246,13 @@ def run_repo(args, repo):
 def table(doc):
     budgets = doc["budgets"]
     repos = list(doc["repos"])
-    head = (["repository"] + ["recall @ %d" % b for b in budgets]
-            + ["body recall @ %d" % b for b in budgets] + ["hit rate @ %d" % b for b in budgets])
+    columns = (("recall", "recall"), ("bodyRecall", "body recall"), ("editRecall", "edit-location recall"),
+               ("editHit", "edit hit"), ("goldShare", "gold share"), ("hitRate", "hit rate"))
+    head = ["repository"] + ["%s @ %d" % (title, b) for _, title in columns for b in budgets]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name in repos + ["mean"]:
         cells = [name if name != "mean" else "**mean**"]
-        for key in ("recall", "bodyRecall", "hitRate"):
+        for key, _ in columns:
             for b in budgets:
                 xs = [doc["repos"][r]["results"][str(b)].get(key, 0.0) for r in (repos if name == "mean" else [name])]
                 cell = "%.3f" % statistics.fmean(xs)
@@ -202,25 +271,24 @@ def compare(old, new, large=()):
                   ("mean of " + ", ".join(r for r in repos if r in large),
                    [r for r in repos if r in large]),
                   ("mean of all", repos)]
-    keys = ("recall", "bodyRecall", "hitRate")
+    keys = (("recall", "recall"), ("bodyRecall", "body recall"), ("editRecall", "edit-location recall"),
+            ("editHit", "edit hit"), ("goldShare", "gold share"), ("hitRate", "hit rate"))
     out = []
     for b in old["budgets"]:
         if b not in new["budgets"]:
             continue
         out.append("#### Budget %d\n" % b)
-        out.append("| repository | %s recall | %s recall | change | %s body recall | %s body recall "
-                   "| %s hit rate | %s hit rate |" % ((old["label"], new["label"], old["label"],
-                                                       new["label"], old["label"], new["label"])))
-        out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        head = ["repository"] + ["%s %s" % (label, title) for _, title in keys
+                                 for label in (old["label"], new["label"])]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + " --- |" * len(head))
         rows = {}
         for r in repos:
             o, n = old["repos"][r]["results"][str(b)], new["repos"][r]["results"][str(b)]
-            rows[r] = [(o.get(k, 0.0), n.get(k, 0.0)) for k in keys]
+            rows[r] = [(o.get(k, 0.0), n.get(k, 0.0)) for k, _ in keys]
         def line(name, cells, bold=False):
-            (ro, rn), (bo, bn), (ho, hn) = cells
             fmt = "**%.3f**" if bold else "%.3f"
-            text = [fmt % ro, fmt % rn, ("**%+.3f**" if bold else "%+.3f") % (rn - ro),
-                    fmt % bo, fmt % bn, fmt % ho, fmt % hn]
+            text = [fmt % v for pair in cells for v in pair]
             out.append("| %s | %s |" % ("**%s**" % name if bold else name, " | ".join(text)))
         for r in repos:
             line(r, rows[r])

@@ -74,8 +74,14 @@ pub struct EvalRow {
     pub hit_rate: f64,
     /// Mean reciprocal rank of the first gold file.
     pub mrr: f64,
-    /// Mean share of the budget spent on gold files.
-    pub token_precision: f64,
+    /// Mean share of the pack's hit tokens that come from gold files.
+    pub gold_share: f64,
+    /// Mean share of the task commits' hunks in gold files that a cited line range touches
+    /// (an insertion, by the line it follows or the next), over the tasks whose commit is
+    /// known; `None` when no task's is.
+    pub edit_recall: Option<f64>,
+    /// Share of those tasks where a cited line range touches at least one hunk.
+    pub edit_hit: Option<f64>,
     /// Median milliseconds per pack.
     pub ms_per_pack: f64,
 }
@@ -252,6 +258,7 @@ impl Workspace {
                 Vec::new()
             };
             let gold_lines = gold_lines(&repo, &store, &sha, &task.gold)?;
+            let hunks = eval::task_hunks(&repo, &sha, task)?;
             // The snapshot's past is read once per task; every ctxpack pack is timed as if it
             // had read it, as `pack` does.
             let started = Instant::now();
@@ -275,9 +282,10 @@ impl Workspace {
                         _ => eval::dump(&files, budget, Meter::Approx),
                     };
                     let t = &mut tallies[ri][bi];
-                    t.scores.push(eval::score(&packed, &task.gold, |path| {
-                        gold_lines.get(path).copied().unwrap_or(0)
-                    }));
+                    t.scores
+                        .push(eval::score(&packed, &task.gold, &hunks, |path| {
+                            gold_lines.get(path).copied().unwrap_or(0)
+                        }));
                     let read_past = if ranker == "ctxpack" {
                         history_millis
                     } else {
@@ -304,7 +312,9 @@ impl Workspace {
                     body_recall: round(mean(t.scores.iter().map(|s| s.body_recall)), 4),
                     hit_rate: round(mean(t.scores.iter().map(|s| s.hit)), 4),
                     mrr: round(mean(t.scores.iter().map(|s| s.reciprocal_rank)), 4),
-                    token_precision: round(mean(t.scores.iter().map(|s| s.token_precision)), 4),
+                    gold_share: round(mean(t.scores.iter().map(|s| s.gold_share)), 4),
+                    edit_recall: mean_known(t.scores.iter().map(|s| s.edit_recall)),
+                    edit_hit: mean_known(t.scores.iter().map(|s| s.edit_hit)),
                     ms_per_pack: round(median(&t.millis), 2),
                 });
             }
@@ -350,6 +360,7 @@ fn ctxpack_pack(
             selector: request.selector,
         },
         request.top_k,
+        crate::snapshot::Cutting::AroundMatches,
         options,
         &crate::fit::Fit::Content,
     )?;
@@ -398,6 +409,12 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// The mean of the known values, rounded as the report's figures are; `None` when none is.
+fn mean_known(xs: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let known: Vec<f64> = xs.flatten().collect();
+    (!known.is_empty()).then(|| round(mean(known.into_iter()), 4))
+}
+
 fn median(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return 0.0;
@@ -426,20 +443,32 @@ impl std::fmt::Display for EvalReport {
         )?;
         writeln!(
             f,
-            "{:<9} {:>7} {:>7} {:>7} {:>8} {:>6} {:>9} {:>9}",
-            "ranker", "budget", "recall", "bodies", "hit-rate", "mrr", "tok-prec", "ms/pack"
+            "{:<9} {:>7} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8} {:>10} {:>9}",
+            "ranker",
+            "budget",
+            "recall",
+            "bodies",
+            "hit-rate",
+            "mrr",
+            "edits",
+            "edit-hit",
+            "gold-share",
+            "ms/pack"
         )?;
+        let known = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"));
         for r in &self.results {
             writeln!(
                 f,
-                "{:<9} {:>7} {:>7.3} {:>7.3} {:>8.3} {:>6.3} {:>9.3} {:>9.1}",
+                "{:<9} {:>7} {:>7.3} {:>7.3} {:>8.3} {:>6.3} {:>7} {:>8} {:>10.3} {:>9.1}",
                 r.ranker,
                 r.budget,
                 r.file_recall,
                 r.body_recall,
                 r.hit_rate,
                 r.mrr,
-                r.token_precision,
+                known(r.edit_recall),
+                known(r.edit_hit),
+                r.gold_share,
                 r.ms_per_pack
             )?;
         }

@@ -111,7 +111,7 @@ pub use ledger::{Log, LogEntry, LogFilter, LogPage, Shown};
 pub use limits::MAX_GOAL_BYTES;
 pub use select::{SelectRequest, select};
 pub use snapshot::{
-    BudgetCovers, IndexedFile, PackOptions, PackPayload, PackScope, QueryHit, QueryHits,
+    BudgetCovers, Cutting, IndexedFile, PackOptions, PackPayload, PackScope, QueryHit, QueryHits,
     QueryRequest, ScoreParts, SnapshotPack, SnapshotPackRequest,
 };
 pub use status::{SnapshotStatus, Status};

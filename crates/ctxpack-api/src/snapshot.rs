@@ -11,7 +11,7 @@ use ctxpack_index::history::{HISTORY_COMMITS, History};
 use ctxpack_index::indexer::IndexOptions;
 use ctxpack_index::paths::PathFilter;
 use ctxpack_index::retrieve::{RetrieveOptions, Retrieved, Scope, retrieve_in};
-use ctxpack_store::Store;
+use ctxpack_store::{QueryTerms, Store, analyze};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -300,6 +300,23 @@ pub struct SnapshotPackRequest {
     /// Pack the working tree as it is now: modified and untracked files (as git ignores them,
     /// and `.ctxpackignore`) overlaid on the HEAD snapshot, cited `path#L…@worktree`.
     pub worktree: bool,
+    /// Whether a hit may show part of its chunk. Not a field of the JSON request: each preset
+    /// states it (`pack` cuts, `context pack`'s contract never does).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub cutting: Cutting,
+}
+
+/// Whether a pack may show part of a chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cutting {
+    /// Under a budget too small for whole chunks (below 12,000), a chunk is cut to the run of
+    /// its lines that holds most of the goal's terms (its first lines when none does), cited by
+    /// exactly the lines it shows.
+    #[default]
+    AroundMatches,
+    /// Every hit is its whole chunk; a hit that does not fit is skipped.
+    Never,
 }
 
 impl Default for SnapshotPackRequest {
@@ -320,6 +337,7 @@ impl Default for SnapshotPackRequest {
             include: Vec::new(),
             exclude: Vec::new(),
             worktree: false,
+            cutting: Cutting::AroundMatches,
         }
     }
 }
@@ -327,7 +345,8 @@ impl Default for SnapshotPackRequest {
 impl SnapshotPackRequest {
     /// Seed 000's `context pack` contract, exactly: whitespace `words`, a budget of 1,200
     /// counted over the hits' content alone, the `diverse` selector (citation-diverse-v2),
-    /// 30 retrieval candidates, and no indexing (an unindexed commit is not found).
+    /// 30 retrieval candidates, every hit whole (one that does not fit is skipped, never
+    /// cut), and no indexing (an unindexed commit is not found).
     pub fn context_pack() -> SnapshotPackRequest {
         SnapshotPackRequest {
             budget: Budget::new(1200).expect("1200 is a valid budget"),
@@ -336,6 +355,7 @@ impl SnapshotPackRequest {
             top_k: TopK::Fixed(30),
             budget_covers: BudgetCovers::Content,
             index: false,
+            cutting: Cutting::Never,
             ..SnapshotPackRequest::default()
         }
     }
@@ -618,6 +638,7 @@ impl Workspace {
                 selector: request.selector,
             },
             request.top_k,
+            request.cutting,
             &retrieve_options,
             &fit,
         )?;
@@ -815,23 +836,96 @@ fn path_filter(request: &SnapshotPackRequest) -> Result<Option<PathFilter>> {
         })
 }
 
-/// Budget units per line a candidate may show: a chunk is cut to its first
-/// `budget / BUDGET_PER_LINE` lines (at least [`MIN_HEAD_LINES`]), so a small pack cites the
-/// start of more files instead of the whole of a few. Chunks are at most 60 lines long, so
-/// from a budget of 6,000 nothing is cut.
-const BUDGET_PER_LINE: u64 = 100;
+/// Budget units per line a candidate may show: a chunk is cut to `budget / BUDGET_PER_LINE`
+/// of its lines (at least [`MIN_CUT_LINES`]), so a pack shows the matching part of more chunks
+/// instead of the whole of a few. Chunks are at most 60 lines long, so from a budget of 12,000
+/// nothing is cut.
+const BUDGET_PER_LINE: u64 = 200;
 /// The fewest lines a cut candidate keeps.
-const MIN_HEAD_LINES: u64 = 10;
+const MIN_CUT_LINES: u64 = 10;
 
 /// How many lines a candidate of a pack with `budget` may show.
-fn head_lines(budget: Budget) -> usize {
-    usize::try_from((budget.get() / BUDGET_PER_LINE).max(MIN_HEAD_LINES)).unwrap_or(usize::MAX)
+fn cut_lines(budget: Budget) -> usize {
+    usize::try_from((budget.get() / BUDGET_PER_LINE).max(MIN_CUT_LINES)).unwrap_or(usize::MAX)
 }
 
-/// Cuts a snapshot file's candidate to its first `lines` lines: its citation then names
-/// exactly the lines it shows, and its cost is counted again. Other candidates (artifacts,
-/// working-tree text) are left whole.
-fn keep_head(candidate: &mut Candidate, lines: usize, meter: Meter, sha: &str) {
+/// The goal's terms (as the index analyses text), each weighted by how rare it is among the
+/// texts of a retrieval's candidates: a term most candidates hold ("add", "config") says little
+/// about which of a chunk's lines matter.
+struct GoalTerms {
+    weights: HashMap<String, f64>,
+}
+
+impl GoalTerms {
+    fn new(goal: &str, texts: &[&str]) -> GoalTerms {
+        let terms = QueryTerms::from_goal(goal).0;
+        let mut holding: HashMap<&str, usize> = terms.iter().map(|t| (t.as_str(), 0)).collect();
+        for text in texts {
+            let analysed: HashSet<String> = analyze(text).into_iter().collect();
+            for (term, n) in &mut holding {
+                *n += usize::from(analysed.contains(*term));
+            }
+        }
+        let all = texts.len() as f64;
+        let weights = holding
+            .into_iter()
+            .map(|(term, n)| (term.to_owned(), (1.0 + (1.0 + all) / (1.0 + n as f64)).ln()))
+            .collect();
+        GoalTerms { weights }
+    }
+
+    /// The weight of the distinct goal terms on one line.
+    fn line(&self, line: &str) -> f64 {
+        let mut seen = HashSet::new();
+        analyze(line)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .filter_map(|t| self.weights.get(&t))
+            .sum()
+    }
+}
+
+/// The first line (0-based) and length of the run of `lines` lines of `text` to show: the
+/// run whose lines hold the most goal-term weight, centred on its matches (the chunk's start
+/// when a run from there holds as much, so its signature stays in view); the first lines
+/// when no line matches.
+fn matching_run(text: &str, lines: usize, terms: &GoalTerms) -> (usize, usize) {
+    let weights: Vec<f64> = text.split_inclusive('\n').map(|l| terms.line(l)).collect();
+    if weights.len() <= lines {
+        return (0, weights.len());
+    }
+    let sums: Vec<f64> = weights
+        .windows(lines)
+        .map(|w| w.iter().sum::<f64>())
+        .collect();
+    let best = sums.iter().copied().fold(0.0, f64::max);
+    if best <= 0.0 {
+        return (0, lines);
+    }
+    // Runs of equal weight differ only in unmatched lines at their ends: compare with a
+    // tolerance, since sums of the same weights in another order may differ in the last bit.
+    let equal = |v: f64| (best - v).abs() <= best * 1e-9;
+    let first = sums.iter().position(|&v| equal(v)).unwrap_or(0);
+    let last = first
+        + sums[first..]
+            .iter()
+            .take_while(|&&v| equal(v))
+            .count()
+            .saturating_sub(1);
+    let start = if first == 0 { 0 } else { (first + last) / 2 };
+    (start, lines)
+}
+
+/// Cuts a snapshot file's candidate to `lines` of its lines around the goal's matches
+/// ([`matching_run`]): its citation then names exactly the lines it shows, and its cost is
+/// counted again. Other candidates (artifacts, working-tree text) are left whole.
+fn cut_to_matches(
+    candidate: &mut Candidate,
+    lines: usize,
+    terms: &GoalTerms,
+    meter: Meter,
+    sha: &str,
+) {
     let Some(location) = candidate.location.as_mut() else {
         return;
     };
@@ -839,8 +933,15 @@ fn keep_head(candidate: &mut Candidate, lines: usize, meter: Meter, sha: &str) {
     if candidate.citation != whole || candidate.text.split_inclusive('\n').count() <= lines {
         return;
     }
-    let text: String = candidate.text.split_inclusive('\n').take(lines).collect();
-    location.end_line = location.start_line + lines as u32 - 1;
+    let (first, count) = matching_run(&candidate.text, lines, terms);
+    let text: String = candidate
+        .text
+        .split_inclusive('\n')
+        .skip(first)
+        .take(count)
+        .collect();
+    location.start_line += first as u32;
+    location.end_line = location.start_line + count as u32 - 1;
     candidate.citation =
         Citation::code(&location.path, location.start_line, location.end_line, sha);
     candidate.cost = meter.count(&text);
@@ -877,14 +978,28 @@ pub(crate) fn retrieve_and_select(
     scope: &Scope<'_>,
     request: &PackRequest,
     top_k: TopK,
+    cutting: Cutting,
     options: &RetrieveOptions,
     fit: &Fit,
 ) -> Result<Selected> {
     let budget = request.budget;
     let mut pool = top_k.first_pool(budget);
+    let lines = cut_lines(budget);
     loop {
         let retrieved = retrieve_in(store, scope, &request.goal, pool, request.meter, options)?;
         let ran_dry = retrieved.len() < pool;
+        // Only what may be cut needs the goal's terms weighed.
+        let terms = (cutting == Cutting::AroundMatches
+            && retrieved
+                .iter()
+                .any(|r| r.candidate.text.split_inclusive('\n').count() > lines))
+        .then(|| {
+            let texts: Vec<&str> = retrieved
+                .iter()
+                .map(|r| r.candidate.text.as_str())
+                .collect();
+            GoalTerms::new(&request.goal, &texts)
+        });
         let mut redactions = RedactionSummary::default();
         let mut artifact_of = HashMap::new();
         let candidates: Vec<Candidate> = retrieved
@@ -899,7 +1014,9 @@ pub(crate) fn retrieve_and_select(
                 let mut candidate = r.candidate;
                 // Stored text was masked by the rules of its day: mask with today's.
                 mask::candidate(&mut candidate, request.meter, &mut redactions);
-                keep_head(&mut candidate, head_lines(budget), request.meter, scope.sha);
+                if let Some(terms) = &terms {
+                    cut_to_matches(&mut candidate, lines, terms, request.meter, scope.sha);
+                }
                 candidate
             })
             .collect();
@@ -1005,5 +1122,42 @@ impl Workspace {
             skipped: file.skip_reason,
             lines,
         })
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twelve lines; line `rare` (1-based) mentions a term no other candidate holds.
+    fn chunk(rare: usize) -> String {
+        (1..=12)
+            .map(|n| {
+                if n == rare {
+                    format!("let v{n} = ledger.overflow(); // {n}\n")
+                } else {
+                    format!("let v{n} = ledger.step(); // {n}\n")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cut_keeps_the_run_of_lines_around_the_rarest_match() {
+        let other = "the ledger, again and again\n";
+        let text = chunk(9);
+        let terms = GoalTerms::new("ledger overflow", &[&text, other, other]);
+        // "overflow" is in one text of three, "ledger" in all: the rarer term weighs more,
+        // and every term weighs something.
+        assert!(terms.weights["overflow"] > terms.weights["ledger"]);
+        assert!(terms.weights["ledger"] > 0.0);
+        // Four lines: every run of four that holds line 9 (lines 6–9 to 9–12) weighs the
+        // same; the middle one of them is kept (lines 7 to 10, 0-based start 6).
+        assert_eq!(matching_run(&text, 4, &terms), (6, 4));
+        // A run from the chunk's start that holds as much keeps the signature in view.
+        assert_eq!(matching_run(&chunk(2), 4, &terms), (0, 4));
+        // No line matches: the first lines; a chunk no longer than the cut: whole.
+        let none = GoalTerms::new("unrelated words", &[&text]);
+        assert_eq!(matching_run(&text, 4, &none), (0, 4));
+        assert_eq!(matching_run(&text, 12, &terms), (0, 12));
     }
 }

@@ -55,7 +55,7 @@ impl Selector {
             Selector::Diverse => "citation-diverse-v2",
             Selector::Prefix => "greedy-prefix",
             Selector::Skip => "drop-and-continue",
-            Selector::Coverage => "coverage-v1",
+            Selector::Coverage => "coverage-v2",
         }
     }
 }
@@ -309,17 +309,23 @@ fn prefix(state: &mut State, visible: Vec<Slot>) -> u64 {
     n
 }
 
-/// How much a further hit from an already represented family is worth, relative to the first.
-const FAMILY_DECAY: f64 = 0.25;
+/// How much a further hit from an already represented family is worth, relative to the first:
+/// a strong file's second and third chunks (often where its change is) stay ahead of a weak
+/// file's first (docs/quality.md, "Show the code the task changes").
+const FAMILY_DECAY: f64 = 0.5;
+/// The power relevance is raised to: a chunk half as relevant as the best is worth an eighth
+/// of it, so a large strong chunk is not outbid by several small weak ones that cost the same.
+const RELEVANCE_POWER: i32 = 3;
 
 /// Greedy budgeted coverage over the visible tier.
 ///
 /// Each candidate has a relevance in `[0, 1]`: its score divided by the best score when every
 /// visible candidate carries a non-negative finite score, else a rank discount
-/// `1 / log2(rank + 1)`. Its marginal gain is that relevance times `FAMILY_DECAY` for every hit
-/// of its family already chosen, and the candidate with the best gain per square root of cost
-/// is taken next (ties by rank), until nothing left fits. The square root keeps a long,
-/// highly relevant chunk competitive with a short, weak one. Hits are listed in rank order.
+/// `1 / log2(rank + 1)`. Its marginal gain is that relevance cubed ([`RELEVANCE_POWER`]) times
+/// [`FAMILY_DECAY`] for every hit of its family already chosen, and the candidate with the
+/// best gain per square root of cost is taken next (ties by rank), until nothing left fits.
+/// The cube and the square root keep a long, highly relevant chunk ahead of short, weak ones.
+/// Hits are listed in rank order.
 ///
 /// Taking a hit scales the gain of every open member of its family by the same power of two,
 /// which leaves their order within the family unchanged; so each family keeps its members in
@@ -344,7 +350,7 @@ fn coverage(state: &mut State, visible: Vec<Slot>) -> u64 {
         seen[f] += 1;
     }
     let density = |i: usize, seen: i32, cost: u64| {
-        let gain = relevance[i] * FAMILY_DECAY.powi(seen);
+        let gain = relevance[i].powi(RELEVANCE_POWER) * FAMILY_DECAY.powi(seen);
         gain / (cost.max(1) as f64).sqrt()
     };
     let mut families: Vec<usize> = Vec::with_capacity(visible.len());

@@ -417,6 +417,89 @@ impl PackedHit {
 /// file when it is shorter.
 pub const BODY_LINES: u32 = 10;
 
+/// A change the task's commit makes to a gold file, placed in the file as the task's snapshot
+/// has it: a pack shows it when a cited range of the file touches [`Hunk::lines`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hunk {
+    /// The gold file.
+    pub path: String,
+    /// The first and last line (1-based, inclusive) of the snapshot's file that the change
+    /// replaces or deletes; for a pure insertion, the line it follows and the line after it
+    /// (the first line alone for an insertion at the top).
+    pub lines: (u32, u32),
+}
+
+impl Hunk {
+    /// A change that replaces or deletes lines `first..=last` of `path`.
+    pub fn replacing(path: impl Into<String>, first: u32, last: u32) -> Hunk {
+        Hunk {
+            path: path.into(),
+            lines: (first, last),
+        }
+    }
+
+    /// A pure insertion after line `line` of `path` (0: at the top).
+    pub fn inserting_after(path: impl Into<String>, line: u32) -> Hunk {
+        Hunk {
+            path: path.into(),
+            lines: (line.max(1), line + 1),
+        }
+    }
+
+    /// Whether a hit shows part of the change: it is of the same file and its lines touch the
+    /// hunk's.
+    pub fn shown_by(&self, hit: &PackedHit) -> bool {
+        hit.path == self.path && hit.lines.0 <= self.lines.1 && self.lines.0 <= hit.lines.1
+    }
+}
+
+/// The hunks of the change of `path` from `old` to `new`: a line diff without context (Myers,
+/// as `git diff -U0` draws them), each run of changed lines one hunk.
+pub fn hunks(path: &str, old: &str, new: &str) -> Vec<Hunk> {
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_lines(old, new);
+    diff.grouped_ops(0)
+        .iter()
+        .filter_map(|group| {
+            let (first, last) = (group.first()?, group.last()?);
+            let (start, end) = (first.old_range().start, last.old_range().end);
+            let line = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            Some(if start == end {
+                Hunk::inserting_after(path, line(start))
+            } else {
+                Hunk::replacing(path, line(start + 1), line(end))
+            })
+        })
+        .collect()
+}
+
+/// The hunks of a mined task: what its commit changes in its gold files, placed in the
+/// snapshot's (the parent's) files. Empty when the task names no commit (tasks given as
+/// JSON Lines may not) or its commit changes no gold file's text.
+pub fn task_hunks(repo: &Repo, parent: &str, task: &Task) -> Result<Vec<Hunk>, IndexError> {
+    let Some(commit) = &task.commit else {
+        return Ok(Vec::new());
+    };
+    let commit = repo.resolve(commit)?;
+    let mut out = Vec::new();
+    for change in repo.tree_changes(parent, &commit)? {
+        if !task.gold.contains(&change.path) {
+            continue;
+        }
+        let (Some((EntryKind::File, old)), Some((EntryKind::File, new))) =
+            (&change.old, &change.new)
+        else {
+            continue;
+        };
+        let text = |id: &str| -> Result<String, IndexError> {
+            Ok(String::from_utf8_lossy(&repo.read_blob(id)?).into_owned())
+        };
+        out.extend(hunks(&change.path, &text(old)?, &text(new)?));
+    }
+    Ok(out)
+}
+
 /// Quality of one pack against a gold set.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Score {
@@ -426,15 +509,28 @@ pub struct Score {
     pub hit: f64,
     /// 1 / position of the first hit from a gold file (0 if none).
     pub reciprocal_rank: f64,
-    /// Share of pack cost from gold files.
-    pub token_precision: f64,
+    /// Share of the pack's hit cost that comes from gold files: a precision guard, since
+    /// every other token costs the reader budget and attention.
+    pub gold_share: f64,
     /// Share of gold files with at least [`BODY_LINES`] of their lines (or all, when they
     /// have fewer) in the pack: cited with their text, not just named.
     pub body_recall: f64,
+    /// Share of the task's hunks ([`Hunk`]) that a cited range touches: the pack shows the
+    /// place the change is made, not only its file. `None` when the task's hunks are unknown.
+    pub edit_recall: Option<f64>,
+    /// 1 if a cited range touches at least one of the task's hunks; `None` as for
+    /// [`Score::edit_recall`].
+    pub edit_hit: Option<f64>,
 }
 
-/// Scores a pack against the gold files; `lines_of` gives a gold file's number of lines.
-pub fn score(pack: &PackedPaths, gold: &[String], lines_of: impl Fn(&str) -> u32) -> Score {
+/// Scores a pack against the gold files and the task's hunks (empty when unknown);
+/// `lines_of` gives a gold file's number of lines.
+pub fn score(
+    pack: &PackedPaths,
+    gold: &[String],
+    hunks: &[Hunk],
+    lines_of: impl Fn(&str) -> u32,
+) -> Score {
     let gold: HashSet<&str> = gold.iter().map(String::as_str).collect();
     let cited: HashSet<&str> = pack.hits.iter().map(|h| h.path.as_str()).collect();
     let found = gold.iter().filter(|g| cited.contains(*g)).count();
@@ -468,16 +564,23 @@ pub fn score(pack: &PackedPaths, gold: &[String], lines_of: impl Fn(&str) -> u32
             n as f64 / gold.len() as f64
         }
     };
+    let edits_shown = hunks
+        .iter()
+        .filter(|hunk| pack.hits.iter().any(|hit| hunk.shown_by(hit)))
+        .count();
+    let edits_known = !hunks.is_empty();
     Score {
         recall: share(found),
         body_recall: share(bodies),
         hit: f64::from(u8::from(found > 0)),
         reciprocal_rank: first.map_or(0.0, |i| 1.0 / (i + 1) as f64),
-        token_precision: if total == 0 {
+        gold_share: if total == 0 {
             0.0
         } else {
             gold_cost as f64 / total as f64
         },
+        edit_recall: edits_known.then(|| edits_shown as f64 / hunks.len() as f64),
+        edit_hit: edits_known.then(|| f64::from(u8::from(edits_shown > 0))),
     }
 }
 
@@ -883,23 +986,202 @@ mod tests {
                 PackedHit::new("a.rs", 10, (3, 9)),
             ],
         };
-        let s = score(&pack, &["b.rs".into(), "c.rs".into()], |_| 100);
+        let s = score(&pack, &["b.rs".into(), "c.rs".into()], &[], |_| 100);
         assert_eq!(s.recall, 0.5);
         assert_eq!(s.hit, 1.0);
         assert_eq!(s.reciprocal_rank, 0.5);
-        assert_eq!(s.token_precision, 0.6);
+        assert_eq!(s.gold_share, 0.6);
+        assert_eq!((s.edit_recall, s.edit_hit), (None, None), "no hunks known");
         assert_eq!(s.body_recall, 0.5);
         // a.rs shows lines 1 to 9 (overlaps count once): nine lines of a long file are a
         // citation, not a body; of a nine-line file, the whole body.
         let gold = ["a.rs".to_owned()];
-        assert_eq!(score(&pack, &gold, |_| 100).body_recall, 0.0);
-        assert_eq!(score(&pack, &gold, |_| 9).body_recall, 1.0);
-        assert_eq!(score(&pack, &gold, |_| 0).body_recall, 1.0);
-        let s = score(&PackedPaths::default(), &["b.rs".into()], |_| 1);
+        assert_eq!(score(&pack, &gold, &[], |_| 100).body_recall, 0.0);
+        assert_eq!(score(&pack, &gold, &[], |_| 9).body_recall, 1.0);
+        assert_eq!(score(&pack, &gold, &[], |_| 0).body_recall, 1.0);
+        let s = score(&PackedPaths::default(), &["b.rs".into()], &[], |_| 1);
         assert_eq!(
-            (s.recall, s.hit, s.reciprocal_rank, s.token_precision),
+            (s.recall, s.hit, s.reciprocal_rank, s.gold_share),
             (0.0, 0.0, 0.0, 0.0)
         );
+    }
+
+    /// The edit measures of a pack whose hits are `ranges` of `a.rs`, against `hunks`.
+    fn edits(ranges: &[(u32, u32)], hunks: &[Hunk]) -> (Option<f64>, Option<f64>) {
+        let pack = PackedPaths {
+            hits: ranges
+                .iter()
+                .map(|&r| PackedHit::new("a.rs", 10, r))
+                .collect(),
+        };
+        let s = score(&pack, &["a.rs".into()], hunks, |_| 100);
+        (s.edit_recall, s.edit_hit)
+    }
+
+    #[test]
+    fn a_hunk_counts_when_a_cited_range_touches_it() {
+        let hunk = [Hunk::replacing("a.rs", 20, 24)];
+        // Inside, overlapping either end, or holding it: shown.
+        for range in [(21, 22), (10, 20), (24, 30), (1, 100), (20, 24)] {
+            assert_eq!(edits(&[range], &hunk), (Some(1.0), Some(1.0)), "{range:?}");
+        }
+        // Beside it, one line away on either side: not shown.
+        for range in [(10, 19), (25, 40)] {
+            assert_eq!(edits(&[range], &hunk), (Some(0.0), Some(0.0)), "{range:?}");
+        }
+        // Another file's range over the same lines shows nothing of it.
+        let other = PackedPaths {
+            hits: vec![PackedHit::new("b.rs", 10, (1, 100))],
+        };
+        let s = score(&other, &["a.rs".into()], &hunk, |_| 100);
+        assert_eq!((s.edit_recall, s.edit_hit), (Some(0.0), Some(0.0)));
+    }
+
+    #[test]
+    fn an_insertion_counts_by_the_line_it_follows_or_the_next() {
+        let after_nine = [Hunk::inserting_after("a.rs", 9)];
+        assert_eq!(after_nine[0].lines, (9, 10));
+        for range in [(1, 9), (10, 12), (9, 9)] {
+            assert_eq!(
+                edits(&[range], &after_nine),
+                (Some(1.0), Some(1.0)),
+                "{range:?}"
+            );
+        }
+        for range in [(1, 8), (11, 20)] {
+            assert_eq!(
+                edits(&[range], &after_nine),
+                (Some(0.0), Some(0.0)),
+                "{range:?}"
+            );
+        }
+        // At the top of the file, the line after is the first.
+        assert_eq!(Hunk::inserting_after("a.rs", 0).lines, (1, 1));
+    }
+
+    #[test]
+    fn edit_recall_is_the_share_of_hunks_shown() {
+        let hunks = [
+            Hunk::replacing("a.rs", 5, 5),
+            Hunk::replacing("a.rs", 50, 52),
+            Hunk::inserting_after("a.rs", 80),
+            Hunk::replacing("b.rs", 1, 3),
+        ];
+        assert_eq!(edits(&[(1, 10)], &hunks), (Some(0.25), Some(1.0)));
+        assert_eq!(edits(&[(1, 10), (81, 90)], &hunks), (Some(0.5), Some(1.0)));
+        assert_eq!(edits(&[(53, 79)], &hunks), (Some(0.0), Some(0.0)));
+        assert_eq!(edits(&[], &hunks), (Some(0.0), Some(0.0)));
+    }
+
+    /// A mined task's hunks are its commit's changes to its gold files, placed in the parent's
+    /// file where `git diff -U0` places them; a change to another file is not one of them.
+    #[test]
+    fn a_mined_task_has_its_commits_hunks_in_gold_files() {
+        let old: String = (1..=60).map(|n| format!("    let v{n} = {n};\n")).collect();
+        let new = old
+            .replace("    let v12 = 12;\n", "    let v12 = 1200;\n")
+            .replace(
+                "    let v40 = 40;\n",
+                "    let v40 = 40;\n    let extra = 0;\n",
+            )
+            .replace("    let v55 = 55;\n    let v56 = 56;\n", "");
+        let fixture = ctxpack_testkit::Script::new()
+            .write("src/values.rs", &old)
+            .write("src/other.rs", "pub fn other() {}\n")
+            .commit("Initial import of the values")
+            .write("src/values.rs", &new)
+            .write("README.md", "# values\n")
+            .commit("Scale the twelfth value and add an extra one")
+            .build();
+        let repo = Repo::discover(fixture.path()).expect("a repository");
+        let head = fixture.head();
+        let tasks = mine_tasks(&repo, head, 5, 10, Gold::Code).expect("mined");
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        let task = &tasks[0];
+        assert_eq!(task.gold, ["src/values.rs"]);
+        let found = task_hunks(&repo, &task.at, task).expect("hunks");
+        assert_eq!(
+            found,
+            [
+                Hunk::replacing("src/values.rs", 12, 12),
+                Hunk::inserting_after("src/values.rs", 40),
+                Hunk::replacing("src/values.rs", 55, 56),
+            ]
+        );
+        // Where git itself draws them.
+        let diff = ctxpack_testkit::git::git(
+            fixture.path(),
+            &[
+                "diff",
+                "-U0",
+                "--no-color",
+                "--diff-algorithm=myers",
+                &task.at,
+                head,
+                "--",
+                "src/values.rs",
+            ],
+        );
+        let from_git: Vec<&str> = diff
+            .lines()
+            .filter(|l| l.starts_with("@@ "))
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .collect();
+        assert_eq!(from_git, ["-12", "-40,0", "-55,2"]);
+        // A task without its commit has no hunks: the edit measures are unknown, not zero.
+        let bare = Task {
+            commit: None,
+            ..task.clone()
+        };
+        assert!(
+            task_hunks(&repo, &task.at, &bare)
+                .expect("no hunks")
+                .is_empty()
+        );
+        let pack = PackedPaths {
+            hits: vec![PackedHit::new("src/values.rs", 10, (1, 60))],
+        };
+        let s = score(&pack, &bare.gold, &[], |_| 60);
+        assert_eq!((s.edit_recall, s.edit_hit), (None, None));
+        let s = score(&pack, &task.gold, &found, |_| 60);
+        assert_eq!((s.edit_recall, s.edit_hit), (Some(1.0), Some(1.0)));
+        // The scorer can fail: a range that stops a line short of each hunk shows none.
+        let short = PackedPaths {
+            hits: vec![
+                PackedHit::new("src/values.rs", 10, (1, 11)),
+                PackedHit::new("src/values.rs", 10, (13, 39)),
+                PackedHit::new("src/values.rs", 10, (42, 54)),
+            ],
+        };
+        let s = score(&short, &task.gold, &found, |_| 60);
+        assert_eq!((s.edit_recall, s.edit_hit), (Some(0.0), Some(0.0)));
+    }
+
+    #[test]
+    fn hunks_are_runs_of_changed_lines_in_the_old_file() {
+        let old: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        let new = old
+            .replace("line 3\n", "line three\n")
+            .replace("line 10\nline 11\n", "")
+            .replace("line 20\n", "line 20\nnew a\nnew b\n")
+            .replace("line 25\n", "line 25a\nline 25b\n");
+        let new = format!("top\n{new}");
+        assert_eq!(
+            hunks("a.rs", &old, &new),
+            [
+                Hunk::inserting_after("a.rs", 0),
+                Hunk::replacing("a.rs", 3, 3),
+                Hunk::replacing("a.rs", 10, 11),
+                Hunk::inserting_after("a.rs", 20),
+                Hunk::replacing("a.rs", 25, 25),
+            ]
+        );
+        // An append at the end follows the last line.
+        assert_eq!(
+            hunks("a.rs", "a\nb\n", "a\nb\nc\n"),
+            [Hunk::inserting_after("a.rs", 2)]
+        );
+        assert!(hunks("a.rs", &old, &old).is_empty());
     }
 
     #[test]

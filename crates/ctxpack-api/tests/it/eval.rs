@@ -278,7 +278,7 @@ fn history_mines_tasks_and_reports_every_ranker() {
             ("body_recall", r.body_recall),
             ("hit_rate", r.hit_rate),
             ("mrr", r.mrr),
-            ("token_precision", r.token_precision),
+            ("gold_share", r.gold_share),
         ] {
             assert!(
                 (0.0..=1.0).contains(&v),
@@ -299,7 +299,9 @@ fn history_mines_tasks_and_reports_every_ranker() {
         "bodyRecall",
         "hitRate",
         "mrr",
-        "tokenPrecision",
+        "goldShare",
+        "editRecall",
+        "editHit",
         "msPerPack",
     ] {
         assert!(json["results"][0][key].is_number(), "{key}: {json}");

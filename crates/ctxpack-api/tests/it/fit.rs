@@ -179,11 +179,12 @@ fn fitting_is_deterministic() {
     }
 }
 
+/// Whole chunks (a budget at which nothing is cut) that start inside an `impl` show its line.
 #[test]
 fn a_hit_inside_a_definition_shows_its_opening_line() {
     let f = repository();
     let workspace = f.workspace();
-    let pack = pack_shown(&workspace, &request(4000, Meter::O200k), Format::Text);
+    let pack = pack_shown(&workspace, &request(12_000, Meter::O200k), Format::Text);
     let inside: Vec<_> = pack
         .hits
         .iter()
@@ -202,6 +203,10 @@ fn a_hit_inside_a_definition_shows_its_opening_line() {
     }
     let text = render(&pack, &shown(Format::Text));
     assert!(text.contains("inside (line 5): impl Budget"), "{text}");
+    // A hit cut to the lines that match, inside a method, shows the method's line.
+    let cut = pack_shown(&workspace, &request(4000, Meter::O200k), Format::Text);
+    let text = render(&cut, &shown(Format::Text));
+    assert!(text.contains("): pub fn enforce_"), "{text}");
 }
 
 /// The enclosing lines come from what indexing recorded with each chunk, so a pack parses no
@@ -212,7 +217,7 @@ fn enclosing_lines_come_from_the_index_and_older_chunks_are_parsed() {
     let f = repository();
     let workspace = f.workspace();
     let text = || {
-        let pack = pack_shown(&workspace, &request(4000, Meter::O200k), Format::Text);
+        let pack = pack_shown(&workspace, &request(12_000, Meter::O200k), Format::Text);
         render(&pack, &shown(Format::Text))
     };
     let before = text();

@@ -144,7 +144,7 @@ fn a_missing_snapshot_is_not_indexed_until_indexed() {
     assert_eq!(pack.budget.get(), 8000);
     assert_eq!(pack.meter, Meter::O200k);
     // ctxpack's default selector is its own, measured better than seed 000's.
-    assert_eq!(pack.selector.strategy(), "coverage-v1");
+    assert_eq!(pack.selector.strategy(), "coverage-v2");
     assert_counters(&pack);
     let first = citations(&pack)[0];
     assert!(first.starts_with("src/budget.rs#L"), "{first}");
@@ -154,7 +154,7 @@ fn a_missing_snapshot_is_not_indexed_until_indexed() {
     assert_eq!(json["snapshotSha"], Value::String(sha.clone()));
     assert_eq!(json["snapshot"]["resolvedSha"], Value::String(sha));
     assert_eq!(json["snapshot"]["requestedRef"], "HEAD");
-    assert_eq!(json["selection"]["strategy"], "coverage-v1");
+    assert_eq!(json["selection"]["strategy"], "coverage-v2");
 }
 
 #[test]
@@ -1228,26 +1228,31 @@ fn indexing_waits_out_a_full_text_lock_held_for_a_moment() {
 }
 
 #[test]
-fn a_small_budget_shows_the_first_lines_of_a_long_chunk_and_cites_exactly_them() {
+fn a_small_budget_shows_the_lines_of_a_long_chunk_that_match_and_cites_exactly_them() {
     let f = Fixture::new();
     let mut body = String::from(
         "/// Reconciles the ledger.\npub fn reconcile_ledger(entries: &[u64]) -> u64 {\n",
     );
     for i in 0..40 {
+        let note = if i == 27 {
+            "ledger overflow check"
+        } else {
+            "ledger step"
+        };
         body.push_str(&format!(
-            "    let step_{i} = entries.len() as u64 + {i}; // ledger step\n"
+            "    let step_{i} = entries.len() as u64 + {i}; // {note}\n"
         ));
     }
     body.push_str("    0\n}\n");
     f.write("src/ledger.rs", &body);
     let sha = f.commit("ledger");
     let workspace = f.workspace();
-    let pack = |budget: u64| {
+    let pack = |goal: &str, budget: u64| {
         workspace
             .snapshot_pack(
                 &SnapshotPackRequest {
                     budget: Budget::new(budget).expect("budget"),
-                    ..request("reconcile the ledger")
+                    ..request(goal)
                 },
                 &PackOptions::default(),
             )
@@ -1255,15 +1260,26 @@ fn a_small_budget_shows_the_first_lines_of_a_long_chunk_and_cites_exactly_them()
             .pack
     };
     let lines: Vec<&str> = body.lines().collect();
-    // 1,500 units: at most 15 lines of the 44.
-    let small = pack(1500);
-    let hit = &small.hits[0].candidate;
     let short = &sha[..7];
-    assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L15@{short}"));
-    assert_eq!(hit.text, format!("{}\n", lines[..15].join("\n")));
+    // 2,000 units: at most 10 lines of the 44. The goal's terms are densest at the top (the
+    // doc comment and the signature name it): the first 10 lines.
+    let small = pack("reconcile the ledger", 2000);
+    let hit = &small.hits[0].candidate;
+    assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L10@{short}"));
+    assert_eq!(hit.text, format!("{}\n", lines[..10].join("\n")));
     assert_eq!(hit.cost, Meter::O200k.count(&hit.text));
-    // 8,000 units: the whole chunk.
-    let large = pack(8000);
+    // A goal that one line deep in the chunk matches best: 10 lines around it (line 30),
+    // not the first 10.
+    let deep = pack("check the ledger for overflow", 2000);
+    let hit = &deep.hits[0].candidate;
+    assert_eq!(hit.citation.0, format!("src/ledger.rs#L25-L34@{short}"));
+    assert_eq!(hit.text, format!("{}\n", lines[24..34].join("\n")));
+    assert!(hit.text.contains("ledger overflow check"));
+    assert_eq!(hit.cost, Meter::O200k.count(&hit.text));
+    // 8,000 units: 40 lines; 12,000: the whole chunk.
+    let hit = &pack("reconcile the ledger", 8000).hits[0].candidate;
+    assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L40@{short}"));
+    let large = pack("reconcile the ledger", 12_000);
     let hit = &large.hits[0].candidate;
     assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L44@{short}"));
     assert_eq!(hit.text, body);

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use ctxpack_core::{Budget, Candidate, Citation, DropReason, Family, Selector, Tier, select};
 use proptest::prelude::*;
 
-/// The definition: repeatedly take the fitting candidate with the best relevance times 0.25
-/// per chosen member of its family, per square root of cost, earliest rank on ties; drop the
+/// The definition: repeatedly take the fitting candidate with the best relevance cubed times
+/// 0.5 per chosen member of its family, per square root of cost, earliest rank on ties; drop the
 /// rest with the budget left at the end. Visible tier only (no pins), unique citations.
 fn reference(cands: &[Candidate], budget: u64) -> (Vec<usize>, Vec<(usize, u64)>) {
     let scores: Option<Vec<f64>> = cands
@@ -33,7 +33,8 @@ fn reference(cands: &[Candidate], budget: u64) -> (Vec<usize>, Vec<(usize, u64)>
             if !open[i] || c.cost > remaining {
                 continue;
             }
-            let gain = relevance[i] * 0.25f64.powi(seen.get(&c.family).copied().unwrap_or(0));
+            let gain =
+                relevance[i].powi(3) * 0.5f64.powi(seen.get(&c.family).copied().unwrap_or(0));
             let density = gain / (c.cost.max(1) as f64).sqrt();
             if best.is_none_or(|(_, d)| density > d) {
                 best = Some((i, density));

@@ -105,8 +105,17 @@ fn skip_drop_and_continue_with_pinned_tier() {
 fn coverage_trades_relevance_against_cost_and_redundancy() {
     use Selector::Coverage as S;
     // A second hit of an already represented family is worth half as much, so later
-    // families win the remaining budget; hits are listed in rank order.
-    check(S, 6, "a/f1/2 b/f1/2 c/f2/2 d/f3/2", "a c d | b:over_budget");
+    // families of nearly the same relevance win the remaining budget; hits are listed in
+    // rank order.
+    check(
+        S,
+        6,
+        "a/f1/2@1 b/f1/2@1 c/f2/2@0.9 d/f3/2@0.9",
+        "a c d | b:over_budget",
+    );
+    // ... while a strong family's second hit beats a much weaker family's first: relevance
+    // counts cubed (0.7³ ≈ 0.34 < 0.5).
+    check(S, 4, "a/f1/2@1 b/f1/2@1 c/f2/2@0.7", "a b | c:over_budget");
     // Scores, when every candidate has one, decide relevance.
     check(S, 5, "a/f1/5@0.1 b/f2/5@0.9", "b | a:over_budget");
     // Without scores, rank decides; a long top hit stays competitive with short weak ones.

@@ -707,7 +707,9 @@ pub(crate) struct ReportRow {
     pub(crate) file_recall: f64,
     pub(crate) hit_rate: f64,
     pub(crate) mrr: f64,
-    pub(crate) token_precision: f64,
+    /// Named `tokenPrecision` in reports written before it was renamed.
+    #[serde(alias = "tokenPrecision")]
+    pub(crate) gold_share: f64,
 }
 
 /// The quality page: recall by budget for each ranker of an evaluation report.
@@ -738,7 +740,7 @@ pub(crate) fn quality(repo: Option<&str>, report: Option<&Report>) -> String {
     body.push_str(&recall_chart(report, &budgets, &rankers));
     body.push_str(
         "<table class=\"quality\" id=\"quality\"><thead><tr><th>Ranker</th><th>Budget</th>\
-         <th>File recall</th><th>Hit rate</th><th>MRR</th><th>Token precision</th></tr></thead><tbody>",
+         <th>File recall</th><th>Hit rate</th><th>MRR</th><th>Gold share</th></tr></thead><tbody>",
     );
     for row in &report.results {
         let _ = write!(
@@ -749,7 +751,7 @@ pub(crate) fn quality(repo: Option<&str>, report: Option<&Report>) -> String {
             row.file_recall,
             row.hit_rate,
             row.mrr,
-            row.token_precision
+            row.gold_share
         );
     }
     body.push_str("</tbody></table>");
@@ -847,7 +849,7 @@ mod tests {
                 {"citation": "src/c.rs#L1-L80@abc", "reason": "over_budget", "tokens": 300},
                 {"citation": "src/a.rs#L20-L30@abc", "reason": "duplicate", "tokens": 7}
             ],
-            "selection": {"strategy": "coverage-v1"},
+            "selection": {"strategy": "coverage-v2"},
             "redactionSummary": {"total": 1, "byKind": {"aws-key": 1}},
             "warnings": []
         })

@@ -122,6 +122,59 @@ fn missing_snapshot_exits_3_with_guidance_until_indexed() {
     );
 }
 
+/// `context pack` counts complete hit text: a chunk larger than the budget is skipped, never
+/// cut to fit, and one that fits is shown whole (`pack` cuts: `ctxpack-api`'s snapshot tests).
+#[test]
+fn context_pack_never_cuts_a_hit() {
+    // One 40-line chunk of 320 words.
+    let mut body =
+        String::from("pub fn reconcile_ledger(entries: &[u64]) -> u64 { // ledger entries\n");
+    for i in 0..38 {
+        body.push_str(&format!(
+            "    let step_{i} = entries.len() + {i}; // ledger\n"
+        ));
+    }
+    body.push_str("    0 } // end of ledger\n");
+    assert_eq!(body.lines().count(), 40);
+    assert_eq!(body.split_whitespace().count(), 320);
+    let repo = Script::new()
+        .write("src/ledger.rs", &body)
+        .commit("ledger")
+        .build();
+    let f = repo.checkout();
+    let short = &repo.head()[..7];
+    assert_eq!(f.run(&["index"]).code, 0);
+    let hits = |args: &[&str]| -> Vec<String> {
+        let mut all = vec![
+            "context",
+            "pack",
+            "reconcile the ledger",
+            "--format",
+            "json",
+        ];
+        all.extend_from_slice(args);
+        json(&f.run(&all))["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|h| h["citation"].as_str().expect("a citation").to_owned())
+            .collect()
+    };
+    assert_eq!(hits(&[]), [format!("src/ledger.rs#L1-L40@{short}")]);
+    assert_eq!(hits(&["--budget", "100"]), Vec::<String>::new());
+    let pack = json(&f.run(&[
+        "context",
+        "pack",
+        "reconcile the ledger",
+        "--budget",
+        "100",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(pack["dropped"][0]["reason"], "over_budget", "{pack}");
+    assert_eq!(pack["dropped"][0]["tokens"], 320, "{pack}");
+}
+
 #[test]
 fn context_pack_keeps_seed_000s_contract_and_header_lines() {
     let (f, sha) = project();
@@ -183,7 +236,7 @@ fn context_pack_keeps_seed_000s_contract_and_header_lines() {
             &pack["meter"],
             &pack["selection"]["strategy"]
         ),
-        (&2000.into(), &"o200k".into(), &"coverage-v1".into()),
+        (&2000.into(), &"o200k".into(), &"coverage-v2".into()),
         "{pack}"
     );
     // Help is wrapped to the terminal's width, so words are compared, not line breaks.
@@ -220,7 +273,7 @@ fn a_new_commit_packs_without_a_manual_index() {
             &pack["meter"],
             &pack["selection"]["strategy"]
         ),
-        (&8000.into(), &"o200k".into(), &"coverage-v1".into()),
+        (&8000.into(), &"o200k".into(), &"coverage-v2".into()),
         "{pack}"
     );
     assert!(

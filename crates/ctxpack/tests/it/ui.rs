@@ -239,7 +239,7 @@ fn report(dir: &Path) -> PathBuf {
     for (budget, ctxpack, bm25) in [(1000, 0.55, 0.4), (2000, 0.81, 0.52), (8000, 0.95, 0.7)] {
         for (ranker, recall) in [("ctxpack", ctxpack), ("bm25", bm25)] {
             results.push(json!({"ranker": ranker, "budget": budget, "fileRecall": recall,
-                "hitRate": recall, "mrr": recall / 2.0, "tokenPrecision": recall / 3.0, "msPerPack": 20.0}));
+                "hitRate": recall, "mrr": recall / 2.0, "goldShare": recall / 3.0, "msPerPack": 20.0}));
         }
     }
     let report = json!({"tasks": 40, "selector": "coverage", "meter": "o200k", "ablate": [],
@@ -347,7 +347,7 @@ fn the_web_view_shows_the_ledger_packs_drops_and_builds_packs() {
         .map(|d| d["reason"].as_str().expect("a reason").to_owned())
         .collect();
     assert_eq!(reasons, expected);
-    assert!(browser.text("#counters").contains("coverage-v1"));
+    assert!(browser.text("#counters").contains("coverage-v2"));
     browser.screenshot("pack");
     // The copy button copies the pack's Markdown.
     browser.click("#copy");
