@@ -854,28 +854,46 @@ fn cut_lines(budget: Budget) -> usize {
 /// about which of a chunk's lines matter.
 struct GoalTerms {
     weights: HashMap<String, f64>,
+    /// Per term, text that any line holding it contains once lowercased: the term itself, or
+    /// for a term stemmed from `-ies` to `-y`, the term without its `y`. Finding none in a
+    /// line is enough to know it holds no term, without analysing it.
+    roots: Vec<String>,
 }
 
 impl GoalTerms {
     fn new(goal: &str, texts: &[&str]) -> GoalTerms {
         let terms = QueryTerms::from_goal(goal).0;
-        let mut holding: HashMap<&str, usize> = terms.iter().map(|t| (t.as_str(), 0)).collect();
+        let roots: Vec<String> = terms
+            .iter()
+            .map(|t| match t.strip_suffix('y') {
+                Some(root) if !root.is_empty() => root.to_owned(),
+                _ => t.clone(),
+            })
+            .collect();
+        // How many texts may hold each term (its root in their lowercased text): a weight
+        // needs the proportion, not an exact count, and a pack must not analyse every text.
+        let mut holding = vec![0usize; terms.len()];
         for text in texts {
-            let analysed: HashSet<String> = analyze(text).into_iter().collect();
-            for (term, n) in &mut holding {
-                *n += usize::from(analysed.contains(*term));
+            let lower = text.to_lowercase();
+            for (n, root) in holding.iter_mut().zip(&roots) {
+                *n += usize::from(lower.contains(root.as_str()));
             }
         }
         let all = texts.len() as f64;
-        let weights = holding
+        let weights = terms
             .into_iter()
-            .map(|(term, n)| (term.to_owned(), (1.0 + (1.0 + all) / (1.0 + n as f64)).ln()))
+            .zip(holding)
+            .map(|(term, n)| (term, (1.0 + (1.0 + all) / (1.0 + n as f64)).ln()))
             .collect();
-        GoalTerms { weights }
+        GoalTerms { weights, roots }
     }
 
     /// The weight of the distinct goal terms on one line.
     fn line(&self, line: &str) -> f64 {
+        let lower = line.to_lowercase();
+        if !self.roots.iter().any(|r| lower.contains(r.as_str())) {
+            return 0.0;
+        }
         let mut seen = HashSet::new();
         analyze(line)
             .into_iter()
