@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use ctxpack_core::{
-    Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Pack,
+    Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
     PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, markup, render,
 };
 use ctxpack_index::chunk::enclosing_lines;
@@ -67,12 +67,30 @@ impl Fit {
         }
     }
 
-    /// Selects from `candidates` under the request's budget, and returns the pack (hits and
-    /// `used` in content costs) with what it spends of the budget as selection counted it
-    /// (content plus markup plus the reserved fixed part, for an output budget).
-    pub(crate) fn select(&self, request: PackRequest, candidates: Vec<Candidate>) -> (Pack, u64) {
+    /// Selects from `candidates` under the request's budget, less `1 / withhold` of what the
+    /// hits may spend (none withheld for 0), and returns the pack (hits and `used` in content
+    /// costs) with what it spends of the budget as selection counted it (content plus markup
+    /// plus the reserved fixed part, for an output budget).
+    pub(crate) fn select(
+        &self,
+        request: PackRequest,
+        candidates: Vec<Candidate>,
+        withhold: u64,
+    ) -> (Pack, u64) {
+        let less = |room: u64| {
+            let kept = room - room.checked_div(withhold).unwrap_or(0);
+            Budget::new(kept.max(1)).expect("a value in 1 ..= budget is a valid budget")
+        };
         let Fit::Output(rendering) = self else {
-            let pack = Pack::build(request, candidates);
+            let budget = request.budget;
+            let mut pack = Pack::build(
+                PackRequest {
+                    budget: less(budget.get()),
+                    ..request
+                },
+                candidates,
+            );
+            pack.budget = budget;
             let used = pack.used;
             return (pack, used);
         };
@@ -90,8 +108,7 @@ impl Fit {
             .collect();
         // With no room left after the fixed part, selection still runs (on a budget of one)
         // so every candidate is accounted for; measuring then refuses the budget.
-        let room = Budget::new(budget.get().saturating_sub(reserve).max(1))
-            .expect("a value in 1 ..= budget is a valid budget");
+        let room = less(budget.get().saturating_sub(reserve));
         let mut pack = Pack::build(
             PackRequest {
                 budget: room,
@@ -112,6 +129,17 @@ impl Fit {
         pack.budget = budget;
         pack.used = pack.hits.iter().map(|h| h.candidate.cost).sum();
         (pack, spent.min(budget.get()))
+    }
+
+    /// What selecting `candidate` spends of the budget: its content, plus, for an output
+    /// budget, the markup it adds when shown.
+    pub(crate) fn cost(&self, candidate: &Candidate, meter: Meter) -> u64 {
+        match self {
+            Fit::Content => candidate.cost,
+            Fit::Output(rendering) => candidate
+                .cost
+                .saturating_add(meter.count(&markup(candidate, rendering, meter))),
+        }
     }
 
     /// Measures the assembled pack's printed output and trims it until it fits; records what

@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 
 use ctxpack_core::{
-    Budget, Candidate, Citation, Meter, Pack, PackRequest, RedactionSummary, RenderOptions,
-    Selector, SnapshotInfo, Warning,
+    Budget, Candidate, Citation, Family, Hit, Location, Meter, Pack, PackRequest, RedactionSummary,
+    RenderOptions, Selector, SnapshotInfo, Warning,
 };
 use ctxpack_index::git::Repo;
 use ctxpack_index::history::{HISTORY_COMMITS, History};
@@ -1006,12 +1006,8 @@ pub(crate) fn retrieve_and_select(
     loop {
         let retrieved = retrieve_in(store, scope, &request.goal, pool, request.meter, options)?;
         let ran_dry = retrieved.len() < pool;
-        // Only what may be cut needs the goal's terms weighed.
-        let terms = (cutting == Cutting::AroundMatches
-            && retrieved
-                .iter()
-                .any(|r| r.candidate.text.split_inclusive('\n').count() > lines))
-        .then(|| {
+        // Cuts and glimpses keep the lines that match: the goal's terms are weighed once.
+        let terms = (cutting == Cutting::AroundMatches).then(|| {
             let texts: Vec<&str> = retrieved
                 .iter()
                 .map(|r| r.candidate.text.as_str())
@@ -1020,9 +1016,11 @@ pub(crate) fn retrieve_and_select(
         });
         let mut redactions = RedactionSummary::default();
         let mut artifact_of = HashMap::new();
+        let mut glimpses = Vec::new();
         let candidates: Vec<Candidate> = retrieved
             .into_iter()
-            .map(|r: Retrieved| {
+            .enumerate()
+            .map(|(i, r): (usize, Retrieved)| {
                 for (kind, n) in &r.redactions {
                     redactions.add(kind, *n);
                 }
@@ -1032,22 +1030,39 @@ pub(crate) fn retrieve_and_select(
                 let mut candidate = r.candidate;
                 // Stored text was masked by the rules of its day: mask with today's.
                 mask::candidate(&mut candidate, request.meter, &mut redactions);
-                if let Some(terms) = &terms {
+                if let Some(terms) = &terms
+                    && candidate.text.split_inclusive('\n').count() > lines
+                {
                     cut_to_matches(&mut candidate, lines, terms, request.meter, scope.sha);
+                }
+                if cutting == Cutting::AroundMatches
+                    && let Some(g) = glimpse(&candidate, terms.as_ref(), request.meter, scope.sha)
+                {
+                    glimpses.push((i + 1, g));
                 }
                 candidate
             })
             .collect();
+        let withhold = if glimpses.is_empty() {
+            0
+        } else {
+            GLIMPSE_SHARE
+        };
         let (mut pack, spent) = fit.select(
             PackRequest {
                 goal: mask::text(&request.goal, &mut redactions),
                 ..request.clone()
             },
             candidates,
+            withhold,
         );
-        pack.redactions = redactions;
+        // A pool is widened for what selection left unused, not for glimpses that found too
+        // few further files to spend their share.
         let unused = budget.get().saturating_sub(spent);
-        let widened = if ran_dry || unused <= budget.get() / UNUSED_SHARE_TO_WIDEN {
+        add_glimpses(&mut pack, glimpses, unused, fit);
+        pack.redactions = redactions;
+        let withheld = budget.get().checked_div(withhold).unwrap_or(0);
+        let widened = if ran_dry || unused <= budget.get() / UNUSED_SHARE_TO_WIDEN + withheld {
             None
         } else {
             top_k.widened(budget, pool)
@@ -1057,6 +1072,90 @@ pub(crate) fn retrieve_and_select(
             None => return Ok(Selected { pack, artifact_of }),
         }
     }
+}
+
+/// The share of a pack's budget (1 / n) that the first selection leaves for glimpses of
+/// further files: a line each says where else to look for a fraction of a chunk's cost.
+const GLIMPSE_SHARE: u64 = 10;
+
+/// A line of a snapshot file's candidate that says where else to look: the one holding the
+/// most goal-term weight (the first line when none holds any, or no terms were weighed), cited
+/// by that line alone.
+fn glimpse(
+    candidate: &Candidate,
+    terms: Option<&GoalTerms>,
+    meter: Meter,
+    sha: &str,
+) -> Option<Candidate> {
+    let location = candidate.location.as_ref()?;
+    let whole = Citation::code(&location.path, location.start_line, location.end_line, sha);
+    if candidate.citation != whole || location.end_line <= location.start_line {
+        return None;
+    }
+    let mut best = (0, 0.0);
+    if let Some(terms) = terms {
+        for (n, line) in candidate.text.split_inclusive('\n').enumerate() {
+            let weight = terms.line(line);
+            if weight > best.1 {
+                best = (n, weight);
+            }
+        }
+    }
+    let text = candidate.text.split_inclusive('\n').nth(best.0)?;
+    if text.trim().is_empty() {
+        return None;
+    }
+    let line = location.start_line + best.0 as u32;
+    Some(Candidate {
+        citation: Citation::code(&location.path, line, line, sha),
+        family: candidate.family.clone(),
+        text: text.to_owned(),
+        cost: meter.count(text),
+        tier: candidate.tier,
+        score: candidate.score,
+        location: Some(Location {
+            start_line: line,
+            end_line: line,
+            ..location.clone()
+        }),
+        title: candidate.title.clone(),
+    })
+}
+
+/// Adds a glimpse ([`glimpse`]) of each file the pack does not show yet, best-ranked first,
+/// while one fits `left` (as `fit` counts it). Each is a hit like any other, counted as a
+/// candidate offered and selected; the candidate it was taken from stays among the dropped.
+fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, fit: &Fit) {
+    let mut shown: HashSet<Family> = pack
+        .hits
+        .iter()
+        .map(|h| h.candidate.family.clone())
+        .collect();
+    let cited: HashSet<Citation> = pack
+        .hits
+        .iter()
+        .map(|h| h.candidate.citation.clone())
+        .collect();
+    let mut left = left;
+    let mut added = 0;
+    for (rank, candidate) in glimpses {
+        if shown.contains(&candidate.family) || cited.contains(&candidate.citation) {
+            continue;
+        }
+        let cost = fit.cost(&candidate, pack.meter);
+        if cost > left {
+            continue;
+        }
+        left -= cost;
+        added += 1;
+        shown.insert(candidate.family.clone());
+        pack.used += candidate.cost;
+        pack.hits.push(Hit { rank, candidate });
+    }
+    pack.hits.sort_by_key(|h| (h.candidate.tier, h.rank));
+    pack.counters.candidate_hits += added;
+    pack.counters.unique_citations += added;
+    pack.counters.selected_sources += added;
 }
 
 /// The hits with their score breakdowns, one line each, as `query` prints them.

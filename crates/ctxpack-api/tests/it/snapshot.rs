@@ -1284,3 +1284,106 @@ fn a_small_budget_shows_the_lines_of_a_long_chunk_that_match_and_cites_exactly_t
     assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L44@{short}"));
     assert_eq!(hit.text, body);
 }
+
+/// The shape a pack must get right: the best chunk is large and in the right file, and many
+/// small chunks elsewhere match one common word each. The pack shows the large chunk's
+/// matching lines first, and the further files as a line each (a hit cited by that line),
+/// never a weak file's chunk in place of the strong one.
+#[test]
+fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
+    let f = Fixture::new();
+    let mut strong = String::from("pub fn read_body(request: &Request) -> Result<Json, Error> {\n");
+    for i in 0..44 {
+        strong.push_str(&format!("    let part_{i} = request.chunk({i})?;\n"));
+    }
+    strong.push_str("    if request.body_size() > config.max_content_length {\n");
+    strong.push_str(
+        "        return Err(Error::BodyTooLarge); // the JSON request body is over the limit\n",
+    );
+    strong.push_str("    }\n    parse_json(request)\n}\n");
+    f.write("src/request.rs", &strong);
+    for n in 0..12 {
+        let mut weak = format!("/// The size of widget {n}.\npub fn widget_{n}() -> usize {{\n");
+        for i in 0..28 {
+            weak.push_str(&format!("    let w{i} = {n} + {i};\n"));
+        }
+        weak.push_str("    0\n}\n");
+        f.write(&format!("src/widget_{n:02}.rs"), &weak);
+    }
+    f.commit("a request reader and widgets");
+    let workspace = f.workspace();
+    let pack = workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                budget: Budget::new(600).expect("budget"),
+                budget_covers: BudgetCovers::Content,
+                ..request("limit the maximum size of JSON request bodies")
+            },
+            &PackOptions::default(),
+        )
+        .expect("pack")
+        .pack;
+    assert_counters(&pack);
+    let first = &pack.hits[0].candidate;
+    let location = first.location.as_ref().expect("a file span");
+    assert_eq!(location.path, "src/request.rs", "{:?}", pack.hits);
+    // Ten lines (the fewest a cut keeps) around the lines that match, not the first ten.
+    assert_eq!(location.end_line - location.start_line + 1, 10);
+    assert!(first.text.contains("max_content_length"), "{}", first.text);
+    // The budget cannot show every weak file's chunk: the further files get a line each,
+    // the one that matches, cited by exactly that line, and no other hit of theirs.
+    let spans: Vec<&ctxpack_api::Location> = pack
+        .hits
+        .iter()
+        .filter_map(|h| h.candidate.location.as_ref())
+        .collect();
+    let lines: Vec<&ctxpack_api::Candidate> = pack
+        .hits
+        .iter()
+        .map(|h| &h.candidate)
+        .filter(|c| {
+            c.location
+                .as_ref()
+                .is_some_and(|l| l.start_line == l.end_line)
+        })
+        .collect();
+    assert!(lines.len() >= 2, "{:?}", pack.hits);
+    for c in lines {
+        let l = c.location.as_ref().expect("a span");
+        assert!(l.path.starts_with("src/widget_"), "{c:?}");
+        // The doc comment is the line that holds a goal term ("size").
+        assert!(c.text.starts_with("/// The size of widget "), "{c:?}");
+        assert_eq!(l.start_line, 1, "{c:?}");
+        assert!(
+            c.citation
+                .0
+                .contains(&format!("#L{}-L{}@", l.start_line, l.end_line))
+        );
+        assert_eq!(c.cost, Meter::O200k.count(&c.text));
+        assert_eq!(
+            spans.iter().filter(|s| s.path == l.path).count(),
+            1,
+            "{c:?}"
+        );
+    }
+    assert!(pack.used <= 600);
+    // `context pack` shows whole hits only: no line of a file stands in for its chunk.
+    let whole = workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: "limit the maximum size of JSON request bodies".into(),
+                ..SnapshotPackRequest::context_pack()
+            },
+            &PackOptions::default(),
+        )
+        .expect("pack")
+        .pack;
+    assert!(
+        whole
+            .hits
+            .iter()
+            .all(|h| h.candidate.text.lines().count() > 1),
+        "{:?}",
+        whole.hits
+    );
+}
