@@ -1006,7 +1006,8 @@ pub(crate) fn retrieve_and_select(
     loop {
         let retrieved = retrieve_in(store, scope, &request.goal, pool, request.meter, options)?;
         let ran_dry = retrieved.len() < pool;
-        // Cuts and glimpses keep the lines that match: the goal's terms are weighed once.
+        // Only what may be cut needs the goal's terms weighed; what may be cut may also be
+        // glimpsed.
         let terms = (cutting == Cutting::AroundMatches).then(|| {
             let texts: Vec<&str> = retrieved
                 .iter()
@@ -1030,15 +1031,11 @@ pub(crate) fn retrieve_and_select(
                 let mut candidate = r.candidate;
                 // Stored text was masked by the rules of its day: mask with today's.
                 mask::candidate(&mut candidate, request.meter, &mut redactions);
-                if let Some(terms) = &terms
-                    && candidate.text.split_inclusive('\n').count() > lines
-                {
+                if let Some(terms) = &terms {
+                    if let Some(g) = glimpse(&candidate, request.meter, scope.sha) {
+                        glimpses.push((i + 1, g));
+                    }
                     cut_to_matches(&mut candidate, lines, terms, request.meter, scope.sha);
-                }
-                if cutting == Cutting::AroundMatches
-                    && let Some(g) = glimpse(&candidate, terms.as_ref(), request.meter, scope.sha)
-                {
-                    glimpses.push((i + 1, g));
                 }
                 candidate
             })
@@ -1078,34 +1075,22 @@ pub(crate) fn retrieve_and_select(
 /// further files: a line each says where else to look for a fraction of a chunk's cost.
 const GLIMPSE_SHARE: u64 = 10;
 
-/// A line of a snapshot file's candidate that says where else to look: the one holding the
-/// most goal-term weight (the first line when none holds any, or no terms were weighed), cited
-/// by that line alone.
-fn glimpse(
-    candidate: &Candidate,
-    terms: Option<&GoalTerms>,
-    meter: Meter,
-    sha: &str,
-) -> Option<Candidate> {
+/// A line of a snapshot file's candidate that says where else to look: the first line of its
+/// chunk that is not blank (usually the signature of the definition that matched, or its doc
+/// comment), cited by that line alone. The chunk's first line, because indexing recorded the
+/// definition it starts inside: showing it costs the pack no parse.
+fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> {
     let location = candidate.location.as_ref()?;
     let whole = Citation::code(&location.path, location.start_line, location.end_line, sha);
     if candidate.citation != whole || location.end_line <= location.start_line {
         return None;
     }
-    let mut best = (0, 0.0);
-    if let Some(terms) = terms {
-        for (n, line) in candidate.text.split_inclusive('\n').enumerate() {
-            let weight = terms.line(line);
-            if weight > best.1 {
-                best = (n, weight);
-            }
-        }
-    }
-    let text = candidate.text.split_inclusive('\n').nth(best.0)?;
-    if text.trim().is_empty() {
-        return None;
-    }
-    let line = location.start_line + best.0 as u32;
+    let (n, text) = candidate
+        .text
+        .split_inclusive('\n')
+        .enumerate()
+        .find(|(_, line)| !line.trim().is_empty())?;
+    let line = location.start_line + n as u32;
     Some(Candidate {
         citation: Citation::code(&location.path, line, line, sha),
         family: candidate.family.clone(),
