@@ -1108,8 +1108,9 @@ fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> 
 }
 
 /// Adds a glimpse ([`glimpse`]) of each file the pack does not show yet, best-ranked first,
-/// while one fits `left` (as `fit` counts it). Each is a hit like any other, counted as a
-/// candidate offered and selected; the candidate it was taken from stays among the dropped.
+/// while one fits `left` (as `fit` counts it), after the selected hits (whose order is the
+/// selector's). Each is a hit like any other, counted as a candidate offered and selected; the
+/// candidate it was taken from stays among the dropped.
 fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, fit: &Fit) {
     let mut shown: HashSet<Family> = pack
         .hits
@@ -1137,7 +1138,6 @@ fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, f
         pack.used += candidate.cost;
         pack.hits.push(Hit { rank, candidate });
     }
-    pack.hits.sort_by_key(|h| (h.candidate.tier, h.rank));
     pack.counters.candidate_hits += added;
     pack.counters.unique_citations += added;
     pack.counters.selected_sources += added;
