@@ -312,7 +312,8 @@ pub struct SnapshotPackRequest {
 pub enum Cutting {
     /// Under a budget too small for whole chunks (below 12,000), a chunk is cut to the run of
     /// its lines that holds most of the goal's terms (its first lines when none does), cited by
-    /// exactly the lines it shows.
+    /// exactly the lines it shows; and a tenth of the budget goes to one line of each file
+    /// selection did not reach.
     #[default]
     AroundMatches,
     /// Every hit is its whole chunk; a hit that does not fit is skipped.
