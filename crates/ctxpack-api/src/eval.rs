@@ -360,7 +360,7 @@ fn ctxpack_pack(
             selector: request.selector,
         },
         request.top_k,
-        crate::snapshot::Cutting::AroundMatches,
+        crate::snapshot::Shaping::Focused,
         options,
         &crate::fit::Fit::Content,
     )?;

@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 
 use ctxpack_core::{
-    Budget, Candidate, Citation, Family, Hit, Location, Meter, Pack, PackRequest, RedactionSummary,
-    RenderOptions, Selector, SnapshotInfo, Warning,
+    Budget, Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Meter, Pack,
+    PackRequest, RedactionSummary, RenderOptions, Selector, SnapshotInfo, Warning,
 };
 use ctxpack_index::git::Repo;
 use ctxpack_index::history::{HISTORY_COMMITS, History};
@@ -300,24 +300,25 @@ pub struct SnapshotPackRequest {
     /// Pack the working tree as it is now: modified and untracked files (as git ignores them,
     /// and `.ctxpackignore`) overlaid on the HEAD snapshot, cited `path#L…@worktree`.
     pub worktree: bool,
-    /// Whether a hit may show part of its chunk. Not a field of the JSON request: each preset
-    /// states it (`pack` cuts, `context pack`'s contract never does).
+    /// How the pack is shaped beyond selection. Not a field of the JSON request: each preset
+    /// states it (`pack` focuses, `context pack`'s contract offers every candidate whole).
     #[serde(skip)]
     #[schemars(skip)]
-    pub cutting: Cutting,
+    pub shaping: Shaping,
 }
 
-/// Whether a pack may show part of a chunk.
+/// How a pack is shaped beyond selection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Cutting {
-    /// Under a budget too small for whole chunks (below 12,000), a chunk is cut to the run of
-    /// its lines that holds most of the goal's terms (its first lines when none does), cited by
-    /// exactly the lines it shows; and a tenth of the budget goes to one line of each file
-    /// selection did not reach.
+pub enum Shaping {
+    /// ctxpack's measured pipeline (docs/quality.md, "Show the code the task changes"):
+    /// candidates scoring under a fifth of the best are left out as weak; under a budget too
+    /// small for whole chunks (below 12,000), a chunk is cut to the run of its lines that holds
+    /// most of the goal's terms (its first lines when none does), cited by exactly the lines it
+    /// shows; and a tenth of the budget goes to one line of each file selection did not reach.
     #[default]
-    AroundMatches,
-    /// Every hit is its whole chunk; a hit that does not fit is skipped.
-    Never,
+    Focused,
+    /// Every candidate is offered whole; a hit that does not fit is skipped.
+    Whole,
 }
 
 impl Default for SnapshotPackRequest {
@@ -338,7 +339,7 @@ impl Default for SnapshotPackRequest {
             include: Vec::new(),
             exclude: Vec::new(),
             worktree: false,
-            cutting: Cutting::AroundMatches,
+            shaping: Shaping::Focused,
         }
     }
 }
@@ -356,7 +357,7 @@ impl SnapshotPackRequest {
             top_k: TopK::Fixed(30),
             budget_covers: BudgetCovers::Content,
             index: false,
-            cutting: Cutting::Never,
+            shaping: Shaping::Whole,
             ..SnapshotPackRequest::default()
         }
     }
@@ -639,7 +640,7 @@ impl Workspace {
                 selector: request.selector,
             },
             request.top_k,
-            request.cutting,
+            request.shaping,
             &retrieve_options,
             &fit,
         )?;
@@ -937,21 +938,21 @@ fn matching_run(text: &str, lines: usize, terms: &GoalTerms) -> (usize, usize) {
 
 /// Cuts a snapshot file's candidate to `lines` of its lines around the goal's matches
 /// ([`matching_run`]): its citation then names exactly the lines it shows, and its cost is
-/// counted again. Other candidates (artifacts, working-tree text) are left whole.
+/// counted again. Returns the candidate as it was when it was cut. Other candidates
+/// (artifacts, working-tree text) are left whole.
 fn cut_to_matches(
     candidate: &mut Candidate,
     lines: usize,
     terms: &GoalTerms,
     meter: Meter,
     sha: &str,
-) {
-    let Some(location) = candidate.location.as_mut() else {
-        return;
-    };
+) -> Option<Candidate> {
+    let location = candidate.location.as_ref()?;
     let whole = Citation::code(&location.path, location.start_line, location.end_line, sha);
     if candidate.citation != whole || candidate.text.split_inclusive('\n').count() <= lines {
-        return;
+        return None;
     }
+    let uncut = candidate.clone();
     let (first, count) = matching_run(&candidate.text, lines, terms);
     let text: String = candidate
         .text
@@ -959,12 +960,14 @@ fn cut_to_matches(
         .skip(first)
         .take(count)
         .collect();
+    let location = candidate.location.as_mut()?;
     location.start_line += first as u32;
     location.end_line = location.start_line + count as u32 - 1;
     candidate.citation =
         Citation::code(&location.path, location.start_line, location.end_line, sha);
     candidate.cost = meter.count(&text);
     candidate.text = text;
+    Some(uncut)
 }
 
 /// The past of snapshot `sha` that ranking reads, when its options weigh past messages or
@@ -990,26 +993,34 @@ const UNUSED_SHARE_TO_WIDEN: u64 = 10;
 /// masks them with today's rules, and selects under the budget. A pool
 /// [sized to the budget](TopK::SizedToBudget) is retrieved again, twice as large, while
 /// selection leaves more than a tenth of the budget unused and retrieval returned as many
-/// candidates as asked, up to [`MAX_POOL_GROWTH`] times the first pool; the pack of the last
-/// retrieval is the result.
+/// candidates as asked, none of them weak, up to [`MAX_POOL_GROWTH`] times the first pool; the
+/// pack of the last retrieval is the result.
 pub(crate) fn retrieve_and_select(
     store: &Store,
     scope: &Scope<'_>,
     request: &PackRequest,
     top_k: TopK,
-    cutting: Cutting,
+    shaping: Shaping,
     options: &RetrieveOptions,
     fit: &Fit,
 ) -> Result<Selected> {
     let budget = request.budget;
     let mut pool = top_k.first_pool(budget);
     let lines = cut_lines(budget);
+    let focused = shaping == Shaping::Focused;
     loop {
-        let retrieved = retrieve_in(store, scope, &request.goal, pool, request.meter, options)?;
-        let ran_dry = retrieved.len() < pool;
+        let mut retrieved = retrieve_in(store, scope, &request.goal, pool, request.meter, options)?;
+        let asked = retrieved.len() == pool;
+        let weak = if focused {
+            split_weak(&mut retrieved)
+        } else {
+            Vec::new()
+        };
+        // Retrieval is best first: once some are weak, a larger pool adds weaker ones.
+        let ran_dry = !asked || !weak.is_empty();
         // Only what may be cut needs the goal's terms weighed; what may be cut may also be
         // glimpsed.
-        let terms = (cutting == Cutting::AroundMatches).then(|| {
+        let terms = focused.then(|| {
             let texts: Vec<&str> = retrieved
                 .iter()
                 .map(|r| r.candidate.text.as_str())
@@ -1019,6 +1030,8 @@ pub(crate) fn retrieve_and_select(
         let mut redactions = RedactionSummary::default();
         let mut artifact_of = HashMap::new();
         let mut glimpses = Vec::new();
+        // Each cut candidate as it was, by rank, for a pack with budget left.
+        let mut uncut = Vec::new();
         let candidates: Vec<Candidate> = retrieved
             .into_iter()
             .enumerate()
@@ -1036,11 +1049,15 @@ pub(crate) fn retrieve_and_select(
                     if let Some(g) = glimpse(&candidate, request.meter, scope.sha) {
                         glimpses.push((i + 1, g));
                     }
-                    cut_to_matches(&mut candidate, lines, terms, request.meter, scope.sha);
+                    uncut.push(
+                        cut_to_matches(&mut candidate, lines, terms, request.meter, scope.sha)
+                            .map(|whole| (candidate.citation.clone(), whole)),
+                    );
                 }
                 candidate
             })
             .collect();
+        let offered = candidates.len();
         let withhold = if glimpses.is_empty() {
             0
         } else {
@@ -1057,19 +1074,107 @@ pub(crate) fn retrieve_and_select(
         // A pool is widened for what selection left unused, not for glimpses that found too
         // few further files to spend their share.
         let unused = budget.get().saturating_sub(spent);
-        add_glimpses(&mut pack, glimpses, unused, fit);
+        let left = add_glimpses(&mut pack, glimpses, unused, fit);
         pack.redactions = redactions;
         let withheld = budget.get().checked_div(withhold).unwrap_or(0);
-        let widened = if ran_dry || unused <= budget.get() / UNUSED_SHARE_TO_WIDEN + withheld {
+        let widen_above = budget.get() / UNUSED_SHARE_TO_WIDEN;
+        let widened = if ran_dry || unused <= widen_above + withheld {
             None
         } else {
             top_k.widened(budget, pool)
         };
-        match widened {
-            Some(larger) => pool = larger,
-            None => return Ok(Selected { pack, artifact_of }),
+        if let Some(larger) = widened {
+            pool = larger;
+            continue;
         }
+        deepen(&mut pack, uncut, left, fit);
+        leave_out_weak(&mut pack, weak, offered);
+        return Ok(Selected { pack, artifact_of });
     }
+}
+
+/// Shows cut hits whole again, best-ranked first, while what selection and the glimpses left
+/// of the budget (`left`, as `fit` counts it) pays for the rest of each chunk: a pack whose
+/// candidates ran out before its budget gives its strong chunks depth instead of leaving the
+/// budget unspent. `uncut` holds, by rank, each cut candidate's citation and the candidate as
+/// it was; a glimpse, cited by another line, is never widened. Returns what is left.
+fn deepen(pack: &mut Pack, uncut: Vec<Option<(Citation, Candidate)>>, left: u64, fit: &Fit) -> u64 {
+    let mut uncut = uncut;
+    let mut order: Vec<usize> = (0..pack.hits.len()).collect();
+    order.sort_by_key(|&i| pack.hits[i].rank);
+    let mut left = left;
+    for i in order {
+        let hit = &mut pack.hits[i];
+        let Some(slot) = uncut.get_mut(hit.rank.wrapping_sub(1)) else {
+            continue;
+        };
+        if slot
+            .as_ref()
+            .is_none_or(|(cut, _)| *cut != hit.candidate.citation)
+        {
+            continue;
+        }
+        let extra = slot.as_ref().map_or(u64::MAX, |(_, whole)| {
+            fit.cost(whole, pack.meter)
+                .saturating_sub(fit.cost(&hit.candidate, pack.meter))
+        });
+        if extra > left {
+            continue;
+        }
+        let Some((_, whole)) = slot.take() else {
+            continue;
+        };
+        left -= extra;
+        pack.used = pack.used - hit.candidate.cost + whole.cost;
+        hit.candidate = whole;
+    }
+    left
+}
+
+/// A candidate scoring under this fraction (1 / n) of the best, with no evidence from the
+/// repository's history or imports, is weak: far weaker evidence than the pack holds. On the
+/// nine measured repositories a fifth of the files a pool reaches score under a fifth of the
+/// best, and 2 of the 461 files their tasks changed (docs/quality.md).
+const WEAK_SHARE: f32 = 5.0;
+
+/// Takes the weak candidates out of `retrieved` (best first), keeping the order of both: those
+/// scoring under [`WEAK_SHARE`] of the first with no past commit message, co-change or import
+/// behind their file. Nothing is weak when the best score is not a positive number.
+fn split_weak(retrieved: &mut Vec<Retrieved>) -> Vec<Retrieved> {
+    let Some(best) = retrieved.first().map(|r| r.score) else {
+        return Vec::new();
+    };
+    if !(best.is_finite() && best > 0.0) {
+        return Vec::new();
+    }
+    let floor = best / WEAK_SHARE;
+    let weak = |r: &Retrieved| {
+        let b = &r.breakdown;
+        r.score < floor && b.history <= 0.0 && b.cochange <= 0.0 && b.imported <= 0.0
+    };
+    let (out, kept): (Vec<Retrieved>, Vec<Retrieved>) =
+        std::mem::take(retrieved).into_iter().partition(weak);
+    *retrieved = kept;
+    out
+}
+
+/// Records each weak candidate as a candidate offered and dropped as
+/// [weak](DropReason::Weak), ranked after the `offered` ones, so a pack accounts for every
+/// candidate retrieved.
+fn leave_out_weak(pack: &mut Pack, weak: Vec<Retrieved>, offered: usize) {
+    let n = weak.len();
+    pack.dropped
+        .extend(weak.into_iter().enumerate().map(|(i, r)| Dropped {
+            rank: Some(offered + i + 1),
+            citation: r.candidate.citation,
+            family: r.candidate.family,
+            cost: r.candidate.cost,
+            reason: DropReason::Weak,
+            remaining: None,
+        }));
+    pack.counters.candidate_hits += n;
+    pack.counters.unique_citations += n;
+    pack.counters.budget_rejected_hits += n;
 }
 
 /// The share of a pack's budget (1 / n) that the first selection leaves for glimpses of
@@ -1111,8 +1216,8 @@ fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> 
 /// Adds a glimpse ([`glimpse`]) of each file the pack does not show yet, best-ranked first,
 /// while one fits `left` (as `fit` counts it), after the selected hits (whose order is the
 /// selector's). Each is a hit like any other, counted as a candidate offered and selected; the
-/// candidate it was taken from stays among the dropped.
-fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, fit: &Fit) {
+/// candidate it was taken from stays among the dropped. Returns what is left of `left`.
+fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, fit: &Fit) -> u64 {
     let mut shown: HashSet<Family> = pack
         .hits
         .iter()
@@ -1142,6 +1247,7 @@ fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, f
     pack.counters.candidate_hits += added;
     pack.counters.unique_citations += added;
     pack.counters.selected_sources += added;
+    left
 }
 
 /// The hits with their score breakdowns, one line each, as `query` prints them.

@@ -197,6 +197,10 @@ pub enum DropReason {
     Excluded,
     /// A plan member whose name was never bound to a value.
     Unbound,
+    /// Far weaker evidence than the pack's best: a score under a fifth of the best
+    /// candidate's, and nothing from the repository's history or imports. A pack with budget
+    /// left leaves it unspent rather than fill it with noise.
+    Weak,
 }
 
 impl DropReason {
@@ -208,6 +212,7 @@ impl DropReason {
             DropReason::PrefixTruncated => "prefix_truncated",
             DropReason::Excluded => "excluded",
             DropReason::Unbound => "unbound",
+            DropReason::Weak => "weak",
         }
     }
 }

@@ -109,7 +109,8 @@ pub struct Counters {
     pub selected_sources: usize,
     /// Candidates removed because an earlier one had the same citation id.
     pub duplicate_citations_skipped: usize,
-    /// Unique candidates that the budget did not admit.
+    /// Unique candidates not selected: those the budget did not admit, and those a snapshot
+    /// pack left out as [weak](crate::DropReason::Weak).
     pub budget_rejected_hits: usize,
 }
 

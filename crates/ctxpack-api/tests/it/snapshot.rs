@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use ctxpack_api::{
-    Access, Ancestor, Budget, BudgetCovers, Control, Error, ErrorKind, Format, Hint, IndexRequest,
-    IndexSummary, Meter, Pack, PackOptions, PackScope, Progress, QueryRequest, RenderOptions,
-    SnapshotInfo, SnapshotPackRequest, View, Warning, Workspace, WorkspaceOptions, pack_json,
-    render,
+    Access, Ancestor, Budget, BudgetCovers, Control, DropReason, Dropped, Error, ErrorKind, Format,
+    Hint, IndexRequest, IndexSummary, Meter, Pack, PackOptions, PackScope, Progress, QueryRequest,
+    RenderOptions, SnapshotInfo, SnapshotPackRequest, View, Warning, Workspace, WorkspaceOptions,
+    pack_json, render,
 };
 use serde_json::Value;
 
@@ -1261,36 +1261,36 @@ fn a_small_budget_shows_the_lines_of_a_long_chunk_that_match_and_cites_exactly_t
     };
     let lines: Vec<&str> = body.lines().collect();
     let short = &sha[..7];
-    // 2,000 units: at most 10 lines of the 44. The goal's terms are densest at the top (the
-    // doc comment and the signature name it): the first 10 lines.
-    let small = pack("reconcile the ledger", 2000);
+    // 700 units: at most 10 lines of the 44 (one per 200 units, at least 10), and too few to
+    // show the whole chunk with what is left. The goal's terms are densest at the top (the doc
+    // comment and the signature name it): the first 10 lines.
+    let small = pack("reconcile the ledger", 700);
     let hit = &small.hits[0].candidate;
     assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L10@{short}"));
     assert_eq!(hit.text, format!("{}\n", lines[..10].join("\n")));
     assert_eq!(hit.cost, Meter::O200k.count(&hit.text));
     // A goal that one line deep in the chunk matches best: 10 lines around it (line 30),
     // not the first 10.
-    let deep = pack("check the ledger for overflow", 2000);
+    let deep = pack("check the ledger for overflow", 700);
     let hit = &deep.hits[0].candidate;
     assert_eq!(hit.citation.0, format!("src/ledger.rs#L25-L34@{short}"));
     assert_eq!(hit.text, format!("{}\n", lines[24..34].join("\n")));
     assert!(hit.text.contains("ledger overflow check"));
     assert_eq!(hit.cost, Meter::O200k.count(&hit.text));
-    // 8,000 units: 40 lines; 12,000: the whole chunk.
+    // 8,000 units: 40 lines, then the whole chunk again, since the budget left pays for it;
+    // 12,000: the whole chunk, never cut.
     let hit = &pack("reconcile the ledger", 8000).hits[0].candidate;
-    assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L40@{short}"));
+    assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L44@{short}"));
     let large = pack("reconcile the ledger", 12_000);
     let hit = &large.hits[0].candidate;
     assert_eq!(hit.citation.0, format!("src/ledger.rs#L1-L44@{short}"));
     assert_eq!(hit.text, body);
 }
 
-/// The shape a pack must get right: the best chunk is large and in the right file, and many
-/// small chunks elsewhere match one common word each. The pack shows the large chunk's
-/// matching lines first, and the further files as a line each (a hit cited by that line),
-/// never a weak file's chunk in place of the strong one.
-#[test]
-fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
+/// A request reader whose one large chunk is the best evidence for a goal about JSON body
+/// limits; `medium` smaller files about JSON bodies; and `weak` widget files that match the
+/// goal's one common word ("size") and nothing else.
+fn strong_medium_and_weak(medium: usize, weak: usize) -> Fixture {
     let f = Fixture::new();
     let mut strong = String::from("pub fn read_body(request: &Request) -> Result<Json, Error> {\n");
     for i in 0..44 {
@@ -1302,15 +1302,35 @@ fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
     );
     strong.push_str("    }\n    parse_json(request)\n}\n");
     f.write("src/request.rs", &strong);
-    for n in 0..12 {
-        let mut weak = format!("/// The size of widget {n}.\npub fn widget_{n}() -> usize {{\n");
+    for n in 0..medium {
+        let mut body = format!(
+            "/// Reads a JSON body of at most `limit` bytes, {n}.\npub fn json_body_{n}(limit: usize) -> usize {{\n"
+        );
         for i in 0..28 {
-            weak.push_str(&format!("    let w{i} = {n} + {i};\n"));
+            body.push_str(&format!("    let j{i} = limit + {i};\n"));
         }
-        weak.push_str("    0\n}\n");
-        f.write(&format!("src/widget_{n:02}.rs"), &weak);
+        body.push_str("    0\n}\n");
+        f.write(&format!("src/json_{n:02}.rs"), &body);
     }
-    f.commit("a request reader and widgets");
+    for n in 0..weak {
+        let mut body = format!("/// The size of widget {n}.\npub fn widget_{n}() -> usize {{\n");
+        for i in 0..28 {
+            body.push_str(&format!("    let w{i} = {n} + {i};\n"));
+        }
+        body.push_str("    0\n}\n");
+        f.write(&format!("src/widget_{n:02}.rs"), &body);
+    }
+    f.commit("a request reader, JSON bodies and widgets");
+    f
+}
+
+/// The shape a pack must get right: the best chunk is large and in the right file, smaller
+/// chunks elsewhere fit more cheaply, and many weak ones match one common word each. The pack
+/// shows the large chunk's matching lines first, and the files selection did not reach as a
+/// line each (a hit cited by that line); the weak files are never packed, not even as a line.
+#[test]
+fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
+    let f = strong_medium_and_weak(12, 12);
     let workspace = f.workspace();
     let pack = workspace
         .snapshot_pack(
@@ -1330,8 +1350,8 @@ fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
     // Ten lines (the fewest a cut keeps) around the lines that match, not the first ten.
     assert_eq!(location.end_line - location.start_line + 1, 10);
     assert!(first.text.contains("max_content_length"), "{}", first.text);
-    // The budget cannot show every weak file's chunk: the further files get a line each,
-    // the one that matches, cited by exactly that line, and no other hit of theirs.
+    // The budget cannot show every JSON file's chunk: the further files get a line each,
+    // their first, cited by exactly that line, and no other hit of theirs.
     let spans: Vec<&ctxpack_api::Location> = pack
         .hits
         .iter()
@@ -1350,9 +1370,8 @@ fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
     assert!(lines.len() >= 2, "{:?}", pack.hits);
     for c in lines {
         let l = c.location.as_ref().expect("a span");
-        assert!(l.path.starts_with("src/widget_"), "{c:?}");
-        // The doc comment is the line that holds a goal term ("size").
-        assert!(c.text.starts_with("/// The size of widget "), "{c:?}");
+        assert!(l.path.starts_with("src/json_"), "{c:?}");
+        assert!(c.text.starts_with("/// Reads a JSON body "), "{c:?}");
         assert_eq!(l.start_line, 1, "{c:?}");
         assert!(
             c.citation
@@ -1366,6 +1385,18 @@ fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
             "{c:?}"
         );
     }
+    // The widgets are far weaker than the best: each is dropped as weak, none is packed.
+    assert!(
+        spans.iter().all(|s| !s.path.contains("widget")),
+        "{spans:?}"
+    );
+    let weak: Vec<&Dropped> = pack
+        .dropped
+        .iter()
+        .filter(|d| d.reason == DropReason::Weak)
+        .collect();
+    assert_eq!(weak.len(), 12, "{:?}", pack.dropped);
+    assert!(weak.iter().all(|d| d.citation.0.starts_with("src/widget_")));
     assert!(pack.used <= 600);
     // `context pack` shows whole hits only: no line of a file stands in for its chunk.
     let whole = workspace
@@ -1385,5 +1416,90 @@ fn a_strong_chunk_beats_cheap_weak_ones_and_further_files_get_a_line() {
             .all(|h| h.candidate.text.lines().count() > 1),
         "{:?}",
         whole.hits
+    );
+}
+
+/// When the candidates run out before the budget does, the pack gives its strong chunks depth
+/// (a cut hit is shown whole again, best first, while the budget pays for it) rather than
+/// spending the rest on weak files, and says the candidates ran dry.
+#[test]
+fn budget_left_after_the_candidates_shows_strong_chunks_whole_not_weak_ones() {
+    let f = strong_medium_and_weak(2, 12);
+    let workspace = f.workspace();
+    let pack_at = |budget: u64| {
+        workspace
+            .snapshot_pack(
+                &SnapshotPackRequest {
+                    budget: Budget::new(budget).expect("budget"),
+                    ..request("limit the maximum size of JSON request bodies")
+                },
+                &PackOptions::default(),
+            )
+            .expect("pack")
+            .pack
+    };
+    let short = &f.head()[..7];
+    let pack = pack_at(8000);
+    assert_counters(&pack);
+    // From 8,000 a chunk is cut to 40 lines; the request reader's 50 are shown whole.
+    let first = &pack.hits[0].candidate;
+    assert_eq!(first.citation.0, format!("src/request.rs#L1-L50@{short}"));
+    assert_eq!(
+        first.text,
+        std::fs::read_to_string(f.path().join("src/request.rs")).expect("read")
+    );
+    let paths: Vec<&str> = pack
+        .hits
+        .iter()
+        .filter_map(|h| h.candidate.location.as_ref().map(|l| l.path.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        ["src/request.rs", "src/json_00.rs", "src/json_01.rs"],
+        "{:?}",
+        pack.hits
+    );
+    let weak = pack
+        .dropped
+        .iter()
+        .filter(|d| d.reason == DropReason::Weak)
+        .count();
+    assert_eq!(weak, 12, "{:?}", pack.dropped);
+    assert_eq!(pack.counters.budget_rejected_hits, 12);
+    let text = render(
+        &pack,
+        &RenderOptions {
+            format: Format::Text,
+            view: View::Default,
+            pretty: false,
+        },
+    );
+    assert!(
+        text.contains("but 12 far weaker than the best (dropped as weak)")
+            && text.contains("the candidate pool ran dry"),
+        "{text}"
+    );
+    let json = pack_json(&pack, View::Default);
+    assert!(
+        json["dropped"]
+            .as_array()
+            .expect("dropped")
+            .iter()
+            .any(|d| d["reason"] == "weak"),
+        "{json}"
+    );
+    // Where the budget is spent, nothing is said: a pack of 2,000 cuts the reader to its
+    // matching lines and still leaves the widgets out.
+    let small = pack_at(2000);
+    assert_counters(&small);
+    let first = &small.hits[0].candidate;
+    assert!(first.text.contains("max_content_length"), "{}", first.text);
+    assert!(
+        small
+            .hits
+            .iter()
+            .all(|h| !h.candidate.citation.0.contains("widget")),
+        "{:?}",
+        small.hits
     );
 }

@@ -344,24 +344,36 @@ pub(super) fn empty_reason(pack: &Pack) -> Option<String> {
     Some(out)
 }
 
-/// Says that the pack leaves budget unused because every candidate offered is in it (the
-/// candidate pool ran dry, not the budget); `None` otherwise.
+/// Says that the pack leaves budget unused because every candidate offered is in it or was
+/// far weaker than the best (the candidate pool ran dry, not the budget); `None` otherwise.
 pub(super) fn pool_ran_dry(pack: &Pack) -> Option<String> {
+    let budget_drops = pack.dropped.iter().any(|d| {
+        matches!(
+            d.reason,
+            DropReason::OverBudget | DropReason::PrefixTruncated
+        )
+    });
+    let weak = pack
+        .dropped
+        .iter()
+        .filter(|d| d.reason == DropReason::Weak)
+        .count();
     let c = &pack.counters;
     let dry = !pack.hits.is_empty()
-        && c.budget_rejected_hits == 0
+        && c.budget_rejected_hits == weak
         && pack.used < pack.budget.get()
-        && !pack.dropped.iter().any(|d| {
-            matches!(
-                d.reason,
-                DropReason::OverBudget | DropReason::PrefixTruncated
-            )
-        });
-    dry.then(|| {
-        format!(
+        && !budget_drops;
+    dry.then(|| match weak {
+        0 => format!(
             "every candidate offered ({}) is in the pack and budget is left: the candidate pool \
              ran dry, not the budget. A broader goal may find more.",
             c.unique_citations
-        )
+        ),
+        _ => format!(
+            "every candidate offered ({}) is in the pack but {weak} far weaker than the best \
+             (dropped as weak), and budget is left: the candidate pool ran dry, not the budget. \
+             A broader goal may find more.",
+            c.unique_citations
+        ),
     })
 }

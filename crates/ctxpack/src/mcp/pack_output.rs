@@ -53,7 +53,7 @@ fn dropped() -> Value {
         "A candidate that was left out, and why.",
         json!({
             "citation": text("Its citation."),
-            "reason": {"type": "string", "enum": ["duplicate", "over_budget", "prefix_truncated", "excluded", "unbound"], "description": "Why it was left out."},
+            "reason": {"type": "string", "enum": ["duplicate", "over_budget", "prefix_truncated", "excluded", "unbound", "weak"], "description": "Why it was left out."},
             "tokens": count("Its cost in units of `meter` (default and full views)."),
             "rank": count_or_null("Its rank among the candidates; null for a plan member that never was one (full view)."),
             "family": text("Its source (full view)."),

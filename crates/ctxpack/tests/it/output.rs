@@ -34,7 +34,7 @@ fn repository() -> Fixture {
             ));
             for line in 0..12 {
                 text.push_str(&format!(
-                    "        let step_{line} = cost.saturating_add({line}); // enforce the budget when selecting `hits`\n"
+                    "        let step_{line} = cost.saturating_add({line}); // the budget is enforced when selecting `hits`\n"
                 ));
             }
             text.push_str(
@@ -44,6 +44,8 @@ fn repository() -> Fixture {
         text.push_str("}\n");
         script.write(&format!("src/budget_{file:02}.rs"), &text);
     }
+    // The code holds every word of the goal the README does: a word that only the README held
+    // would make it the one strong candidate, and every chunk of code weak beside it.
     script.write(
         "README.md",
         "# Budgets\n\nHits are selected whole and the budget is enforced.\n",
@@ -171,7 +173,7 @@ fn grouped_repository() -> (Fixture, String) {
     f.write("src/ledger.rs", &text);
     f.write(
         "docs/ledger.md",
-        "# Ledger\n\nEvery pack is appended to the ledger as a record.\n",
+        "# Ledger\n\nEvery pack is appended to the ledger as a record: append a record, replay the ledger.\n",
     );
     let sha = f.commit("ledger");
     (f, sha)

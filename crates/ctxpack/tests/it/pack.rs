@@ -175,6 +175,118 @@ fn context_pack_never_cuts_a_hit() {
     assert_eq!(pack["dropped"][0]["tokens"], 320, "{pack}");
 }
 
+/// The shape a pack must get right, through the command: the best chunk is large and in the
+/// right file; smaller chunks of other files fit more cheaply; weak files match one common word
+/// of the goal; and some files match none. At 8,000 tokens the pack holds the large chunk
+/// whole, at 2,000 its matching lines, and neither packs a weak file or one without a goal
+/// term.
+#[test]
+fn the_right_files_large_chunk_whole_at_8k_and_its_matching_lines_at_2k() {
+    const GOAL: &str = "limit the maximum size of JSON request bodies";
+    let mut strong = String::from("pub fn read_body(request: &Request) -> Result<Json, Error> {\n");
+    for i in 0..50 {
+        strong.push_str(&format!(
+            "    let part_{i} = request.chunk({i}).map_err(Error::Read)?; // part {i} of the stream\n"
+        ));
+    }
+    strong.push_str("    if request.body_size() > config.max_content_length {\n");
+    strong.push_str(
+        "        return Err(Error::BodyTooLarge); // the JSON request body is over the limit\n",
+    );
+    strong.push_str("    }\n    parse_json(request)\n}\n");
+    let lines = strong.lines().count();
+    let mut script = Script::new();
+    script.write("src/request.rs", &strong);
+    for n in 0..12 {
+        let mut body = format!(
+            "/// Reads a JSON body of at most `limit` bytes, {n}.\npub fn json_body_{n}(limit: usize) -> usize {{\n"
+        );
+        for i in 0..28 {
+            body.push_str(&format!("    let j{i} = limit + {i};\n"));
+        }
+        body.push_str("    0\n}\n");
+        script.write(&format!("src/json_{n:02}.rs"), &body);
+        let mut weak = format!("/// The size of widget {n}.\npub fn widget_{n}() -> usize {{\n");
+        let mut unrelated = format!("/// Paints swatch {n}.\npub fn swatch_{n}() -> u8 {{\n");
+        for i in 0..28 {
+            weak.push_str(&format!("    let w{i} = {n} + {i};\n"));
+            unrelated.push_str(&format!("    let s{i} = {n} + {i};\n"));
+        }
+        weak.push_str("    0\n}\n");
+        unrelated.push_str("    0\n}\n");
+        script.write(&format!("src/widget_{n:02}.rs"), &weak);
+        script.write(&format!("src/swatch_{n:02}.rs"), &unrelated);
+    }
+    let repo = script
+        .commit("a request reader, JSON bodies, widgets and swatches")
+        .build();
+    let f = repo.checkout();
+    let short = &repo.head()[..7];
+    let pack = |budget: &str| {
+        json(&f.run(&[
+            "pack",
+            GOAL,
+            "--budget",
+            budget,
+            "--format",
+            "json",
+            "--no-ledger",
+        ]))
+    };
+    let paths = |pack: &Value| -> Vec<String> {
+        pack["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|h| h["path"].as_str().expect("a path").to_owned())
+            .collect()
+    };
+    for budget in ["8000", "2000"] {
+        let pack = pack(budget);
+        let packed = paths(&pack);
+        assert_eq!(packed[0], "src/request.rs", "{budget}: {packed:?}");
+        assert!(
+            packed
+                .iter()
+                .all(|p| !p.contains("widget") && !p.contains("swatch")),
+            "{budget}: {packed:?}"
+        );
+        let weak: Vec<&Value> = pack["dropped"]
+            .as_array()
+            .expect("dropped")
+            .iter()
+            .filter(|d| d["reason"] == "weak")
+            .collect();
+        assert_eq!(weak.len(), 12, "{budget}: {pack}");
+        assert!(
+            weak.iter().all(|d| d["citation"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("src/widget_"))),
+            "{budget}: {pack}"
+        );
+    }
+    let large = pack("8000");
+    assert_eq!(
+        large["hits"][0]["citation"],
+        format!("src/request.rs#L1-L{lines}@{short}").as_str(),
+        "{large}"
+    );
+    assert_eq!(large["hits"][0]["text"], strong.as_str());
+    let small = pack("2000");
+    let first = &small["hits"][0];
+    let text = first["text"].as_str().expect("text");
+    assert!(text.contains("max_content_length"), "{small}");
+    assert_eq!(text.lines().count(), 10, "{small}");
+    assert_eq!(
+        first["citation"],
+        format!(
+            "src/request.rs#L{}-L{}@{short}",
+            first["startLine"], first["endLine"]
+        )
+        .as_str()
+    );
+}
+
 #[test]
 fn context_pack_keeps_seed_000s_contract_and_header_lines() {
     let (f, sha) = project();
