@@ -936,10 +936,10 @@ fn matching_run(text: &str, lines: usize, terms: &GoalTerms) -> (usize, usize) {
     (start, lines)
 }
 
-/// Cuts a snapshot file's candidate to `lines` of its lines around the goal's matches
-/// ([`matching_run`]): its citation then names exactly the lines it shows, and its cost is
-/// counted again. Returns the candidate as it was when it was cut. Other candidates
-/// (artifacts, working-tree text) are left whole.
+/// Cuts a file's candidate (a snapshot's or the working tree's) to `lines` of its lines around
+/// the goal's matches ([`matching_run`]): its citation then names exactly the lines it shows,
+/// and its cost is counted again. Returns the candidate as it was when it was cut. Artifacts
+/// are left whole.
 fn cut_to_matches(
     candidate: &mut Candidate,
     lines: usize,
@@ -947,9 +947,8 @@ fn cut_to_matches(
     meter: Meter,
     sha: &str,
 ) -> Option<Candidate> {
-    let location = candidate.location.as_ref()?;
-    let whole = Citation::code(&location.path, location.start_line, location.end_line, sha);
-    if candidate.citation != whole || candidate.text.split_inclusive('\n').count() <= lines {
+    let source = Source::of(candidate, sha)?;
+    if candidate.text.split_inclusive('\n').count() <= lines {
         return None;
     }
     let uncut = candidate.clone();
@@ -963,11 +962,37 @@ fn cut_to_matches(
     let location = candidate.location.as_mut()?;
     location.start_line += first as u32;
     location.end_line = location.start_line + count as u32 - 1;
-    candidate.citation =
-        Citation::code(&location.path, location.start_line, location.end_line, sha);
+    candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
     candidate.cost = meter.count(&text);
     candidate.text = text;
     Some(uncut)
+}
+
+/// Where a file candidate cited whole comes from: the snapshot's commit, or the working tree
+/// (a `--worktree` pack's edited files, cut and glimpsed exactly like committed ones).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Commit(&'a str),
+    Worktree,
+}
+
+impl<'a> Source<'a> {
+    /// The source of `candidate` when it is a file's chunk cited whole (not an artifact, not
+    /// already cut), in snapshot `sha` or the working tree over it.
+    fn of(candidate: &Candidate, sha: &'a str) -> Option<Source<'a>> {
+        let l = candidate.location.as_ref()?;
+        [Source::Commit(sha), Source::Worktree]
+            .into_iter()
+            .find(|s| candidate.citation == s.cite(&l.path, l.start_line, l.end_line))
+    }
+
+    /// The citation of lines `start..=end` of `path` here.
+    fn cite(self, path: &str, start: u32, end: u32) -> Citation {
+        match self {
+            Source::Commit(sha) => Citation::code(path, start, end, sha),
+            Source::Worktree => Citation::worktree(path, start, end),
+        }
+    }
 }
 
 /// The past of snapshot `sha` that ranking reads, when its options weigh past messages or
@@ -1181,14 +1206,14 @@ fn leave_out_weak(pack: &mut Pack, weak: Vec<Retrieved>, offered: usize) {
 /// further files: a line each says where else to look for a fraction of a chunk's cost.
 const GLIMPSE_SHARE: u64 = 10;
 
-/// A line of a snapshot file's candidate that says where else to look: the first line of its
+/// A line of a file's candidate that says where else to look: the first line of its
 /// chunk that is not blank (usually the signature of the definition that matched, or its doc
 /// comment), cited by that line alone. The chunk's first line, because indexing recorded the
 /// definition it starts inside: showing it costs the pack no parse.
 fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> {
+    let source = Source::of(candidate, sha)?;
     let location = candidate.location.as_ref()?;
-    let whole = Citation::code(&location.path, location.start_line, location.end_line, sha);
-    if candidate.citation != whole || location.end_line <= location.start_line {
+    if location.end_line <= location.start_line {
         return None;
     }
     let (n, text) = candidate
@@ -1198,7 +1223,7 @@ fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> 
         .find(|(_, line)| !line.trim().is_empty())?;
     let line = location.start_line + n as u32;
     Some(Candidate {
-        citation: Citation::code(&location.path, line, line, sha),
+        citation: source.cite(&location.path, line, line),
         family: candidate.family.clone(),
         text: text.to_owned(),
         cost: meter.count(text),

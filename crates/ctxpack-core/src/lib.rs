@@ -38,7 +38,7 @@ mod select;
 pub use budget::{Budget, BudgetError};
 pub use ctxpack_meter::Meter;
 pub use mask::{MASK_RULES_VERSION, Masker, Rule};
-pub use model::{Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Tier};
+pub use model::{Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Tier, WORKTREE};
 pub use pack::{
     Enclosing, Fitted, Pack, PackRequest, Presentation, RedactionSummary, SnapshotInfo, Warning,
 };

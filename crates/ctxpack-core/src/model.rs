@@ -13,11 +13,20 @@ use ctxpack_meter::Meter;
 #[serde(transparent)]
 pub struct Citation(pub String);
 
+/// What a working-tree citation names in place of a commit.
+pub const WORKTREE: &str = "worktree";
+
 impl Citation {
     /// The citation of a line range of a file in a snapshot.
     pub fn code(path: &str, start_line: u32, end_line: u32, sha: &str) -> Citation {
         let short = sha.get(..7).unwrap_or(sha);
         Citation(format!("{path}#L{start_line}-L{end_line}@{short}"))
+    }
+
+    /// The citation of a line range of a file in the working tree, which no commit holds: it
+    /// says so in full (`path#L1-L9@worktree`).
+    pub fn worktree(path: &str, start_line: u32, end_line: u32) -> Citation {
+        Citation(format!("{path}#L{start_line}-L{end_line}@{WORKTREE}"))
     }
 
     /// The citation id as a string.

@@ -235,9 +235,6 @@ pub struct OverlayChunk {
     pub chunk: NewChunk,
 }
 
-/// What the citation of an overlay chunk names instead of a commit.
-pub const WORKTREE: &str = "worktree";
-
 /// The top `top_k` chunks of `scope` for `goal`, best first, costed in `meter`.
 pub fn retrieve_in(
     store: &Store,
@@ -442,11 +439,7 @@ pub fn retrieve_in(
             }
             None => (
                 if row.id < 0 {
-                    // Working-tree text has no commit: its citation says so in full.
-                    Citation(format!(
-                        "{}#L{}-L{}@{WORKTREE}",
-                        row.path, row.start_line, row.end_line
-                    ))
+                    Citation::worktree(&row.path, row.start_line, row.end_line)
                 } else {
                     Citation::code(&row.path, row.start_line, row.end_line, scope.sha)
                 },

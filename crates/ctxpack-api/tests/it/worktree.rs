@@ -42,6 +42,50 @@ fn worktree(goal: &str) -> SnapshotPackRequest {
     }
 }
 
+/// An edited file's chunk is cut and cited exactly like the same chunk once committed: the
+/// lines around the goal's match, never the whole chunk while committed hits are cut.
+#[test]
+fn an_edited_files_hit_is_cut_like_a_committed_one() {
+    let f = Fixture::new();
+    f.write("src/ledger.rs", "pub fn reconcile_ledger() {}\n");
+    f.commit("start");
+    let mut body = String::from(
+        "/// Reconciles the ledger.\npub fn reconcile_ledger(entries: &[u64]) -> u64 {\n",
+    );
+    for i in 0..40 {
+        let note = if i == 27 {
+            "ledger overflow check"
+        } else {
+            "ledger step"
+        };
+        body.push_str(&format!(
+            "    let step_{i} = entries.len() as u64 + {i}; // {note}\n"
+        ));
+    }
+    body.push_str("    0\n}\n");
+    f.write("src/ledger.rs", &body);
+    let workspace = f.workspace();
+    // 700 units: at most 10 lines of the 44, and too few for the whole chunk.
+    let small = |worktree: bool| SnapshotPackRequest {
+        budget: ctxpack_api::Budget::new(700).expect("budget"),
+        worktree,
+        ..request("check the ledger for overflow")
+    };
+    let lines: Vec<&str> = body.lines().collect();
+    let edited = pack(&workspace, &small(true));
+    let hit = &edited.hits[0].candidate;
+    assert_eq!(hit.citation.as_str(), "src/ledger.rs#L25-L34@worktree");
+    assert_eq!(hit.text, format!("{}\n", lines[24..34].join("\n")));
+    let sha = f.commit("x");
+    let committed = pack(&workspace, &small(false));
+    let hit = &committed.hits[0].candidate;
+    assert_eq!(
+        hit.citation.as_str(),
+        format!("src/ledger.rs#L25-L34@{}", &sha[..7])
+    );
+    assert_eq!(hit.text, format!("{}\n", lines[24..34].join("\n")));
+}
+
 #[test]
 fn the_working_tree_is_packed_over_head_and_cited_at_worktree() {
     let (f, _) = project();
