@@ -61,8 +61,9 @@ mod script;
 
 /// Bumped whenever chunk boundaries, symbols or what a chunk records could change for the same
 /// input. 2: chunks record their enclosing line, so file versions chunked before are chunked
-/// again when a new commit lists them (snapshots already written keep theirs).
-pub const CHUNKER_VERSION: u32 = 2;
+/// again when a new commit lists them (snapshots already written keep theirs). 3: a chunk that
+/// holds the tail of a split definition and a definition of its own is named after its own.
+pub const CHUNKER_VERSION: u32 = 3;
 
 /// Nesting deeper than this is cut into line windows rather than followed, so that a
 /// pathological file (thousands of nested brackets) cannot exhaust the stack.
@@ -271,10 +272,14 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// How strongly a name says what a chunk is about: a function or type outranks a constant.
+/// How strongly a name says what a chunk is about: a function or type outranks the definition
+/// a chunk is a part of, which outranks a constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Rank {
     Weak,
+    /// The definition a span is a part of (its other parts are elsewhere): a function that
+    /// starts in the span names it instead.
+    Part,
     Strong,
 }
 
@@ -522,10 +527,7 @@ impl<'a> Cx<'a> {
         // A weak name (a constant, a local variable) names a span only where it is not part of
         // a larger definition: inside `fn foo`, a chunk of statements is about `foo`.
         let finish = |mut span: Span| {
-            let strong = span
-                .sym
-                .as_ref()
-                .is_some_and(|sym| sym.rank == Rank::Strong);
+            let strong = span.sym.as_ref().is_some_and(|sym| sym.rank >= Rank::Part);
             if !strong && fallback.is_some() {
                 span.sym = fallback.cloned();
             }
@@ -585,7 +587,17 @@ impl<'a> Cx<'a> {
             };
             let header = current.as_ref().map_or(0, Span::len) + reserved;
             let header = if header <= header_room { header } else { 0 };
-            let own = piece.own.as_ref().or(fallback);
+            // The parts of a definition being split are named after it, unless a definition of
+            // their own starts in them.
+            let own = piece
+                .own
+                .as_ref()
+                .map(|sym| Sym {
+                    name: sym.name.clone(),
+                    rank: sym.rank.min(Rank::Part),
+                })
+                .or_else(|| fallback.cloned());
+            let own = own.as_ref();
             let mut parts = match piece.main {
                 Some(node) => {
                     let names = Names {
@@ -596,6 +608,12 @@ impl<'a> Cx<'a> {
                 }
                 None => windows(piece.start, piece.end, own.cloned(), self.limits),
             };
+            // The first part holds the definition's own first line: the definition starts in it.
+            if let (Some(first), Some(def)) = (parts.first_mut(), &piece.own)
+                && let Some(sym) = first.sym.as_mut().filter(|sym| sym.name == def.name)
+            {
+                sym.rank = sym.rank.max(def.rank);
+            }
             let only_windows = parts.iter().all(|part| part.window);
             if let Some(group) = current.take() {
                 match parts.first_mut() {

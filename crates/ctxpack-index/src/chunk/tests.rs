@@ -568,6 +568,44 @@ fn function_bodies_split_into_statements_named_by_the_function() {
     assert!(chunks[0].text.starts_with("/// Big.\nfn big() {\n"));
 }
 
+/// A chunk holding the last part of a split definition and a whole definition of its own is
+/// named after its own: the function appended after a class is not labelled with the class.
+/// The part holding the split definition's first line keeps its name.
+#[test]
+fn a_definition_after_a_split_ones_tail_names_the_chunk() {
+    let mut python = String::from("class Shop:\n    def big(self):\n");
+    for i in 0..75 {
+        python.push_str(&format!("        x{i} = {i}\n"));
+    }
+    python.push_str("        return x0\n\n\ndef appended_helper():\n    return 1\n");
+    let mut rust = String::from("impl Shop {\n    fn big(&self) -> u32 {\n");
+    for i in 0..75 {
+        rust.push_str(&format!("        let x{i} = {i};\n"));
+    }
+    rust.push_str("        0\n    }\n}\n\nfn appended_helper() -> u32 {\n    1\n}\n");
+    for (path, src, big) in [
+        ("shop.py", &python, "Shop.big"),
+        ("shop.rs", &rust, "Shop::big"),
+    ] {
+        let chunks = chunk(path, src, &ChunkOptions::default());
+        assert_covers(src, &chunks);
+        let [first, .., last] = chunks.as_slice() else {
+            panic!("{path}: one chunk: {chunks:?}");
+        };
+        assert_eq!(first.symbol.as_deref(), Some(big), "{path}: {chunks:?}");
+        assert!(last.text.contains("appended_helper"), "{path}: {chunks:?}");
+        assert!(
+            last.text.contains("x74"),
+            "{path}: the tail shares the chunk: {chunks:?}"
+        );
+        assert_eq!(
+            last.symbol.as_deref(),
+            Some("appended_helper"),
+            "{path}: {chunks:?}"
+        );
+    }
+}
+
 #[test]
 fn nodes_without_children_become_windows_named_by_their_definition() {
     let mut src = String::from("const TEXT: &str = \"\n");
