@@ -25,9 +25,9 @@ use ctxpack_core::{
     Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
     PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, markup, render,
 };
-use ctxpack_index::chunk::enclosing_lines;
+use ctxpack_index::chunk::{enclosing_from, enclosing_lines};
 use ctxpack_index::git::Repo;
-use ctxpack_store::Store;
+use ctxpack_store::{ChunkStart, Store};
 
 use crate::error::{Error, Result};
 use crate::mask;
@@ -302,11 +302,16 @@ const MAX_ENCLOSING_CHARS: usize = 160;
 /// The largest file read for enclosing lines, in bytes.
 const MAX_ENCLOSING_FILE_BYTES: u64 = 4 << 20;
 
+/// The line opening the definition a hit starts inside: `(1-based number, text)`, or none.
+type Opening = Option<(u32, String)>;
+
 /// Adds the opening line of the definition each hit starts inside, for the hits that are
-/// spans of snapshot `sha`'s files. Indexing recorded that line with each chunk; a file whose
-/// chunks were stored before it did is read from the snapshot and parsed (only the packed files
-/// that need it). A line that masking would change is not shown; a file that cannot be read
-/// shows none: these lines are context, never evidence.
+/// spans of snapshot `sha`'s files. Indexing recorded that line with each chunk; a hit cut to
+/// start inside its chunk is worked out from the chunk's recorded line, parsing the file only
+/// from there to the hit; a file whose chunks were stored before lines were recorded, or whose
+/// hit the short parse cannot settle, is read from the snapshot and parsed whole (only the
+/// packed files that need it). A line that masking would change is not shown; a file that
+/// cannot be read shows none: these lines are context, never evidence.
 pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pack) {
     let suffix = format!("@{}", sha.get(..7).unwrap_or(sha));
     let mut wanted: BTreeMap<String, Vec<(Citation, u32)>> = BTreeMap::new();
@@ -325,46 +330,70 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
     if wanted.is_empty() {
         return;
     }
-    // What indexing recorded, per file: every hit's line, or none when one is not recorded.
-    let mut recorded: BTreeMap<&str, Vec<Option<(u32, String)>>> = BTreeMap::new();
-    for (path, hits) in &wanted {
-        let lines: Option<Vec<_>> = hits
-            .iter()
-            .map(|(_, start)| store.enclosing_at(sha, path, *start).ok().flatten())
-            .collect();
-        if let Some(lines) = lines {
-            recorded.insert(path, lines);
-        }
-    }
-    // The other files' blobs, from the snapshot's manifest: a lookup per file, not a walk of
-    // the whole tree.
-    let mut files: Vec<(&str, String, Vec<u32>)> = Vec::new();
-    for (path, hits) in &wanted {
-        if recorded.contains_key(path.as_str()) {
-            continue;
-        }
-        let Ok(Some(blob)) = store.blob_at(sha, path) else {
-            continue;
-        };
+    // A file's text, read from the snapshot's manifest (a lookup per file, not a walk of the
+    // whole tree) once, when some hit of it needs a parse.
+    let read = |path: &str| -> Option<String> {
+        let blob = store.blob_at(sha, path).ok().flatten()?;
         if !repo
             .blob_size(&blob)
             .is_ok_and(|n| n <= MAX_ENCLOSING_FILE_BYTES)
         {
-            continue;
+            return None;
         }
-        let Some(text) = repo
-            .read_blob(&blob)
+        repo.read_blob(&blob)
             .ok()
             .and_then(|b| String::from_utf8(b).ok())
-        else {
-            continue;
-        };
-        files.push((path, text, hits.iter().map(|(_, line)| *line).collect()));
+    };
+    // What indexing recorded or a short parse settled, per file and hit (in the order of
+    // `wanted`); the rest is parsed whole below.
+    let mut settled: Vec<(&str, Vec<Opening>)> = Vec::new();
+    let mut files: Vec<(&str, String, Vec<u32>)> = Vec::new();
+    for (path, hits) in &wanted {
+        let mut text: Option<Option<String>> = None;
+        let mut lines = Vec::with_capacity(hits.len());
+        let mut whole = false;
+        for (_, start) in hits {
+            let found = match store.chunk_around(sha, path, *start).ok().flatten() {
+                Some(ChunkStart {
+                    start_line,
+                    enclosing: Some(recorded),
+                    ..
+                }) if start_line == *start => Some(recorded),
+                Some(ChunkStart {
+                    start_line,
+                    end_line,
+                    enclosing: Some(recorded),
+                }) => {
+                    // A cut inside the chunk: nothing opened before the definition the chunk
+                    // starts in (or before the chunk, at the top level) can enclose the cut
+                    // without enclosing that too. Parsed through the chunk's end, so what
+                    // the chunk closes is seen closed.
+                    let from = recorded.as_ref().map_or(start_line, |(line, _)| *line);
+                    match text.get_or_insert_with(|| read(path)).as_deref() {
+                        Some(text) => match enclosing_from(path, text, from, *start, end_line) {
+                            // Nothing found past the definition the chunk starts in: one
+                            // around it may still enclose the cut.
+                            Some(None) if recorded.is_some() => None,
+                            found => found,
+                        },
+                        None => Some(None),
+                    }
+                }
+                _ => None,
+            };
+            whole |= found.is_none();
+            lines.push(found.flatten());
+        }
+        if !whole {
+            settled.push((path, lines));
+        } else if let Some(text) = text.unwrap_or_else(|| read(path)) {
+            files.push((path, text, hits.iter().map(|(_, line)| *line).collect()));
+        }
     }
-    // Parsing is the cost: the files are parsed on every core, each whole by one thread.
+    // Parsing whole files is the cost: they are parsed on every core, each by one thread.
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let per_thread = files.len().div_ceil(threads).max(1);
-    let found: Vec<Vec<Option<(u32, String)>>> = std::thread::scope(|scope| {
+    let found: Vec<Vec<Opening>> = std::thread::scope(|scope| {
         let handles: Vec<_> = files
             .chunks(per_thread)
             .map(|part| {
@@ -384,7 +413,7 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
             .collect()
     });
     let parsed = files.iter().map(|(path, _, _)| *path).zip(found);
-    for (path, found) in recorded.into_iter().chain(parsed) {
+    for (path, found) in settled.into_iter().chain(parsed) {
         let hits = &wanted[path];
         for ((citation, _), found) in hits.iter().zip(found) {
             let Some((line, text)) = found else { continue };

@@ -11,7 +11,7 @@ use ctxpack_index::history::{HISTORY_COMMITS, History};
 use ctxpack_index::indexer::IndexOptions;
 use ctxpack_index::paths::PathFilter;
 use ctxpack_index::retrieve::{RetrieveOptions, Retrieved, Scope, retrieve_in};
-use ctxpack_store::{QueryTerms, Store, analyze};
+use ctxpack_store::{QueryTerms, Store, TermReader};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -855,7 +855,9 @@ fn cut_lines(budget: Budget) -> usize {
 /// texts of a retrieval's candidates: a term most candidates hold ("add", "config") says little
 /// about which of a chunk's lines matter.
 struct GoalTerms {
-    weights: HashMap<String, f64>,
+    /// Each term's position in `weights`.
+    index: HashMap<String, usize>,
+    weights: Vec<f64>,
     /// Per term, text that any line holding it contains once lowercased: the term itself, or
     /// for a term stemmed from `-ies` to `-y`, the term without its `y`. Finding none in a
     /// line is enough to know it holds no term, without analysing it.
@@ -882,26 +884,46 @@ impl GoalTerms {
             }
         }
         let all = texts.len() as f64;
-        let weights = terms
+        let weights = holding
             .into_iter()
-            .zip(holding)
-            .map(|(term, n)| (term, (1.0 + (1.0 + all) / (1.0 + n as f64)).ln()))
+            .map(|n| (1.0 + (1.0 + all) / (1.0 + n as f64)).ln())
             .collect();
-        GoalTerms { weights, roots }
+        let index = terms.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
+        GoalTerms {
+            index,
+            weights,
+            roots,
+        }
     }
 
-    /// The weight of the distinct goal terms on one line.
-    fn line(&self, line: &str) -> f64 {
-        let lower = line.to_lowercase();
+    /// The weight of the distinct goal terms on each line of `text`. The text is lowercased
+    /// once, and only a line holding some term's root is analysed.
+    fn lines(&self, text: &str) -> Vec<f64> {
+        let lower = text.to_lowercase();
+        // Lowercasing never adds or removes a line break: the lines pair up.
+        let pairs = text.split_inclusive('\n').zip(lower.split_inclusive('\n'));
         if !self.roots.iter().any(|r| lower.contains(r.as_str())) {
-            return 0.0;
+            return vec![0.0; pairs.count()];
         }
-        let mut seen = HashSet::new();
-        analyze(line)
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .filter_map(|t| self.weights.get(&t))
-            .sum()
+        let mut reader = TermReader::default();
+        let mut seen = vec![false; self.weights.len()];
+        pairs
+            .map(|(line, lower)| {
+                if !self.roots.iter().any(|r| lower.contains(r.as_str())) {
+                    return 0.0;
+                }
+                seen.fill(false);
+                let mut weight = 0.0;
+                for term in reader.terms(line) {
+                    if let Some(&i) = self.index.get(term)
+                        && !std::mem::replace(&mut seen[i], true)
+                    {
+                        weight += self.weights[i];
+                    }
+                }
+                weight
+            })
+            .collect()
     }
 }
 
@@ -910,7 +932,7 @@ impl GoalTerms {
 /// when a run from there holds as much, so its signature stays in view); the first lines
 /// when no line matches.
 fn matching_run(text: &str, lines: usize, terms: &GoalTerms) -> (usize, usize) {
-    let weights: Vec<f64> = text.split_inclusive('\n').map(|l| terms.line(l)).collect();
+    let weights = terms.lines(text);
     if weights.len() <= lines {
         return (0, weights.len());
     }
@@ -1057,31 +1079,23 @@ pub(crate) fn retrieve_and_select(
         let mut glimpses = Vec::new();
         // Each cut candidate as it was, by rank, for a pack with budget left.
         let mut uncut = Vec::new();
-        let candidates: Vec<Candidate> = retrieved
-            .into_iter()
-            .enumerate()
-            .map(|(i, r): (usize, Retrieved)| {
-                for (kind, n) in &r.redactions {
-                    redactions.add(kind, *n);
-                }
-                if let Some(id) = r.artifact {
-                    artifact_of.insert(r.candidate.citation.clone(), id);
-                }
-                let mut candidate = r.candidate;
-                // Stored text was masked by the rules of its day: mask with today's.
-                mask::candidate(&mut candidate, request.meter, &mut redactions);
-                if let Some(terms) = &terms {
-                    if let Some(g) = glimpse(&candidate, request.meter, scope.sha) {
-                        glimpses.push((i + 1, g));
-                    }
-                    uncut.push(
-                        cut_to_matches(&mut candidate, lines, terms, request.meter, scope.sha)
-                            .map(|whole| (candidate.citation.clone(), whole)),
-                    );
-                }
-                candidate
-            })
-            .collect();
+        let mut candidates = Vec::with_capacity(retrieved.len());
+        let shaped = shape_all(retrieved, terms.as_ref(), lines, request.meter, scope.sha);
+        for (i, s) in shaped.into_iter().enumerate() {
+            for (kind, n) in &s.redactions.by_kind {
+                redactions.add(kind, *n);
+            }
+            if let Some(id) = s.artifact {
+                artifact_of.insert(s.candidate.citation.clone(), id);
+            }
+            if let Some(g) = s.glimpse {
+                glimpses.push((i + 1, g));
+            }
+            if terms.is_some() {
+                uncut.push(s.uncut);
+            }
+            candidates.push(s.candidate);
+        }
         let offered = candidates.len();
         let withhold = if glimpses.is_empty() {
             0
@@ -1154,6 +1168,87 @@ fn deepen(pack: &mut Pack, uncut: Vec<Option<(Citation, Candidate)>>, left: u64,
         hit.candidate = whole;
     }
     left
+}
+
+/// A retrieved candidate made ready for selection.
+struct Shaped {
+    /// Masked with today's rules and, when the goal's terms are given, cut around them.
+    candidate: Candidate,
+    /// The secrets masked in it, when indexed and now.
+    redactions: RedactionSummary,
+    /// The artifact it belongs to, if it is one.
+    artifact: Option<String>,
+    /// Its line for a further file.
+    glimpse: Option<Candidate>,
+    /// When it was cut: its citation now, and the candidate as it was.
+    uncut: Option<(Citation, Candidate)>,
+}
+
+/// Fewer candidates than this are shaped on the calling thread: a thread costs more.
+const SHAPED_PER_THREAD: usize = 64;
+
+/// Shapes `retrieved` ([`Shaped`]), in order, on every core: masking and cutting are most of a
+/// large pack's own work, and each candidate's is independent of the others'. With `terms`
+/// (a focused pack) each candidate is glimpsed and cut to `lines` around them.
+fn shape_all(
+    retrieved: Vec<Retrieved>,
+    terms: Option<&GoalTerms>,
+    lines: usize,
+    meter: Meter,
+    sha: &str,
+) -> Vec<Shaped> {
+    let shape = |r: Retrieved| {
+        let mut redactions = RedactionSummary::default();
+        for (kind, n) in &r.redactions {
+            redactions.add(kind, *n);
+        }
+        let mut candidate = r.candidate;
+        // Stored text was masked by the rules of its day: mask with today's.
+        mask::candidate(&mut candidate, meter, &mut redactions);
+        let (glimpse, uncut) = match terms {
+            Some(terms) => {
+                let glimpse = glimpse(&candidate, meter, sha);
+                let uncut = cut_to_matches(&mut candidate, lines, terms, meter, sha)
+                    .map(|whole| (candidate.citation.clone(), whole));
+                (glimpse, uncut)
+            }
+            None => (None, None),
+        };
+        Shaped {
+            candidate,
+            redactions,
+            artifact: r.artifact,
+            glimpse,
+            uncut,
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_thread = retrieved.len().div_ceil(threads).max(SHAPED_PER_THREAD);
+    if retrieved.len() <= per_thread {
+        return retrieved.into_iter().map(shape).collect();
+    }
+    let mut parts: Vec<Vec<Retrieved>> = Vec::new();
+    let mut rest = retrieved.into_iter();
+    loop {
+        let part: Vec<Retrieved> = rest.by_ref().take(per_thread).collect();
+        if part.is_empty() {
+            break;
+        }
+        parts.push(part);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| scope.spawn(move || part.into_iter().map(shape).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// A candidate scoring under this fraction (1 / n) of the best, with no evidence from the
@@ -1382,8 +1477,9 @@ mod tests {
         let terms = GoalTerms::new("ledger overflow", &[&text, other, other]);
         // "overflow" is in one text of three, "ledger" in all: the rarer term weighs more,
         // and every term weighs something.
-        assert!(terms.weights["overflow"] > terms.weights["ledger"]);
-        assert!(terms.weights["ledger"] > 0.0);
+        let weight = |term: &str| terms.weights[terms.index[term]];
+        assert!(weight("overflow") > weight("ledger"));
+        assert!(weight("ledger") > 0.0);
         // Four lines: every run of four that holds line 9 (lines 6–9 to 9–12) weighs the
         // same; the middle one of them is kept (lines 7 to 10, 0-based start 6).
         assert_eq!(matching_run(&text, 4, &terms), (6, 4));

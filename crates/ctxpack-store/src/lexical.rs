@@ -81,6 +81,21 @@ pub fn analyze(text: &str) -> Vec<String> {
     terms.iter().map(str::to_owned).collect()
 }
 
+/// [`analyze`] for many short texts one after another (a pack weighing each line of its
+/// chunks): the same terms, with no string allocated per term or per text.
+#[derive(Clone, Default)]
+pub struct TermReader {
+    buffer: TermBuffer,
+}
+
+impl TermReader {
+    /// The terms of `text`, as [`analyze`] returns them.
+    pub fn terms(&mut self, text: &str) -> impl Iterator<Item = &str> {
+        self.buffer.fill(text);
+        self.buffer.iter()
+    }
+}
+
 /// The terms of one text, written end to end into one string: analysing a chunk costs a few
 /// growing buffers, reused from chunk to chunk, instead of several strings per term.
 #[derive(Clone, Default)]

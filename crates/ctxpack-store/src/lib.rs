@@ -45,6 +45,7 @@ pub use guard::check_layout;
 pub use ledger::{
     Ledger, LedgerContents, LedgerPage, LedgerQuery, LedgerRecord, LedgerStore, RecordContext,
 };
-pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, analyze};
+pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, TermReader, analyze};
 pub use lock::WriterLock;
 pub use manifest::{Manifest, NewSnapshot};
+pub use scope::ChunkStart;

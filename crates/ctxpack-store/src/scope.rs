@@ -9,6 +9,19 @@ use crate::db::{Store, sql_error};
 use crate::error::StoreError;
 use crate::lexical::{ExtraDoc, LexicalHit, QueryTerms};
 
+/// Where a stored chunk starts, and what its first line is inside of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkStart {
+    /// The chunk's first line (1-based).
+    pub start_line: u32,
+    /// The chunk's last line (1-based, inclusive).
+    pub end_line: u32,
+    /// The line opening the definition the first line is inside of, as indexing recorded it:
+    /// `(1-based number, text)`; `Some(None)` when it is inside none; `None` when it was not
+    /// recorded (a chunk written before format 3), so the caller must work it out.
+    pub enclosing: Option<Option<(u32, String)>>,
+}
+
 impl Store {
     /// The git blob id of `path` in snapshot `sha`, when the snapshot lists that path.
     pub fn blob_at(&self, sha: &str, path: &str) -> Result<Option<String>, StoreError> {
@@ -21,47 +34,51 @@ impl Store {
             .map_err(|e| sql_error(&self.dir, e))
     }
 
-    /// The line opening the definition that the chunk of `path` starting on `start_line` in
-    /// snapshot `sha` starts inside of, as indexing recorded it: `Some(None)` when it starts
-    /// inside none, `None` when it was not recorded (a chunk written before format 3, or no
-    /// such chunk), so the caller must work it out.
-    pub fn enclosing_at(
+    /// The chunk of `path` in snapshot `sha` that holds `line` (the last to start at or before
+    /// it), `None` for no such chunk.
+    pub fn chunk_around(
         &self,
         sha: &str,
         path: &str,
-        start_line: u32,
-    ) -> Result<Option<Option<(u32, String)>>, StoreError> {
-        if self.format_version() < 3 {
-            return Ok(None);
-        }
+        line: u32,
+    ) -> Result<Option<ChunkStart>, StoreError> {
         let Some(file_id) = self.manifest_entry(sha, path)? else {
             return Ok(None);
         };
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT enclosing_line, enclosing_text FROM chunks \
-                 WHERE file_id = ?1 AND start_line = ?2 ORDER BY ordinal LIMIT 1",
+                "SELECT start_line, end_line, enclosing_line, enclosing_text FROM chunks \
+                 WHERE file_id = ?1 AND start_line <= ?2 AND end_line >= ?2 \
+                 ORDER BY start_line DESC, ordinal LIMIT 1",
             )
             .map_err(|e| sql_error(&self.dir, e))?;
-        let mut rows = stmt
-            .query_map(rusqlite::params![file_id, start_line], |r| {
-                Ok((r.get::<_, Option<u32>>(0)?, r.get::<_, Option<String>>(1)?))
+        let row = stmt
+            .query_row(rusqlite::params![file_id, line], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, Option<u32>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
             })
+            .optional()
             .map_err(|e| sql_error(&self.dir, e))?;
-        let Some(row) = rows
-            .next()
-            .transpose()
-            .map_err(|e| sql_error(&self.dir, e))?
-        else {
-            return Ok(None);
-        };
-        Ok(match row {
-            (None, _) => None,
-            (Some(0), _) => Some(None),
-            (Some(line), Some(text)) => Some(Some((line, text))),
-            (Some(_), None) => None,
-        })
+        let recorded = self.format_version() >= 3;
+        Ok(row.map(|(start_line, end_line, line, text)| {
+            let enclosing = match (line, text) {
+                _ if !recorded => None,
+                (None, _) => None,
+                (Some(0), _) => Some(None),
+                (Some(line), Some(text)) => Some(Some((line, text))),
+                (Some(_), None) => None,
+            };
+            ChunkStart {
+                start_line,
+                end_line,
+                enclosing,
+            }
+        }))
     }
 
     /// The file versions of the stored artifacts of `scopes`.

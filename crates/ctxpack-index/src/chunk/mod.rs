@@ -893,15 +893,92 @@ pub fn enclosing_lines(path: &str, text: &str, lines: &[u32]) -> Vec<Option<(u32
         .collect()
 }
 
+/// [`enclosing_lines`] for one 1-based `line` of `text`, from a parse of only the lines
+/// `from..=to` (shifted left by the first one's indentation, so an indented definition parses
+/// as one at the top level). `from` must be a line no definition opened before it could
+/// enclose `line` without also enclosing `from`: the line opening the definition that encloses
+/// some line at or before `line`, or a line at the top level; `to` is at or after `line`.
+/// When a definition is left open at `to`, the lines parsed grow (twice as many each time) up
+/// to the end of the file. `None` when no parse of them settles it (the file does not parse
+/// cleanly); the caller then parses the whole file, as it must when `from` opens a definition
+/// and none is found (a definition enclosing `from` may still enclose `line`).
+pub fn enclosing_from(
+    path: &str,
+    text: &str,
+    from: u32,
+    line: u32,
+    to: u32,
+) -> Option<Option<(u32, String)>> {
+    let Some(language) = language_of(path).filter(|l| *l != Language::Markdown) else {
+        return Some(None);
+    };
+    let all = Lines::new(text);
+    let first = usize::try_from(from).ok()?.checked_sub(1)?;
+    let target = usize::try_from(line).ok()?.checked_sub(1)?;
+    let last = usize::try_from(to)
+        .ok()?
+        .checked_sub(1)?
+        .min(all.count().checked_sub(1)?);
+    if target < first || target > last {
+        return None;
+    }
+    let lead = all.slice(first, first);
+    let indent = &lead[..lead.len() - lead.trim_start_matches([' ', '\t']).len()];
+    // A definition still open at the end of the lines parsed is cut short: parse again through
+    // twice as many lines, up to the end of the file.
+    let end = all.count() - 1;
+    let mut last = last;
+    loop {
+        let fragment: String = (first..=last)
+            .map(|row| {
+                let line = all.slice(row, row);
+                line.strip_prefix(indent).unwrap_or(line)
+            })
+            .collect();
+        let lines = Lines::new(&fragment);
+        let (cx, tree) = parse(
+            language,
+            &fragment,
+            &lines,
+            Limits::new(&ChunkOptions::default()),
+        )?;
+        match cx.enclosing_row(&tree, target - first) {
+            (row, true) => {
+                return Some(row.map(|row| {
+                    let row = first + row;
+                    let text = all.slice(row, row).trim_end_matches(['\n', '\r']);
+                    (one_based(row), text.to_owned())
+                }));
+            }
+            (_, false) if last < end => {
+                last = last.saturating_add(2 * (last - first + 1)).min(end);
+            }
+            (_, false) => return None,
+        }
+    }
+}
+
 impl Cx<'_> {
     /// The line opening the innermost definition containing 0-based line `target` without
     /// starting on it, as `(1-based number, text without the line break)`.
     fn enclosing(&self, tree: &tree_sitter::Tree, target: usize) -> Option<(u32, String)> {
+        self.enclosing_row(tree, target)
+            .0
+            .map(|row| self.line_at(row))
+    }
+
+    /// The 0-based row of the innermost definition containing 0-based line `target` without
+    /// starting on it, and whether the answer is sound: no error node on the way, and none in
+    /// the definition found — or, when none is found, none anywhere in the tree (a definition
+    /// the parse could not close may have been cut short of `target`).
+    fn enclosing_row(&self, tree: &tree_sitter::Tree, target: usize) -> (Option<usize>, bool) {
+        let root = tree.root_node();
         if target >= self.lines.count() {
-            return None;
+            return (None, !root.has_error());
         }
-        let mut node = tree.root_node();
+        let mut node = root;
         let mut found = None;
+        let mut way = true;
         for _ in 0..MAX_DEPTH {
             let mut cursor = node.walk();
             let Some(child) = node
@@ -910,14 +987,22 @@ impl Cx<'_> {
             else {
                 break;
             };
+            way &= !child.is_error() && !child.is_missing();
             if child.start_position().row < target && self.def_of(child, 0).is_some() {
-                found = Some(child.start_position().row);
+                found = Some((child.start_position().row, !child.has_error()));
             }
             node = child;
         }
-        let row = found?;
+        match found {
+            Some((row, clean)) => (Some(row), way && clean),
+            None => (None, way && !root.has_error()),
+        }
+    }
+
+    /// Line `row` (0-based) as `(1-based number, text without the line break)`.
+    fn line_at(&self, row: usize) -> (u32, String) {
         let text = self.lines.slice(row, row).trim_end_matches(['\n', '\r']);
-        Some((one_based(row), text.to_owned()))
+        (one_based(row), text.to_owned())
     }
 }
 

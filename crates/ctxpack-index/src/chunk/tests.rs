@@ -56,6 +56,55 @@ fn chunks_carry_the_enclosing_line_of_their_first_line() {
     );
 }
 
+/// A line inside a chunk gets, from a parse of the lines between the definition its chunk
+/// starts in (or the chunk's first line) and itself, the enclosing line a parse of the whole
+/// file gives; where the short parse finds none and the chunk starts inside a definition, the
+/// caller parses the whole file, and that is rare.
+#[test]
+fn a_short_parse_from_the_chunks_definition_finds_what_a_whole_parse_does() {
+    let python = "class Shop:\n    def __init__(self):\n        self.items = []\n\n".to_owned()
+        + &"    def add(self, item):\n        self.items.append(item)\n        return item\n\n"
+            .repeat(12)
+        + "\ndef after():\n    return 1\n";
+    let go = "package main\n\nfunc long() int {\n".to_owned()
+        + &"\tx := 1\n\tx += 2\n".repeat(60)
+        + "\treturn x\n}\n\nfunc next() int {\n\treturn 2\n}\n";
+    let script = "export class Cart {\n".to_owned()
+        + &"  add(item) {\n    this.items.push(item);\n    return item;\n  }\n".repeat(20)
+        + "}\n\nexport function total(cart) {\n  return cart.items.length;\n}\n";
+    let sources = [
+        ("src/chunk.rs", include_str!("mod.rs").to_owned()),
+        ("src/tests.rs", include_str!("tests.rs").to_owned()),
+        ("shop.py", python),
+        ("main.go", go),
+        ("cart.ts", script),
+    ];
+    let (mut lines, mut whole) = (0, 0);
+    for (path, text) in &sources {
+        let every: Vec<u32> = (1..=u32::try_from(text.lines().count()).expect("lines")).collect();
+        let whole_parse = enclosing_lines(path, text, &every);
+        for c in chunk(path, text, &ChunkOptions::default()) {
+            let from = c.enclosing.as_ref().map_or(c.start_line, |(line, _)| *line);
+            for line in c.start_line + 1..=c.end_line {
+                let expected = whole_parse[line as usize - 1].clone();
+                lines += 1;
+                match enclosing_from(path, text, from, line, c.end_line) {
+                    // Unsettled, or settled as none where an outer definition may hold it:
+                    // the caller parses the whole file.
+                    None => whole += 1,
+                    Some(None) if c.enclosing.is_some() => whole += 1,
+                    Some(short) => assert_eq!(short, expected, "{path}:{line} from {from}"),
+                }
+            }
+        }
+    }
+    assert!(lines > 2000, "{lines}");
+    assert!(
+        whole * 20 < lines,
+        "{whole} of {lines} lines needed a whole parse"
+    );
+}
+
 /// Chunks `src` as `path` and compares (start, end, symbol) with `expected`, after checking
 /// that the chunks cover the file.
 fn check(path: &str, src: &str, options: ChunkOptions, expected: Expected<'_>) {
