@@ -1301,21 +1301,15 @@ fn leave_out_weak(pack: &mut Pack, weak: Vec<Retrieved>, offered: usize) {
 /// further files: a line each says where else to look for a fraction of a chunk's cost.
 const GLIMPSE_SHARE: u64 = 10;
 
-/// A line of a file's candidate that says where else to look: the first line of its
-/// chunk that is not blank (usually the signature of the definition that matched, or its doc
-/// comment), cited by that line alone. The chunk's first line, because indexing recorded the
-/// definition it starts inside: showing it costs the pack no parse.
+/// A line of a file's candidate that says where else to look: the signature of the definition
+/// its chunk is named after ([`glimpse_line`]), cited by that line alone.
 fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> {
     let source = Source::of(candidate, sha)?;
     let location = candidate.location.as_ref()?;
     if location.end_line <= location.start_line {
         return None;
     }
-    let (n, text) = candidate
-        .text
-        .split_inclusive('\n')
-        .enumerate()
-        .find(|(_, line)| !line.trim().is_empty())?;
+    let (n, text) = glimpse_line(&candidate.text, location.symbol.as_deref())?;
     let line = location.start_line + n as u32;
     Some(Candidate {
         citation: source.cite(&location.path, line, line),
@@ -1331,6 +1325,39 @@ fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> 
         }),
         title: candidate.title.clone(),
     })
+}
+
+/// How far into a chunk its definition's signature is looked for: past attributes, decorators
+/// and a doc comment.
+const SIGNATURE_LOOKAHEAD: usize = 20;
+
+/// The line (0-based, and its text) a glimpse of a chunk shows: among its first
+/// [`SIGNATURE_LOOKAHEAD`] lines, the first that names `symbol` (its last part, as a whole
+/// word) and is not a comment — the definition's signature or heading, not `#[test]` or a doc
+/// comment; else the first line that is not blank.
+fn glimpse_line<'t>(text: &'t str, symbol: Option<&str>) -> Option<(usize, &'t str)> {
+    let name = symbol
+        .and_then(|s| s.rsplit(['.', ':']).next())
+        .filter(|n| !n.is_empty());
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let names = |line: &str, name: &str| {
+        let trimmed = line.trim_start();
+        !["//", "/*", "*", "--"]
+            .iter()
+            .any(|c| trimmed.starts_with(c))
+            && line.match_indices(name).any(|(at, _)| {
+                !line[..at].chars().next_back().is_some_and(word)
+                    && !line[at + name.len()..].chars().next().is_some_and(word)
+            })
+    };
+    let mut lines = text.split_inclusive('\n').enumerate();
+    name.and_then(|name| {
+        lines
+            .clone()
+            .take(SIGNATURE_LOOKAHEAD)
+            .find(|(_, line)| names(line, name))
+    })
+    .or_else(|| lines.find(|(_, line)| !line.trim().is_empty()))
 }
 
 /// Adds a glimpse ([`glimpse`]) of each file the pack does not show yet, best-ranked first,
@@ -1468,6 +1495,34 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    #[test]
+    fn a_glimpse_shows_the_signature_not_an_attribute_or_a_doc_comment() {
+        let rust = "\n#[test]\n/// Checks `budgets_are_enforced`.\nfn budgets_are_enforced() {\n    run();\n}\n";
+        assert_eq!(
+            glimpse_line(rust, Some("tests::budgets_are_enforced")),
+            Some((3, "fn budgets_are_enforced() {\n"))
+        );
+        let python = "@property\ndef max_content_length(self):\n    return 1\n";
+        assert_eq!(
+            glimpse_line(python, Some("Request.max_content_length")),
+            Some((1, "def max_content_length(self):\n"))
+        );
+        assert_eq!(
+            glimpse_line("# Budgets\n\ntext\n", Some("Budgets")),
+            Some((0, "# Budgets\n"))
+        );
+        // A name that only appears inside another word, or no name: the first line that is
+        // not blank.
+        assert_eq!(
+            glimpse_line("\n#[test]\nfn budgets_x() {}\n", Some("budgets")),
+            Some((1, "#[test]\n"))
+        );
+        assert_eq!(
+            glimpse_line("\n\nlet a = 1;\n", None),
+            Some((2, "let a = 1;\n"))
+        );
     }
 
     #[test]
