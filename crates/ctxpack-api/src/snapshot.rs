@@ -311,10 +311,11 @@ pub struct SnapshotPackRequest {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Shaping {
     /// ctxpack's measured pipeline (docs/quality.md, "Show the code the task changes"):
-    /// candidates scoring under a fifth of the best are left out as weak; under a budget too
-    /// small for whole chunks (below 12,000), a chunk is cut to the run of its lines that holds
-    /// most of the goal's terms (its first lines when none does), cited by exactly the lines it
-    /// shows; and a tenth of the budget goes to one line of each file selection did not reach.
+    /// candidates scoring under a fifth of the best with no history or import evidence are left
+    /// out as weak; under a budget too small for whole chunks (below 12,000), a chunk is cut to
+    /// the run of its lines that holds most of the goal's terms (its first lines when none
+    /// does), cited by exactly the lines it shows; a tenth of the budget goes to one line of
+    /// each file selection did not reach; and what is left shows cut hits whole again.
     #[default]
     Focused,
     /// Every candidate is offered whole; a hit that does not fit is skipped.
@@ -1136,27 +1137,30 @@ pub(crate) fn retrieve_and_select(
 /// of the budget (`left`, as `fit` counts it) pays for the rest of each chunk: a pack whose
 /// candidates ran out before its budget gives its strong chunks depth instead of leaving the
 /// budget unspent. `uncut` holds, by rank, each cut candidate's citation and the candidate as
-/// it was; a glimpse, cited by another line, is never widened. Returns what is left.
-fn deepen(pack: &mut Pack, uncut: Vec<Option<(Citation, Candidate)>>, left: u64, fit: &Fit) -> u64 {
-    let mut uncut = uncut;
+/// it was; a glimpse, cited by another line, is never widened.
+fn deepen(
+    pack: &mut Pack,
+    mut uncut: Vec<Option<(Citation, Candidate)>>,
+    mut left: u64,
+    fit: &Fit,
+) {
+    let meter = pack.meter;
     let mut order: Vec<usize> = (0..pack.hits.len()).collect();
     order.sort_by_key(|&i| pack.hits[i].rank);
-    let mut left = left;
     for i in order {
         let hit = &mut pack.hits[i];
         let Some(slot) = uncut.get_mut(hit.rank.wrapping_sub(1)) else {
             continue;
         };
-        if slot
-            .as_ref()
-            .is_none_or(|(cut, _)| *cut != hit.candidate.citation)
-        {
+        let Some((cut, whole)) = slot.as_ref() else {
+            continue;
+        };
+        if *cut != hit.candidate.citation {
             continue;
         }
-        let extra = slot.as_ref().map_or(u64::MAX, |(_, whole)| {
-            fit.cost(whole, pack.meter)
-                .saturating_sub(fit.cost(&hit.candidate, pack.meter))
-        });
+        let extra = fit
+            .cost(whole, meter)
+            .saturating_sub(fit.cost(&hit.candidate, meter));
         if extra > left {
             continue;
         }
@@ -1167,7 +1171,6 @@ fn deepen(pack: &mut Pack, uncut: Vec<Option<(Citation, Candidate)>>, left: u64,
         pack.used = pack.used - hit.candidate.cost + whole.cost;
         hit.candidate = whole;
     }
-    left
 }
 
 /// A retrieved candidate made ready for selection.
