@@ -353,6 +353,11 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
         let mut lines = Vec::with_capacity(hits.len());
         let mut whole = false;
         for (_, start) in hits {
+            // Once the file is to be parsed whole, that parse answers every hit of it.
+            if whole {
+                lines.push(None);
+                continue;
+            }
             let found = match store.chunk_around(sha, path, *start).ok().flatten() {
                 Some(ChunkStart {
                     start_line,

@@ -1092,9 +1092,7 @@ pub(crate) fn retrieve_and_select(
             if let Some(g) = s.glimpse {
                 glimpses.push((i + 1, g));
             }
-            if terms.is_some() {
-                uncut.push(s.uncut);
-            }
+            uncut.push(s.uncut);
             candidates.push(s.candidate);
         }
         let offered = candidates.len();

@@ -18,7 +18,8 @@ pub struct ChunkStart {
     pub end_line: u32,
     /// The line opening the definition the first line is inside of, as indexing recorded it:
     /// `(1-based number, text)`; `Some(None)` when it is inside none; `None` when it was not
-    /// recorded (a chunk written before format 3), so the caller must work it out.
+    /// recorded (a chunk written before its store was migrated to format 3), so the caller
+    /// must work it out.
     pub enclosing: Option<Option<(u32, String)>>,
 }
 
@@ -35,13 +36,17 @@ impl Store {
     }
 
     /// The chunk of `path` in snapshot `sha` that holds `line` (the last to start at or before
-    /// it), `None` for no such chunk.
+    /// it); `None` for no such chunk, or a store of a format before 3, whose chunks record no
+    /// enclosing line (and which a read-only open has not migrated).
     pub fn chunk_around(
         &self,
         sha: &str,
         path: &str,
         line: u32,
     ) -> Result<Option<ChunkStart>, StoreError> {
+        if self.format_version() < 3 {
+            return Ok(None);
+        }
         let Some(file_id) = self.manifest_entry(sha, path)? else {
             return Ok(None);
         };
@@ -64,10 +69,8 @@ impl Store {
             })
             .optional()
             .map_err(|e| sql_error(&self.dir, e))?;
-        let recorded = self.format_version() >= 3;
         Ok(row.map(|(start_line, end_line, line, text)| {
             let enclosing = match (line, text) {
-                _ if !recorded => None,
                 (None, _) => None,
                 (Some(0), _) => Some(None),
                 (Some(line), Some(text)) => Some(Some((line, text))),

@@ -39,6 +39,26 @@ pub const README: &str = "# Demo\n\nA tiny project about cakes and recipes.\n";
 /// A config file with a secret in it.
 pub const CONFIG: &str = "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nregion = eu-west-1\n";
 
+/// One 44-line Rust function, `reconcile_ledger`: a doc comment and signature naming the
+/// ledger, then 40 numbered steps, the 28th (line 30) the only one about an overflow check.
+pub fn ledger_chunk() -> String {
+    let mut body = String::from(
+        "/// Reconciles the ledger.\npub fn reconcile_ledger(entries: &[u64]) -> u64 {\n",
+    );
+    for i in 0..40 {
+        let note = if i == 27 {
+            "ledger overflow check"
+        } else {
+            "ledger step"
+        };
+        body.push_str(&format!(
+            "    let step_{i} = entries.len() as u64 + {i}; // {note}\n"
+        ));
+    }
+    body.push_str("    0\n}\n");
+    body
+}
+
 /// The script of [`project`].
 pub fn project_script() -> Script {
     let mut script = Script::new();

@@ -14,7 +14,7 @@ use ctxpack_api::{
 };
 use serde_json::Value;
 
-use crate::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, project};
+use crate::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, ledger_chunk, project};
 
 /// A request for `goal` at HEAD with ctxpack's defaults.
 fn request(goal: &str) -> SnapshotPackRequest {
@@ -1230,20 +1230,7 @@ fn indexing_waits_out_a_full_text_lock_held_for_a_moment() {
 #[test]
 fn a_small_budget_shows_the_lines_of_a_long_chunk_that_match_and_cites_exactly_them() {
     let f = Fixture::new();
-    let mut body = String::from(
-        "/// Reconciles the ledger.\npub fn reconcile_ledger(entries: &[u64]) -> u64 {\n",
-    );
-    for i in 0..40 {
-        let note = if i == 27 {
-            "ledger overflow check"
-        } else {
-            "ledger step"
-        };
-        body.push_str(&format!(
-            "    let step_{i} = entries.len() as u64 + {i}; // {note}\n"
-        ));
-    }
-    body.push_str("    0\n}\n");
+    let body = ledger_chunk();
     f.write("src/ledger.rs", &body);
     let sha = f.commit("ledger");
     let workspace = f.workspace();

@@ -3,7 +3,7 @@
 
 use ctxpack_api::{ErrorKind, Pack, PackOptions, SnapshotPackRequest, Warning, Workspace};
 
-use crate::fixture::{Fixture, Workspaces, project};
+use crate::fixture::{Fixture, Workspaces, ledger_chunk, project};
 
 fn request(goal: &str) -> SnapshotPackRequest {
     SnapshotPackRequest {
@@ -49,20 +49,7 @@ fn an_edited_files_hit_is_cut_like_a_committed_one() {
     let f = Fixture::new();
     f.write("src/ledger.rs", "pub fn reconcile_ledger() {}\n");
     f.commit("start");
-    let mut body = String::from(
-        "/// Reconciles the ledger.\npub fn reconcile_ledger(entries: &[u64]) -> u64 {\n",
-    );
-    for i in 0..40 {
-        let note = if i == 27 {
-            "ledger overflow check"
-        } else {
-            "ledger step"
-        };
-        body.push_str(&format!(
-            "    let step_{i} = entries.len() as u64 + {i}; // {note}\n"
-        ));
-    }
-    body.push_str("    0\n}\n");
+    let body = ledger_chunk();
     f.write("src/ledger.rs", &body);
     let workspace = f.workspace();
     // 700 units: at most 10 lines of the 44, and too few for the whole chunk.

@@ -263,6 +263,12 @@ impl<'a> Lines<'a> {
         (end > start).then(|| (self.line_of(start), self.line_of(end - 1)))
     }
 
+    /// Line `row` (0-based) as `(1-based number, text without the line break)`.
+    fn numbered(&self, row: usize) -> (u32, String) {
+        let text = self.slice(row, row).trim_end_matches(['\n', '\r']);
+        (one_based(row), text.to_owned())
+    }
+
     /// Lines `start..=end` (0-based) with their line endings.
     fn slice(&self, start: usize, end: usize) -> &'a str {
         let from = self.starts.get(start).copied().unwrap_or(self.text.len());
@@ -943,13 +949,7 @@ pub fn enclosing_from(
             Limits::new(&ChunkOptions::default()),
         )?;
         match cx.enclosing_row(&tree, target - first) {
-            (row, true) => {
-                return Some(row.map(|row| {
-                    let row = first + row;
-                    let text = all.slice(row, row).trim_end_matches(['\n', '\r']);
-                    (one_based(row), text.to_owned())
-                }));
-            }
+            (row, true) => return Some(row.map(|row| all.numbered(first + row))),
             (_, false) if last < end => {
                 last = last.saturating_add(2 * (last - first + 1)).min(end);
             }
@@ -964,7 +964,7 @@ impl Cx<'_> {
     fn enclosing(&self, tree: &tree_sitter::Tree, target: usize) -> Option<(u32, String)> {
         self.enclosing_row(tree, target)
             .0
-            .map(|row| self.line_at(row))
+            .map(|row| self.lines.numbered(row))
     }
 
     /// The 0-based row of the innermost definition containing 0-based line `target` without
@@ -997,12 +997,6 @@ impl Cx<'_> {
             Some((row, clean)) => (Some(row), way && clean),
             None => (None, way && !root.has_error()),
         }
-    }
-
-    /// Line `row` (0-based) as `(1-based number, text without the line break)`.
-    fn line_at(&self, row: usize) -> (u32, String) {
-        let text = self.lines.slice(row, row).trim_end_matches(['\n', '\r']);
-        (one_based(row), text.to_owned())
     }
 }
 
