@@ -269,6 +269,18 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    /// Opens one read transaction for a batch of point lookups, unless one is already open: a
+    /// statement outside a transaction takes and releases the database's locks (and checks its
+    /// files) on its own, so a lookup per row would pay that per row, and the rows of one batch
+    /// would not come from one snapshot. Dropping the returned transaction ends it.
+    pub(crate) fn read_batch(&self) -> rusqlite::Result<Option<rusqlite::Transaction<'_>>> {
+        if !self.conn.is_autocommit() {
+            return Ok(None);
+        }
+        rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Deferred)
+            .map(Some)
+    }
+
     /// Opens an existing store read-only. Never writes, never takes the writer lock.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         check_files(dir)?;

@@ -509,6 +509,7 @@ impl Store {
                 "SELECT id_key, body FROM documents WHERE rowid = ?1 AND collection = ?2",
             )
             .map_err(self.sql())?;
+        let _batch = self.read_batch().map_err(self.sql())?;
         let mut out = Vec::with_capacity(seqs.len());
         for &seq in seqs {
             let row = stmt
@@ -839,6 +840,7 @@ impl Store {
                  WHERE e.rowid = ?1 AND e.collection = ?2",
             )
             .map_err(self.sql())?;
+        let _batch = self.read_batch().map_err(self.sql())?;
         let mut out = Vec::with_capacity(rowids.len());
         for &rowid in rowids {
             let row = stmt
@@ -875,6 +877,7 @@ impl Store {
                  WHERE rowid = ?1 AND collection = ?2 AND field = ?3 AND embedder = ?4",
             )
             .map_err(self.sql())?;
+        let _batch = self.read_batch().map_err(self.sql())?;
         rowids
             .iter()
             .map(|&rowid| {

@@ -275,6 +275,7 @@ impl Store {
             .conn
             .prepare_cached("SELECT id_key FROM documents WHERE rowid = ?1 AND collection = ?2")
             .map_err(self.sql())?;
+        let _batch = self.read_batch().map_err(self.sql())?;
         let mut out = Vec::with_capacity(seqs.len());
         for &seq in seqs {
             let row: Option<String> = stmt

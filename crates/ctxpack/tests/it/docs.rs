@@ -90,25 +90,17 @@ impl Fixture {
     }
 }
 
-/// The document count of a collection (0 when it does not exist), from `collections`.
+/// The document count of a collection (0 when it does not exist), read in process through the
+/// API while the command under test runs (a process per look would compete with it).
 fn collection_count(store: &Path, collection: &str) -> u64 {
-    let run = ctxpack(
-        &[
-            "docs",
-            "collections",
-            store.to_str().expect("UTF-8"),
-            "--format",
-            "json",
-        ],
-        b"",
-    );
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
-    list.as_array()
-        .expect("an array")
+    let workspace = ctxpack_api::Workspace::for_store(store, ctxpack_api::Access::ReadOnly)
+        .expect("a read-only workspace");
+    workspace
+        .collections()
+        .expect("collections")
         .iter()
-        .find(|c| c["name"] == collection)
-        .map_or(0, |c| c["documents"].as_u64().expect("a count"))
+        .find(|c| c.name == collection)
+        .map_or(0, |c| c.documents)
 }
 
 /// Replaces every ObjectId hex string in `text` with `...`, in order of appearance, returning
@@ -563,7 +555,7 @@ fn import_killed_mid_way_leaves_only_whole_batches() {
         }
         seen = collection_count(&store, "c");
         if seen == 0 {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
     let finished = child.try_wait().expect("try_wait").is_some();

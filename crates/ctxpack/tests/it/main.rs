@@ -1,5 +1,6 @@
 //! Integration tests of the `ctxpack` command line, run as a real process.
 
+mod browser;
 mod config;
 mod conveniences;
 mod crash;
@@ -15,7 +16,6 @@ mod pack;
 mod plan;
 mod select;
 mod serve;
-mod ui;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -138,7 +138,7 @@ fn answers(workspace: &Workspace) -> Vec<String> {
 }
 
 #[test]
-fn fast_paths_answer_exactly_what_the_table_scan_answers() {
+fn answer_exactly_what_the_table_scan_answers() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = dir.path().join("app.ctxpack");
     let workspace = Workspace::for_store(&store, Access::ReadWrite).expect("workspace");
