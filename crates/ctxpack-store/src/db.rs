@@ -968,6 +968,7 @@ impl Store {
                  FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
             )
             .map_err(|e| sql_error(&self.dir, e))?;
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let row = stmt

@@ -1,6 +1,6 @@
 //! Ranking documents by a field's vectors: `vsearch` and document packs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use ctxpack_core::Selector;
@@ -609,24 +609,39 @@ fn walk(
 const WALK_BATCH: usize = 64;
 
 /// The documents of ranked rows, in rank order. A document deleted since it was ranked is
-/// left out.
+/// left out. The rows are looked up together (a ranking lists each row once): one statement and
+/// one read of the store per batch, not per row.
 fn with_documents(
     store: &Store,
     collection: &str,
     ranked: &[(Source, f32)],
 ) -> Result<Vec<(f32, StoredDocument)>> {
-    let mut out = Vec::with_capacity(ranked.len());
-    for (source, score) in ranked {
-        let doc = match source {
-            Source::Stored(rowid) => store
-                .documents_by_embedding(collection, &[*rowid])?
-                .pop()
-                .map(|(_, doc)| doc),
-            Source::Fresh(seq) => store.documents_by_seq(collection, &[*seq])?.pop(),
-        };
-        out.extend(doc.map(|doc| (*score, doc)));
+    let (mut stored, mut fresh) = (Vec::new(), Vec::new());
+    for (source, _) in ranked {
+        match source {
+            Source::Stored(rowid) => stored.push(*rowid),
+            Source::Fresh(seq) => fresh.push(*seq),
+        }
     }
-    Ok(out)
+    let mut by_rowid: HashMap<i64, StoredDocument> = store
+        .documents_by_embedding(collection, &stored)?
+        .into_iter()
+        .collect();
+    let mut by_seq: HashMap<i64, StoredDocument> = store
+        .documents_by_seq(collection, &fresh)?
+        .into_iter()
+        .map(|doc| (doc.seq, doc))
+        .collect();
+    Ok(ranked
+        .iter()
+        .filter_map(|(source, score)| {
+            let doc = match source {
+                Source::Stored(rowid) => by_rowid.remove(rowid),
+                Source::Fresh(seq) => by_seq.remove(seq),
+            };
+            doc.map(|doc| (*score, doc))
+        })
+        .collect())
 }
 
 /// One `vsearch` result.

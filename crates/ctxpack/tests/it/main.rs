@@ -1,6 +1,5 @@
 //! Integration tests of the `ctxpack` command line, run as a real process.
 
-mod browser;
 mod config;
 mod conveniences;
 mod crash;
@@ -16,6 +15,7 @@ mod pack;
 mod plan;
 mod select;
 mod serve;
+mod ui;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
