@@ -98,7 +98,9 @@ impl Workspace {
         if request.max_file_bytes == 0 {
             return Err(Error::invalid_field("max_file_bytes", "must be at least 1"));
         }
-        self.require_write("indexing")?;
+        if !self.may_index() {
+            self.require_write("indexing")?;
+        }
         if let (Some((url, schemes)), Some(root)) = (&self.remote, self.repo_root()) {
             crate::remote::fetch(url, root, schemes)?;
         }

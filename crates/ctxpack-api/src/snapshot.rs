@@ -21,7 +21,7 @@ use crate::fit::Fit;
 use crate::index::{IndexRequest, IndexSummary};
 use crate::mask;
 use crate::schema;
-use crate::workspace::{Access, RecordExtra, Recorded, Workspace};
+use crate::workspace::{RecordExtra, Recorded, Workspace};
 use crate::worktree;
 
 /// How far back to look for an indexed ancestor to name as guidance.
@@ -786,10 +786,10 @@ impl Workspace {
         ))
     }
 
-    /// Indexes `sha` when it is not indexed yet and the workspace may write; a read-only
-    /// workspace writes nothing (the caller then finds the snapshot missing).
+    /// Indexes `sha` when it is not indexed yet and the workspace may index (see
+    /// [`Access`]); otherwise it writes nothing (the caller then finds the snapshot missing).
     fn index_if_missing(&self, sha: &str, control: &Control) -> Result<Option<IndexSummary>> {
-        if self.access() != Access::ReadWrite {
+        if !self.may_index() {
             return Ok(None);
         }
         let missing = match (&self.snapshots, self.try_open_store()?) {

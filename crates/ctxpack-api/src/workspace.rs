@@ -21,6 +21,12 @@ pub enum Access {
     /// what a server's read scope does, so its ledger shows what every client was shown.
     /// Nothing else is written: a commit that is not indexed is reported, never indexed.
     ReadAndRecord,
+    /// Reads only, as [`ReadOnly`](Access::ReadOnly), but a pack of a commit that is not
+    /// indexed yet indexes it first, into the repository's store (creating it if needed): the
+    /// index is derived from the repository's own commits, a cache. Nothing else is written: no
+    /// ledger record, artifact, document, setting or hook. What a local MCP server at read
+    /// scope does, so an agent packing a new commit gets that commit.
+    ReadAndIndex,
     /// Reads and writes: indexing, artifacts, documents, and a ledger record of every pack.
     #[default]
     ReadWrite,
@@ -261,10 +267,16 @@ impl Workspace {
     pub(crate) fn require_write(&self, what: &str) -> Result<()> {
         match self.access {
             Access::ReadWrite => Ok(()),
-            Access::ReadOnly | Access::ReadAndRecord => Err(Error::invalid(format!(
-                "{what} writes to the store, and this workspace is read-only"
-            ))),
+            Access::ReadOnly | Access::ReadAndRecord | Access::ReadAndIndex => Err(Error::invalid(
+                format!("{what} writes to the store, and this workspace is read-only"),
+            )),
         }
+    }
+
+    /// Whether the workspace may index a commit: it may write, or it derives the index of
+    /// what it packs.
+    pub(crate) fn may_index(&self) -> bool {
+        matches!(self.access, Access::ReadWrite | Access::ReadAndIndex)
     }
 
     /// Takes the writer lock and opens the store for writing. With `create`, a missing store
@@ -302,7 +314,7 @@ impl Workspace {
         let Some(rendering) = rendering else {
             return Recorded::NotAsked;
         };
-        if self.access == Access::ReadOnly {
+        if matches!(self.access, Access::ReadOnly | Access::ReadAndIndex) {
             return Recorded::NotAsked;
         }
         let ledger = match self.ledger() {

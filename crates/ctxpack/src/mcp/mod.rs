@@ -7,8 +7,9 @@
 //! request type) and returns what the CLI prints for the same request.
 //!
 //! - **Scopes.** `--scope read` (the default) lists and runs only the tools that read, over a
-//!   read-only workspace: nothing is created, locked or recorded. `--scope write` adds the
-//!   tools that write. A tool that is not listed is refused with a JSON-RPC "invalid params"
+//!   workspace that writes nothing but the index of a commit it packs (a cache derived from the
+//!   repository, so a pack of a new commit needs no manual step): no ledger record, artifact,
+//!   document or setting. `--scope write` adds the tools that write. A tool that is not listed is refused with a JSON-RPC "invalid params"
 //!   error, as the protocol asks for unknown tools.
 //! - **Results.** A tool's text content is what the CLI prints (`repo_context_pack` renders
 //!   the pack in the `format` asked for, Markdown by default); its `structuredContent` is the
@@ -60,7 +61,8 @@ pub struct McpArgs {
     /// Print a client configuration instead of serving.
     #[command(subcommand)]
     pub command: Option<McpCommand>,
-    /// `read` (packs, queries, status; never writes) or `write` (also indexing and imports).
+    /// `read` (packs, queries, status; writes nothing but the index of a commit it packs) or
+    /// `write` (also indexing on request, artifacts, documents, and a ledger record of each pack).
     #[arg(long, default_value = "read", value_parser = ["read", "write"])]
     pub scope: String,
     /// Serve the repository containing this path (default: the client's first root when the
@@ -86,7 +88,7 @@ pub enum McpCommand {
 /// What a server may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
-    /// Read the repository and stores; never write.
+    /// Read the repository and stores; write nothing but the index of a commit it packs.
     Read,
     /// Also index commits and write documents, artifacts and embeddings.
     Write,
@@ -177,7 +179,7 @@ impl Server {
             self.scope.name(),
             match self.scope {
                 Scope::Read =>
-                    ": it never writes; indexing and document writes need `ctxpack mcp --scope write`",
+                    ": it writes nothing but the index of a commit it packs; document and artifact writes need `ctxpack mcp --scope write`",
                 Scope::Write =>
                     ": `index`, `artifact_add`, `docs_insert`, `docs_import` and `vsync` write to the store",
             }
@@ -255,7 +257,7 @@ fn options(scope: Scope, store: Option<PathBuf>) -> roots::Options {
     roots::Options {
         store,
         access: match scope {
-            Scope::Read => Access::ReadOnly,
+            Scope::Read => Access::ReadAndIndex,
             Scope::Write => Access::ReadWrite,
         },
     }
@@ -341,7 +343,7 @@ fn hint(hint: &Hint) -> Option<String> {
 /// closes stdin.
 pub fn run(args: &McpArgs) -> Result<String, Error> {
     if let Some(McpCommand::Config(config)) = &args.command {
-        let (value, note) = config::render(config);
+        let (value, note) = config::render(config, Path::new("."))?;
         crate::output::note(&note);
         let text = serde_json::to_string_pretty(&value).expect("a JSON value serializes");
         return Ok(format!("{text}\n"));

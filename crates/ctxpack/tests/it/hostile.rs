@@ -16,7 +16,7 @@ use crate::ctxpack;
 use crate::pack::{Cli, Fixture, Script};
 
 /// Every file, directory and link below `dir`, with file bytes and link targets.
-fn contents(dir: &Path) -> BTreeMap<PathBuf, String> {
+pub(crate) fn contents(dir: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(path) = stack.pop() {

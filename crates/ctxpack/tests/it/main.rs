@@ -42,7 +42,18 @@ impl Run {
 
 /// Runs `ctxpack ARGS` with `stdin` and waits for it.
 pub fn ctxpack(args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+    run_ctxpack(Command::new(env!("CARGO_BIN_EXE_ctxpack")), args, stdin)
+}
+
+/// Runs `ctxpack ARGS` in the directory `dir`, with nothing on standard input.
+pub fn ctxpack_in(dir: &std::path::Path, args: &[&str]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxpack"));
+    command.current_dir(dir);
+    run_ctxpack(command, args, b"")
+}
+
+fn run_ctxpack(mut command: Command, args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

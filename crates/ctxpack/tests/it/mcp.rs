@@ -15,7 +15,7 @@ use ctxpack::mcp::{Reply, Scope, Server, file_uri_path, guarded};
 use ctxpack_api::{Control, Error};
 use serde_json::{Value, json};
 
-use crate::ctxpack;
+use crate::{ctxpack, ctxpack_in};
 
 const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n";
 const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff.\npub fn retry_with_backoff(attempts: u32) -> u32 {\n    attempts * 2\n}\n";
@@ -313,7 +313,11 @@ fn snapshot_tools_match_the_cli() {
     let goal = "how are budgets enforced";
 
     // Not indexed: the typed failure with the CLI's guidance, plus the MCP way out.
-    let outcome = call(&read, "repo_context_pack", json!({"goal": goal}));
+    let outcome = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": goal, "index": false}),
+    );
     assert_eq!(outcome.exit_code(), 3);
     let error = outcome.envelope();
     assert_eq!(error["code"], "not_found");
@@ -922,7 +926,7 @@ fn raw_json_rpc_over_stdio() {
     let reply = server.request(
         5,
         "tools/call",
-        json!({"name": "repo_context_pack", "arguments": {"goal": "x"}}),
+        json!({"name": "repo_context_pack", "arguments": {"goal": "x", "index": false}}),
     );
     assert_eq!(reply["result"]["isError"], true, "{reply}");
     assert_eq!(reply["result"]["structuredContent"]["error"]["exitCode"], 3);
@@ -1211,6 +1215,78 @@ fn typescript_sdk_client() {
         out.status
     );
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+/// Everything below `dir` but the store (`.ctxpack/`): what a read-scope call must leave as it
+/// was.
+fn outside_the_store(dir: &Path) -> std::collections::BTreeMap<PathBuf, String> {
+    let mut all = crate::hostile::contents(dir);
+    all.retain(|path, _| !path.starts_with(".ctxpack"));
+    all
+}
+
+/// At read scope a pack of a commit that is not indexed yet indexes it first: after a commit,
+/// the next pack is of the new commit, with no manual step. Nothing but that index is written:
+/// no file outside the store changes, no pack is recorded, no artifact or setting appears.
+#[test]
+fn read_scope_packs_each_new_commit_and_writes_nothing_but_its_index() {
+    let f = Fixture::new();
+    let read = f.server(Scope::Read);
+    let before = outside_the_store(&f.repo);
+    let first = call(&read, "repo_context_pack", json!({"goal": "budget"})).json();
+    assert_eq!(first["snapshot"]["resolvedSha"], f.head.as_str(), "{first}");
+    assert_eq!(outside_the_store(&f.repo), before);
+
+    std::fs::write(
+        f.repo.join("src/ledger.rs"),
+        "/// Keeps the ledger of every quota.\npub fn ledger_quota() -> u32 {\n    7\n}\n",
+    )
+    .expect("write");
+    ctxpack_testkit::git::git(&f.repo, &["add", "src/ledger.rs"]);
+    ctxpack_testkit::git::git(&f.repo, &["commit", "-q", "-m", "ledger quotas"]);
+    let second_head = ctxpack_testkit::git::git(&f.repo, &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let before = outside_the_store(&f.repo);
+    let second = call(&read, "repo_context_pack", json!({"goal": "ledger quota"})).json();
+    assert_eq!(
+        second["snapshot"]["resolvedSha"],
+        second_head.as_str(),
+        "{second}"
+    );
+    assert!(
+        second["hits"][0]["citation"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("src/ledger.rs#")),
+        "{second}"
+    );
+    assert_eq!(outside_the_store(&f.repo), before);
+
+    // The store holds the two snapshots and nothing an agent wrote.
+    let status: Value =
+        serde_json::from_str(&f.cli(&["status", "--format", "json"])).expect("JSON");
+    let mut shas: Vec<&str> = status["snapshots"]
+        .as_array()
+        .expect("snapshots")
+        .iter()
+        .map(|s| s["sha"].as_str().expect("a sha"))
+        .collect();
+    shas.sort_unstable();
+    let mut expected = vec![f.head.as_str(), second_head.as_str()];
+    expected.sort_unstable();
+    assert_eq!(shas, expected);
+    assert_eq!(f.cli(&["log", "--format", "json"]), "[]\n");
+    assert_eq!(f.cli(&["artifact", "list", "--format", "json"]), "[]\n");
+    // `index: false` still refuses to index, as at write scope.
+    std::fs::write(f.repo.join("src/more.rs"), "pub fn more() {}\n").expect("write");
+    ctxpack_testkit::git::git(&f.repo, &["add", "src/more.rs"]);
+    ctxpack_testkit::git::git(&f.repo, &["commit", "-q", "-m", "more"]);
+    let refused = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": "more", "index": false}),
+    );
+    assert_eq!(refused.exit_code(), 3, "{refused:?}");
 }
 
 #[test]
@@ -1831,7 +1907,11 @@ fn structured_content_validates_against_the_output_schema() {
     assert_eq!(schema["type"], "object");
 
     // A failure's envelope, with its hint and without one.
-    let not_indexed = call(&read, "repo_context_pack", json!({"goal": "budget"}));
+    let not_indexed = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": "budget", "index": false}),
+    );
     let bad_budget = call(
         &read,
         "repo_context_pack",
@@ -1917,7 +1997,11 @@ fn a_hint_is_left_out_when_there_is_none_never_null() {
     let f = Fixture::new();
     let read = f.server(Scope::Read);
     // `call` checks every envelope's keys; these two have a hint and none.
-    let not_indexed = call(&read, "repo_context_pack", json!({"goal": "budget"}));
+    let not_indexed = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": "budget", "index": false}),
+    );
     assert!(
         not_indexed.envelope()["hint"].is_string(),
         "{not_indexed:?}"
@@ -1937,7 +2021,7 @@ fn a_hint_is_left_out_when_there_is_none_never_null() {
         ),
         (
             3,
-            json!({"name": "repo_context_pack", "arguments": {"goal": "x"}}),
+            json!({"name": "repo_context_pack", "arguments": {"goal": "x", "index": false}}),
         ),
     ] {
         let reply = server.request(id, "tools/call", arguments);
@@ -2025,18 +2109,48 @@ fn mcp_config_prints_a_configuration_that_works_as_pasted() {
                 .map(|a| a.replace("${workspaceFolder}", f.repo.to_str().expect("UTF-8")))
                 .collect();
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let mut server = Raw::start_in(&f.repo, &args);
-            server.initialize();
-            let reply = server.request(1, "tools/call", json!({"name": "status", "arguments": {}}));
-            assert_eq!(
-                reply["result"]["structuredContent"]["head"],
-                f.head.as_str(),
-                "{reply}"
-            );
-            let (ok, _) = server.finish();
-            assert!(ok);
+            assert_serves(&f, &f.repo, &args);
         }
     }
+    // Claude Desktop has no project: its configuration names this repository and this binary
+    // by absolute path, and started as written it serves the repository.
+    let run = ctxpack_in(
+        &f.repo.join("src"),
+        &["mcp", "config", "--client", "claude-desktop"],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("claude_desktop_config.json"),
+        "{}",
+        run.stderr
+    );
+    let config: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let entry = &config["mcpServers"]["ctxpack"];
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_ctxpack"))
+        .canonicalize()
+        .expect("the binary");
+    assert_eq!(entry["command"], binary.display().to_string(), "{config}");
+    let args: Vec<&str> = strings(&entry["args"]);
+    assert_eq!(
+        args,
+        [
+            "mcp",
+            "--scope",
+            "read",
+            "--cwd",
+            f.repo.to_str().expect("UTF-8")
+        ],
+        "{config}"
+    );
+    assert_serves(&f, &f.outside, &args[1..]);
+    let outside = ctxpack_in(&f.outside, &["mcp", "config", "--client", "claude-desktop"]);
+    assert_eq!(outside.code, 2, "{}", outside.transcript());
+    assert!(
+        outside.stderr.contains("inside that repository"),
+        "{}",
+        outside.stderr
+    );
+
     let unknown = ctxpack(&["mcp", "config", "--client", "notepad"], b"");
     assert_eq!(unknown.code, 2, "{}", unknown.transcript());
     let both = ctxpack(&["mcp", "--cwd", ".", "config", "--client", "cursor"], b"");
@@ -2052,6 +2166,19 @@ fn mcp_config_prints_a_configuration_that_works_as_pasted() {
         example,
         serde_json::from_str::<Value>(&printed.stdout).expect("JSON")
     );
+}
+
+/// Started in `dir` with `ctxpack mcp ARGS`, a server serves the fixture's repository.
+fn assert_serves(f: &Fixture, dir: &Path, args: &[&str]) {
+    let mut server = Raw::start_in(dir, args);
+    server.initialize();
+    let reply = server.request(1, "tools/call", json!({"name": "status", "arguments": {}}));
+    assert_eq!(
+        reply["result"]["structuredContent"]["head"],
+        f.head.as_str(),
+        "{reply}"
+    );
+    assert!(server.finish().0, "the server exits 0");
 }
 
 /// A `file://` URI for a local path, percent-encoding every byte outside RFC 3986's

@@ -7,8 +7,9 @@ It builds its own fixtures in a temporary directory (a git repository made with 
 document store made with `ctxpack docs create/insert`, a directory outside the repository and
 a symlink into it), then checks: initialize and capability negotiation, tools/list at both
 scopes, a successful call of every tool, seed 001's worked example through `context_pack`,
-typed failures, refused writes at read scope, path escapes, malformed requests, and 200
-sequential calls on one server with stable memory. It prints one line per check and ends
+typed failures, refused writes at read scope, path escapes, malformed requests, 200
+sequential calls on one server with stable memory, and the configuration `ctxpack mcp config`
+prints packing each new commit. It prints one line per check and ends
 with `N passed, N failed`; the exit code is 1 when anything failed.
 """
 
@@ -189,11 +190,11 @@ async def read_scope(fx: Fixture) -> None:
                 context_schema,
             )
 
-            # A typed failure: HEAD is not indexed.
-            result = await session.call_tool("repo_context_pack", {"goal": "how are budgets enforced"})
+            # A typed failure: HEAD is not indexed, and the call asks not to index it.
+            result = await session.call_tool("repo_context_pack", {"goal": "how are budgets enforced", "index": False})
             err = envelope(result) if result.is_error else {}
             check(
-                "repo_context_pack on an unindexed HEAD is a not_found tool error (exitCode 3) with guidance",
+                "repo_context_pack with index false on an unindexed HEAD is a not_found tool error (exitCode 3) with guidance",
                 result.is_error
                 and err.get("code") == "not_found"
                 and err.get("exitCode") == 3
@@ -555,6 +556,39 @@ def malformed(fx: Fixture) -> None:
     )
 
 
+async def printed_configuration_follows_commits(fx: Fixture) -> None:
+    """The server `ctxpack mcp config --client claude-code` configures, started the way Claude
+    Code starts it (in the project, with the printed arguments), packs each new commit with no
+    manual step, and writes nothing but the index of what it packs."""
+    config = json.loads(fx.ctxpack("mcp", "config", "--client", "claude-code"))
+    entry = config["mcpServers"]["ctxpack"]
+    params = StdioServerParameters(command=fx.binary, args=entry["args"], cwd=str(fx.repo), env={"NO_COLOR": "1"})
+    git = lambda *a: run(["git", *a], cwd=fx.repo)  # noqa: E731
+    log_before = fx.ctxpack("log", "--format", "json")
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            for round in range(2):
+                name = f"quota_{round}"
+                (fx.repo / f"src/{name}.rs").write_text(f"/// Enforces the {name} limit.\npub fn {name}_limit() -> u32 {{ {round} }}\n")
+                git("add", f"src/{name}.rs")
+                git("commit", "-q", "-m", f"add {name}")
+                head = git("rev-parse", "HEAD").strip()
+                result = await session.call_tool("repo_context_pack", {"goal": f"{name} limit", "format": "json"})
+                pack = json.loads(text(result)) if not result.is_error else {}
+                check(
+                    f"the printed configuration packs new commit {round + 1} with no manual step",
+                    pack.get("snapshot", {}).get("resolvedSha") == head
+                    and any(h["citation"].startswith(f"src/{name}.rs#") for h in pack.get("hits", [])),
+                    result,
+                )
+    check(
+        "packs at read scope are not recorded",
+        fx.ctxpack("log", "--format", "json") == log_before,
+        fx.ctxpack("log", "--format", "json"),
+    )
+
+
 async def main_async(binary: str) -> None:
     with tempfile.TemporaryDirectory(prefix="ctxpack-mcp-") as base:
         fx = Fixture(binary, Path(base).resolve())
@@ -563,6 +597,7 @@ async def main_async(binary: str) -> None:
         await modern_negotiation(fx)
         await soak(fx)
         malformed(fx)
+        await printed_configuration_follows_commits(fx)
 
 
 def run_main(main_async, doc: str) -> int:

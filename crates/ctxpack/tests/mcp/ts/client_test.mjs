@@ -12,8 +12,8 @@
 // checks: initialize, tools/list at both scopes, a successful call of every tool, seed 001's
 // worked example through `context_pack`, arguments in the strict form the schemas publish
 // (`null` for an optional argument, JSON text for a filter or a document), typed failures,
-// refused writes at read scope, path escapes, and cancelling a running `index` with an
-// AbortSignal. It prints one line per check and ends with `N passed, N failed`; the exit code
+// refused writes at read scope, path escapes, cancelling a running `index` with an
+// AbortSignal, and the configuration `ctxpack mcp config` prints packing each new commit. It prints one line per check and ends with `N passed, N failed`; the exit code
 // is 1 when anything failed.
 
 import { execFileSync } from "node:child_process";
@@ -193,11 +193,11 @@ async function readScope(fx) {
       tools.map((t) => t.inputSchema),
     );
 
-    // A typed failure: HEAD is not indexed.
-    let result = await client.callTool({ name: "repo_context_pack", arguments: { goal: "how are budgets enforced" } });
+    // A typed failure: HEAD is not indexed, and the call asks not to index it.
+    let result = await client.callTool({ name: "repo_context_pack", arguments: { goal: "how are budgets enforced", index: false } });
     const err = result.isError ? envelope(result) : {};
     check(
-      "repo_context_pack on an unindexed HEAD is a not_found tool error (exitCode 3) with guidance",
+      "repo_context_pack with index false on an unindexed HEAD is a not_found tool error (exitCode 3) with guidance",
       result.isError === true &&
         err.code === "not_found" &&
         err.exitCode === 3 &&
@@ -512,6 +512,45 @@ async function cancellation(fx) {
   }
 }
 
+/**
+ * The server `ctxpack mcp config --client claude-code` configures, started the way Claude Code
+ * starts it (in the project, with the printed arguments), packs each new commit with no manual
+ * step, and records nothing.
+ */
+async function printedConfigurationFollowsCommits(fx) {
+  const entry = JSON.parse(fx.ctxpack("mcp", "config", "--client", "claude-code")).mcpServers.ctxpack;
+  const transport = new StdioClientTransport({
+    command: fx.binary,
+    args: entry.args,
+    cwd: fx.repo,
+    env: { NO_COLOR: "1" },
+    stderr: "inherit",
+  });
+  const client = new Client({ name: "ctxpack-ts-client-test", version: "0" }, { capabilities: {} });
+  await client.connect(transport);
+  const git = (...args) => run("git", args, fx.repo);
+  const logBefore = fx.ctxpack("log", "--format", "json");
+  try {
+    for (const round of [0, 1]) {
+      const name = `quota_${round}`;
+      writeFileSync(join(fx.repo, `src/${name}.rs`), `/// Enforces the ${name} limit.\npub fn ${name}_limit() -> u32 { ${round} }\n`);
+      git("add", `src/${name}.rs`);
+      git("commit", "-q", "-m", `add ${name}`);
+      const head = git("rev-parse", "HEAD").trim();
+      const result = await client.callTool({ name: "repo_context_pack", arguments: { goal: `${name} limit`, format: "json" } });
+      const pack = parsed(result);
+      check(
+        `the printed configuration packs new commit ${round + 1} with no manual step`,
+        pack.snapshot?.resolvedSha === head && (pack.hits ?? []).some((h) => h.citation.startsWith(`src/${name}.rs#`)),
+        result,
+      );
+    }
+  } finally {
+    await client.close();
+  }
+  check("packs at read scope are not recorded", fx.ctxpack("log", "--format", "json") === logBefore);
+}
+
 async function main() {
   if (process.argv.length !== 3) {
     console.error("usage: node client_test.mjs PATH/TO/ctxpack");
@@ -524,6 +563,7 @@ async function main() {
     await readScope(fx);
     await writeScope(fx);
     await cancellation(fx);
+    await printedConfigurationFollowsCommits(fx);
   } catch (e) {
     // A crash is one more failed check.
     console.error(e);
