@@ -11,9 +11,11 @@
 //!   repository, so a pack of a new commit needs no manual step): no ledger record, artifact,
 //!   document or setting. `--scope write` adds the tools that write. A tool that is not listed is refused with a JSON-RPC "invalid params"
 //!   error, as the protocol asks for unknown tools.
-//! - **Results.** A tool's text content is what the CLI prints (`repo_context_pack` renders
-//!   the pack in the `format` asked for, Markdown by default); its `structuredContent` is the
-//!   canonical JSON, which `repo_context_pack` declares with an `outputSchema`.
+//! - **Results.** A tool's result is one text block, what the CLI prints (`repo_context_pack`
+//!   renders the pack in the `format` asked for, Markdown by default, `json` for the canonical
+//!   JSON), and nothing beside it: no `structuredContent`, which a client may forward to the
+//!   model as well, so a pack never costs more than its budget. (The team server's HTTP tool
+//!   route answers with the canonical JSON, [`Reply::structured`].)
 //! - **Errors.** Every failure of a listed tool is a tool error (`isError: true`) whose content
 //!   is the failure envelope `{"error": {"code", "exitCode", "message", "hint"?}}`, its hint
 //!   phrased in tools rather than flags and absent when there is none. Each call runs on a
@@ -31,7 +33,6 @@ mod catalogue;
 mod config;
 pub mod framing;
 pub(crate) mod handler;
-mod pack_output;
 mod roots;
 mod schema;
 mod stdio;
@@ -106,7 +107,7 @@ impl Scope {
 
 /// What the server tells the model when it connects.
 pub(crate) const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a task inside a hard budget, every piece cited, nothing dropped silently.\n\
-- Code of this repository: call `repo_context_pack` with your goal before reading files one by one; it packs the exact committed snapshot (HEAD by default) as Markdown (`format`: text, xml or json on request; the structured content is always the canonical JSON). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
+- Code of this repository: call `repo_context_pack` with your goal before reading files one by one; it packs the exact committed snapshot (HEAD by default) as Markdown (`format`: text, xml or json on request). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
 - JSON document collections in a ctxpack store: `context_pack` for a budgeted, cited pack; `vsearch` for whole documents.\n\
 - Cite what you use by each chunk's citation or id.\n\
 - A failure is a tool error whose JSON envelope has `code`, `exitCode` (2 invalid input, 3 not found, 4 corrupt store, 5 conflict, 1 internal), `message` and, when there is advice, `hint`: follow the hint rather than retrying unchanged.\n\
@@ -119,12 +120,13 @@ pub struct Server {
     root: roots::Binding,
 }
 
-/// What a successful tool call returns: its text content and its structured content.
+/// What a successful tool call returns: its text content, and the canonical JSON of the same
+/// answer (the HTTP tool route's body; an MCP result carries the text alone).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
     /// The text content.
     pub text: String,
-    /// The structured content: the canonical JSON.
+    /// The canonical JSON.
     pub structured: Value,
 }
 
@@ -267,9 +269,9 @@ fn options(scope: Scope, store: Option<PathBuf>) -> roots::Options {
 pub fn guarded(tool: &str, handler: impl FnOnce() -> Result<Reply, Error>) -> CallToolResult {
     match catch_unwind(AssertUnwindSafe(handler)) {
         Ok(Ok(reply)) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
-            result.structured_content = Some(reply.structured).filter(Value::is_object);
-            result
+            // The text alone: a client may forward both the text and `structuredContent` to
+            // the model, and the same JSON twice would cost it twice.
+            CallToolResult::success(vec![ContentBlock::text(reply.text)])
         }
         Ok(Err(error)) => tool_error(tool, &error),
         Err(payload) => {

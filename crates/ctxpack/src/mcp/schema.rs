@@ -27,6 +27,48 @@ pub(crate) fn schema_of<T: JsonSchema>() -> JsonObject {
     object
 }
 
+/// Removes the named properties (from `properties` and `required`). Every name must be a
+/// property of the schema.
+pub(crate) fn withhold(schema: &mut JsonObject, names: &[&str]) {
+    let properties = schema
+        .get_mut("properties")
+        .and_then(Value::as_object_mut)
+        .expect("an object schema");
+    for name in names {
+        assert!(
+            properties.shift_remove(*name).is_some(),
+            "no argument `{name}` to withhold"
+        );
+    }
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| r.as_str().is_none_or(|r| !names.contains(&r)));
+    }
+}
+
+/// Gives each named property the text `text` in place of the library's, keeping what the
+/// description says a `null` means. Every name must be a property of the schema.
+pub(crate) fn describe(schema: &mut JsonObject, texts: &[(&str, &str)]) {
+    let properties = schema
+        .get_mut("properties")
+        .and_then(Value::as_object_mut)
+        .expect("an object schema");
+    for (name, text) in texts {
+        let property = properties
+            .get_mut(*name)
+            .and_then(Value::as_object_mut)
+            .unwrap_or_else(|| panic!("no argument `{name}` to describe"));
+        let old = property
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let new = match old.rfind("Null: ") {
+            Some(at) => format!("{text} {}", &old[at..]),
+            None => (*text).to_owned(),
+        };
+        property.insert("description".into(), Value::String(new));
+    }
+}
+
 /// Closes an object schema: every property required, the optional ones nullable.
 fn close(object: &mut JsonObject) {
     let required: Vec<String> =
@@ -38,7 +80,7 @@ fn close(object: &mut JsonObject) {
         let default = schema.remove("default").filter(|d| !d.is_null());
         plain(schema);
         if !required.contains(name) {
-            let note = default.map_or("Null: none.".into(), |d| format!("Null: the default, {d}."));
+            let note = default.map_or("Null: none.".into(), |d| format!("Null: {d}."));
             let text = match schema.remove("description") {
                 Some(Value::String(text)) => format!("{text} {note}"),
                 _ => note,

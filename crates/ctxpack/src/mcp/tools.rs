@@ -37,9 +37,9 @@ pub(crate) enum Effect {
 
 /// How a tool answers.
 pub(crate) enum Handler {
-    /// With canonical JSON text, which is also its structured content.
+    /// With canonical JSON text.
     Json(fn(&Workspace, &JsonObject, &Control) -> Result<String, Error>),
-    /// With its own text and structured content.
+    /// With its own text, and the canonical JSON beside it.
     Reply(fn(&Workspace, &JsonObject, &Control) -> Result<Reply, Error>),
 }
 
@@ -51,8 +51,11 @@ pub(crate) struct Spec {
     /// When to call it and what it costs; `{…}` names a request default (see [`defaults`]).
     pub(crate) description: &'static str,
     pub(crate) schema: fn() -> JsonObject,
-    /// The schema of its structured content, when it declares one.
-    pub(crate) output: Option<fn() -> JsonObject>,
+    /// The arguments' texts a model reads, by name (the others keep the library's).
+    pub(crate) arguments: &'static [(&'static str, &'static str)],
+    /// Options of the library's request that the tool does not offer (they keep their
+    /// defaults): tuning a model has no use for, which every conversation would pay to list.
+    pub(crate) withheld: &'static [&'static str],
     pub(crate) handler: Handler,
 }
 
@@ -73,7 +76,7 @@ impl Spec {
         arguments: &JsonObject,
         control: &Control,
     ) -> Result<Reply, Error> {
-        let schema = (self.schema)();
+        let schema = self.input_schema();
         let known: Vec<&str> = schema
             .get("properties")
             .and_then(Value::as_object)
@@ -102,6 +105,15 @@ impl Spec {
         }
     }
 
+    /// The input schema as listed: the request's, less what is withheld, with the tool's
+    /// texts.
+    pub(crate) fn input_schema(&self) -> JsonObject {
+        let mut schema = (self.schema)();
+        crate::mcp::schema::withhold(&mut schema, self.withheld);
+        crate::mcp::schema::describe(&mut schema, self.arguments);
+        schema
+    }
+
     /// The tool as listed.
     pub(crate) fn tool(&self) -> Tool {
         let (read_only, destructive, idempotent) = match self.effect {
@@ -110,17 +122,14 @@ impl Spec {
             Effect::Write => (false, false, false),
             Effect::Overwrite => (false, true, false),
         };
-        let mut tool = Tool::new(
+        Tool::new(
             self.name,
             defaults(self.description),
-            Arc::new((self.schema)()),
+            Arc::new(self.input_schema()),
         )
-        .with_title(self.title);
-        if let Some(output) = self.output {
-            tool = tool.with_raw_output_schema(Arc::new(output()));
-        }
-        tool.with_annotations(
-            ToolAnnotations::with_title(self.title)
+        .with_title(self.title)
+        .with_annotations(
+            ToolAnnotations::new()
                 .read_only(read_only)
                 .destructive(destructive)
                 .idempotent(idempotent)
@@ -136,9 +145,9 @@ pub(crate) struct NoArguments {}
 /// How a pack is shown.
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Presentation {
-    /// The text content's format: markdown (each hit fenced under its citation, the leanest),
-    /// text, xml, or json (the canonical JSON, about twice the tokens of markdown for the
-    /// same pack). The structured content is always the canonical JSON.
+    /// The text's format: markdown (each hit fenced under its citation, the leanest), text or
+    /// xml; each is fitted to the budget. (The canonical JSON, which takes more tokens for the
+    /// same pack, is what `ctxpack pack --format json` and a server's HTTP API give programs.)
     #[serde(default)]
     format: TextFormat,
     /// minimal: citation and text of each hit (leanest); default: also family, cost, location
@@ -156,7 +165,6 @@ enum TextFormat {
     Markdown,
     Text,
     Xml,
-    Json,
 }
 
 impl From<TextFormat> for Format {
@@ -165,7 +173,6 @@ impl From<TextFormat> for Format {
             TextFormat::Markdown => Format::Markdown,
             TextFormat::Text => Format::Text,
             TextFormat::Xml => Format::Xml,
-            TextFormat::Json => Format::Json,
         }
     }
 }
@@ -220,14 +227,8 @@ pub(crate) fn repo_context_pack(
     // Indexing first (at write scope) reports progress and stops when the call is cancelled.
     let built = workspace.snapshot_pack_with(&request, &options, control)?;
     let structured = pack_json(&built.pack, shown.view);
-    let text = match rendering.format {
-        Format::Json => structured.to_string(),
-        _ => {
-            let mut text = render(&built.pack, &rendering);
-            text.truncate(text.trim_end_matches('\n').len());
-            text
-        }
-    };
+    let mut text = render(&built.pack, &rendering);
+    text.truncate(text.trim_end_matches('\n').len());
     Ok(Reply { text, structured })
 }
 

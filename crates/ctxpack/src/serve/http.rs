@@ -12,7 +12,7 @@
 //! | `GET /v1/repos/{repo}/snapshots?format=` | read | what `ctxpack status` prints |
 //! | `GET /v1/repos/{repo}/ledger?limit=&format=` | read | what `ctxpack log` prints |
 //! | `GET /v1/repos/{repo}/ledger/{id}?format=&view=&pretty=&dropped=` | read | what `ctxpack show` prints |
-//! | `POST /v1/repos/{repo}/tools/{tool}` | the tool's | an MCP tool's structured content (or text) for the JSON arguments: documents (`context_pack`, `vsearch`, `docs_insert`, `docs_import`, `vsync`), artifacts and the rest of the catalogue |
+//! | `POST /v1/repos/{repo}/tools/{tool}` | the tool's | an MCP tool's canonical JSON (or text) for the JSON arguments: documents (`context_pack`, `vsearch`, `docs_insert`, `docs_import`, `vsync`), artifacts and the rest of the catalogue |
 //! | `/mcp` | the token's | MCP over streamable HTTP, the tools its scope lists |
 //! | `GET /healthz`, `/readyz`, `/metrics` | none | liveness, readiness, Prometheus metrics |
 //!

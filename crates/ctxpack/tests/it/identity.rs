@@ -1,11 +1,11 @@
 //! One library, three surfaces: the same request packed through the Rust API, the command
-//! line (`--format json`) and the MCP server (a real `ctxpack mcp` process over stdio: its
-//! `structuredContent`, whatever the text's format, and its text with `format` json) gives
-//! the same pack JSON, byte for byte.
+//! line and the MCP server (a real `ctxpack mcp` process over stdio) gives the same pack,
+//! byte for byte: the same JSON from the library and `--format json`, and the same Markdown
+//! from the library's renderer, `--format markdown` and the server's text.
 
 use ctxpack_api::{
-    Access, PackOptions, PackScope, SnapshotPackRequest, View, Workspace, WorkspaceOptions,
-    pack_json,
+    Access, Format, PackOptions, PackScope, RenderOptions, SnapshotPackRequest, View, Workspace,
+    WorkspaceOptions, pack_json, render,
 };
 use serde_json::{Value, json};
 
@@ -39,24 +39,23 @@ fn cases(goal: &str) -> Vec<Case> {
             arguments: json!({"goal": goal}),
         },
         Case {
-            name: "o200k meter",
+            name: "a small budget",
             request: SnapshotPackRequest {
-                meter: ctxpack_api::Meter::O200k,
                 budget: ctxpack_api::Budget::new(400).expect("valid"),
                 ..base()
             },
-            flags: &["--meter", "o200k", "--budget", "400"],
-            arguments: json!({"goal": goal, "meter": "o200k", "budget": 400}),
+            flags: &["--budget", "400"],
+            arguments: json!({"goal": goal, "budget": 400}),
         },
         Case {
-            name: "diverse selector",
+            name: "paths filtered",
             request: SnapshotPackRequest {
-                selector: ctxpack_api::Selector::Diverse,
-                budget: ctxpack_api::Budget::new(300).expect("valid"),
+                include: vec!["src/**".into()],
+                exclude: vec!["src/retry.rs".into()],
                 ..base()
             },
-            flags: &["--selector", "diverse", "--budget", "300"],
-            arguments: json!({"goal": goal, "selector": "diverse", "budget": 300}),
+            flags: &["--include", "src/**", "--exclude", "src/retry.rs"],
+            arguments: json!({"goal": goal, "include": ["src/**"], "exclude": ["src/retry.rs"]}),
         },
         Case {
             name: "scope all with an artifact",
@@ -115,32 +114,31 @@ fn library_cli_and_mcp_give_the_same_pack_bytes() {
         );
         let result = &reply["result"];
         assert_eq!(result["isError"], false, "{}: {reply}", case.name);
-        // The structured content keeps the pack's key order: it is the canonical JSON.
-        let from_mcp = result["structuredContent"].to_string();
-        let mut arguments = case.arguments.clone();
-        arguments["format"] = json!("json");
-        let reply = mcp.request(
-            200 + n as u64,
-            "tools/call",
-            json!({"name": "repo_context_pack", "arguments": arguments}),
-        );
-        let as_json = reply["result"]["content"][0]["text"]
-            .as_str()
-            .expect("a text block");
+        let from_mcp = result["content"][0]["text"].as_str().expect("a text block");
+        let markdown = RenderOptions {
+            format: Format::Markdown,
+            view: View::Default,
+            pretty: false,
+        };
+        let library_markdown = render(&built.pack, &markdown);
+        let mut args = vec!["pack", goal, "--format", "markdown"];
+        args.extend(case.flags);
+        let cli_markdown = f.run(&args).stdout;
         assert_eq!(
-            as_json, from_library,
-            "{}: MCP's JSON text and library differ",
+            cli_markdown, library_markdown,
+            "{}: CLI and library differ",
+            case.name
+        );
+        assert_eq!(
+            from_mcp,
+            library_markdown.trim_end_matches('\n'),
+            "{}: MCP and library differ",
             case.name
         );
 
         assert_eq!(
             from_cli, from_library,
             "{}: CLI and library differ",
-            case.name
-        );
-        assert_eq!(
-            from_mcp, from_library,
-            "{}: MCP and library differ",
             case.name
         );
         let pack: Value = serde_json::from_str(&from_library).expect("JSON");
@@ -160,9 +158,9 @@ fn library_cli_and_mcp_give_the_same_pack_bytes() {
     let (clean, rest) = mcp.finish();
     assert!(clean && rest.is_empty(), "{rest}");
     // The read-only library workspace and the read-scope MCP server recorded nothing; the
-    // CLI recorded each of its packs.
+    // CLI recorded each of its packs (JSON and Markdown for each case).
     let log = f.run(&["log", "--format", "json"]);
     let records: Vec<Value> = serde_json::from_str(&log.stdout).expect("a JSON log");
-    assert_eq!(records.len(), 4, "{}", log.stdout);
+    assert_eq!(records.len(), 8, "{}", log.stdout);
     assert!(records.iter().all(|r| r["surface"] == "pack"));
 }
