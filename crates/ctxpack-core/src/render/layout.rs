@@ -11,8 +11,13 @@ use std::collections::BTreeMap;
 use crate::model::{Candidate, DropReason, Dropped, Hit};
 use crate::pack::{Enclosing, Pack};
 
-/// How many dropped candidates the printed summary names; the full view names them all.
+/// How many dropped candidates the printed summary names (the full view names more).
 pub const FIRST_DROPPED: usize = 5;
+
+/// Budget units per dropped candidate the full view names: one entry takes about 20 tokens,
+/// so the named list stays near a tenth of the budget, whatever the pool held (the JSON
+/// output lists every one).
+pub const BUDGET_PER_NAMED_DROP: u64 = 200;
 
 /// The hits of one file (or one hit without a file), in line order.
 pub(super) struct Group<'a> {
@@ -244,14 +249,15 @@ pub(super) fn fence_for(text: &str) -> String {
 pub(super) struct DropSummary<'a> {
     /// Count per reason, in reason order.
     pub by_reason: Vec<(DropReason, usize)>,
-    /// The dropped candidates named: the first [`FIRST_DROPPED`], or all in the full view.
+    /// The dropped candidates named: the first [`FIRST_DROPPED`], or in the full view one per
+    /// [`BUDGET_PER_NAMED_DROP`] units of the budget (at least [`FIRST_DROPPED`]).
     pub named: &'a [Dropped],
     /// How many are not named.
     pub more: usize,
 }
 
-/// The drop summary of `pack`, naming all dropped candidates when `all`.
-pub(super) fn drop_summary(pack: &Pack, all: bool) -> Option<DropSummary<'_>> {
+/// The drop summary of `pack`, naming more of the dropped candidates when `full`.
+pub(super) fn drop_summary(pack: &Pack, full: bool) -> Option<DropSummary<'_>> {
     if pack.dropped.is_empty() {
         return None;
     }
@@ -259,11 +265,13 @@ pub(super) fn drop_summary(pack: &Pack, all: bool) -> Option<DropSummary<'_>> {
     for d in &pack.dropped {
         *counts.entry(d.reason).or_default() += 1;
     }
-    let shown = if all {
-        pack.dropped.len()
+    let named = if full {
+        let by_budget = pack.budget.get() / BUDGET_PER_NAMED_DROP;
+        usize::try_from(by_budget).map_or(usize::MAX, |n| n.max(FIRST_DROPPED))
     } else {
-        FIRST_DROPPED.min(pack.dropped.len())
+        FIRST_DROPPED
     };
+    let shown = named.min(pack.dropped.len());
     Some(DropSummary {
         by_reason: counts.into_iter().collect(),
         named: &pack.dropped[..shown],
@@ -290,12 +298,7 @@ impl DropSummary<'_> {
 
     /// The sentence that ends a summary that does not name every dropped candidate.
     pub fn more_text(&self) -> Option<String> {
-        (self.more > 0).then(|| {
-            format!(
-                "and {} more (the full view and the JSON output list every one)",
-                self.more
-            )
-        })
+        (self.more > 0).then(|| format!("and {} more (the JSON output lists every one)", self.more))
     }
 }
 

@@ -247,3 +247,52 @@ fn drop_summary_and_empty_result() {
         markdown.stdout
     );
 }
+
+/// The full view adds the dropped candidates it names to the printed output, so it names as
+/// many as a tenth of the budget holds (one per 200 units) and counts the rest: a pack whose
+/// pool dropped far more than that still fits the budget it was asked for, in every format.
+#[test]
+fn the_full_view_fits_the_budget_however_many_were_dropped() {
+    let f = repository();
+    for format in ["text", "markdown", "xml"] {
+        let run = f.run(&[
+            "pack",
+            GOAL,
+            "--view",
+            "full",
+            "--format",
+            format,
+            "--budget",
+            "2000",
+            "--no-ledger",
+        ]);
+        assert_eq!(run.code, 0, "{format}: {}", run.stderr);
+        let used = Meter::O200k.count(&run.stdout);
+        assert!(used <= 2000, "{format}: {used} tokens");
+        let counted = match format {
+            "xml" => "unlisted=\"",
+            _ => "more (the JSON output lists every one)",
+        };
+        assert!(run.stdout.contains(counted), "{format}: {}", run.stdout);
+    }
+    let json: serde_json::Value = serde_json::from_str(
+        &f.run(&[
+            "pack",
+            GOAL,
+            "--view",
+            "full",
+            "--format",
+            "json",
+            "--budget",
+            "2000",
+            "--no-ledger",
+        ])
+        .stdout,
+    )
+    .expect("JSON");
+    let dropped = json["dropped"].as_array().expect("dropped").len();
+    assert!(
+        dropped > 2000 / 200,
+        "only {dropped} dropped: the test needs more"
+    );
+}
