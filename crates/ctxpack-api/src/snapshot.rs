@@ -645,6 +645,12 @@ impl Workspace {
             &retrieve_options,
             &fit,
         )?;
+        if pack.hits.is_empty()
+            && !request.worktree
+            && let Some(filter) = &paths
+        {
+            no_path_matches(&store, &sha, filter, request)?;
+        }
         pack.snapshot = Some(SnapshotInfo {
             requested_ref: request.at.clone(),
             resolved_sha: sha.clone(),
@@ -822,6 +828,56 @@ fn nearest(repo: &Repo, sha: &str, indexed: &HashSet<String>) -> Option<Ancestor
             sha: a,
             distance: n + 1,
         })
+}
+
+/// Fails when no file of snapshot `sha` passes the request's path filter: an empty pack would
+/// say that nothing matched the goal, when the globs are what matched nothing.
+fn no_path_matches(
+    store: &Store,
+    sha: &str,
+    filter: &PathFilter,
+    request: &SnapshotPackRequest,
+) -> Result<()> {
+    if store
+        .manifest(sha)?
+        .iter()
+        .any(|(path, _)| filter.accepts(path))
+    {
+        return Ok(());
+    }
+    let quoted = |globs: &[String]| {
+        globs
+            .iter()
+            .map(|g| format!("'{g}'"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
+    let (field, message) = match (request.include.is_empty(), request.exclude.is_empty()) {
+        (false, true) => (
+            "include",
+            format!("no file matches {}", quoted(&request.include)),
+        ),
+        (false, false) => (
+            "include",
+            format!(
+                "no file matches {} once {} are left out",
+                quoted(&request.include),
+                quoted(&request.exclude)
+            ),
+        ),
+        (true, _) => (
+            "exclude",
+            format!("{} leaves out every file", quoted(&request.exclude)),
+        ),
+    };
+    let short = &sha[..sha.len().min(12)];
+    Err(
+        Error::invalid_field(field, format!("{message} in snapshot {short}"))
+            .with_hint(Hint::Advice(
+            "globs follow git's wildmatch from the repository root: `src/**`, `*.rs`, `docs/*.md`"
+                .into(),
+        )),
+    )
 }
 
 /// The request's include and exclude globs, parsed; `None` when there are none. A bad glob

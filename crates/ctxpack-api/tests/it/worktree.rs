@@ -264,3 +264,47 @@ fn a_bad_glob_is_invalid_input_on_its_field() {
         assert!(error.hint().is_some(), "{error}");
     }
 }
+
+/// Globs that keep no file of the snapshot are what the caller must fix, not the goal: the
+/// pack says so on the glob's field instead of "nothing matched the goal". A filter that keeps
+/// files none of which matches the goal still gives an empty pack that says why.
+#[test]
+fn globs_that_keep_no_file_say_so() {
+    let f = globs_fixture();
+    let workspace = f.workspace();
+    for (request, field, says) in [
+        (
+            globbed(&["lib/**"], &[]),
+            "include",
+            "no file matches 'lib/**'",
+        ),
+        (
+            globbed(&["src/**", "web/**"], &["**/*.ts", "src/*.rs"]),
+            "include",
+            "no file matches 'src/**' or 'web/**' once '**/*.ts' or 'src/*.rs' are left out",
+        ),
+        (
+            globbed(&[], &["**"]),
+            "exclude",
+            "'**' leaves out every file",
+        ),
+    ] {
+        let error = workspace
+            .snapshot_pack(&request, &PackOptions::default())
+            .expect_err("no file is kept");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+        assert_eq!(error.field(), Some(field), "{error}");
+        assert!(error.message().starts_with(says), "{error}");
+        assert!(error.hint().is_some(), "{error}");
+    }
+    let kept = workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: "zyzzyva quokka".into(),
+                ..globbed(&["src/**"], &[])
+            },
+            &PackOptions::default(),
+        )
+        .expect("files are kept: an empty pack");
+    assert!(kept.pack.hits.is_empty());
+}
