@@ -17,11 +17,12 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     let _ = writeln!(out, "# Context pack\n");
     let _ = writeln!(out, "**Goal:** {}\n", one_line(&pack.goal));
     let mut summary = format!(
-        "{} of {} {} used · {} hits · {}",
+        "{} of {} {} used · {} {} · {}",
         pack.used,
         pack.budget,
         pack.meter,
         pack.hits.len(),
+        if pack.hits.len() == 1 { "hit" } else { "hits" },
         pack.selector.strategy()
     );
     if let Some(s) = &pack.snapshot {

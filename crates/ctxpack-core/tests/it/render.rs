@@ -514,3 +514,32 @@ fn markup_is_the_wrapping_without_the_text() {
     assert!(md.contains("```rust"), "{md}");
     assert!(!md.contains("line 1 of"), "{md}");
 }
+
+/// Counts agree with their nouns: "1 hit", "2 hits".
+#[test]
+fn the_markdown_header_says_1_hit_and_2_hits() {
+    for (files, says) in [(1, "· 1 hit ·"), (2, "· 2 hits ·")] {
+        let cands: Vec<Candidate> = (0..files)
+            .map(|i| span(&format!("src/f{i}.rs"), 1, 3, None))
+            .collect();
+        let pack = Pack::build(
+            PackRequest {
+                goal: "nouns".into(),
+                budget: Budget::new(1000).expect("valid"),
+                meter: Meter::Words,
+                selector: Selector::Skip,
+            },
+            cands,
+        );
+        assert_eq!(pack.hits.len(), files);
+        let markdown = render(
+            &pack,
+            &RenderOptions {
+                format: Format::Markdown,
+                view: View::Default,
+                pretty: false,
+            },
+        );
+        assert!(markdown.contains(says), "{markdown}");
+    }
+}

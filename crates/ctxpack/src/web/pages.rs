@@ -345,7 +345,7 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
          <dt>Pack</dt><dd><code id=\"pack-id\">{}</code></dd>\
          <dt>Built</dt><dd>{} UTC by {}</dd>\
          <dt>Snapshot</dt><dd><code>{}</code></dd>\
-         <dt>Budget</dt><dd>{} of {} {} used ({} hits, {} dropped)</dd>\
+         <dt>Budget</dt><dd>{} of {} {} used ({} {}, {} dropped)</dd>\
          <dt>Selector</dt><dd>{}</dd></dl>",
         escape(text(pack, "goal")),
         escape(view.id),
@@ -360,6 +360,11 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
         thousands(budget),
         escape(text(pack, "meter")),
         array(pack, "hits").len(),
+        if array(pack, "hits").len() == 1 {
+            "hit"
+        } else {
+            "hits"
+        },
         array(pack, "dropped").len(),
         escape(&view.entry.selector),
     );
