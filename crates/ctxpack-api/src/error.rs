@@ -255,10 +255,28 @@ impl From<IndexError> for Error {
         let message = e.to_string();
         match e {
             IndexError::Store(e) => e.into(),
-            IndexError::NotARepository { .. } => Error::invalid(message),
+            IndexError::NotARepository { .. } => {
+                Error::invalid(message).with_hint(Hint::Advice(
+                    "run it inside a git repository, or name one with --cwd (git init and a first commit make one)"
+                        .into(),
+                ))
+            }
             IndexError::EmptyRepository => Error::not_found(message),
-            IndexError::InvalidReference { .. }
-            | IndexError::UnknownCommit { .. }
+            IndexError::InvalidReference { reference } => {
+                let plain = reference
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._/-~^@".contains(c));
+                let reference = if plain {
+                    reference
+                } else {
+                    format!("'{}'", reference.replace('\'', r"'\''"))
+                };
+                let advice = format!(
+                    "name a branch or tag by its commit: `git rev-parse {reference}` prints it"
+                );
+                Error::invalid_field("at", message).with_hint(Hint::Advice(advice))
+            }
+            IndexError::UnknownCommit { .. }
             | IndexError::NotACommit { .. } => Error::invalid_field("at", message),
             IndexError::AmbiguousPrefix { .. } => {
                 Error::invalid_field("at", message).with_hint(Hint::MoreDigits)

@@ -45,6 +45,15 @@ pub enum PackScope {
 }
 
 impl PackScope {
+    /// Every scope, in the order they widen.
+    pub const ALL: [PackScope; 5] = [
+        PackScope::Durable,
+        PackScope::Session,
+        PackScope::Harness,
+        PackScope::Evidence,
+        PackScope::All,
+    ];
+
     /// `durable`, `session`, `harness`, `evidence` or `all`.
     pub fn name(self) -> &'static str {
         match self {

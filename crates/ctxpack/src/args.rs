@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use ctxpack_api::config::{Config, Setting};
 use ctxpack_api::{
-    Access, Budget, Error, Format, RenderOptions, View, Workspace, WorkspaceOptions,
+    Access, Budget, Error, Format, Meter, RenderOptions, Selector, View, Workspace,
+    WorkspaceOptions,
 };
 
 /// `--cwd` and `--store`: which repository and store a command works on.
@@ -36,11 +37,11 @@ impl Location {
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Output format: text, json, both, markdown or xml [default: text].
-    #[arg(long, value_parser = parse::<Format>)]
+    #[arg(long, value_parser = named::<Format>())]
     pub format: Option<Format>,
     /// How much of each hit to show: minimal (citations alone), default or full (with the
     /// dropped list) [default: default].
-    #[arg(long, value_parser = parse::<View>)]
+    #[arg(long, value_parser = named::<View>())]
     pub view: Option<View>,
     /// Pretty-print JSON over several lines (default: one canonical line).
     #[arg(long)]
@@ -85,6 +86,66 @@ where
     T::Err: std::fmt::Display,
 {
     s.parse().map_err(|e: T::Err| e.to_string())
+}
+
+/// A value with a fixed set of names: the flag's parser offers them to completions and help.
+pub trait Named: std::str::FromStr + Copy + Send + Sync + 'static {
+    /// Every value, in the order help lists them.
+    fn all() -> &'static [Self];
+    /// The name a flag takes.
+    fn name(self) -> &'static str;
+}
+
+macro_rules! named {
+    ($($ty:ty),*) => {$(
+        impl Named for $ty {
+            fn all() -> &'static [Self] {
+                &<$ty>::ALL
+            }
+            fn name(self) -> &'static str {
+                <$ty>::name(self)
+            }
+        }
+    )*};
+}
+named!(Format, View, Meter, Selector, ctxpack_api::PackScope);
+
+/// The parser of a [`Named`] flag: [`parse`]'s messages, and the names as possible values, so
+/// shell completions offer them.
+#[derive(Clone, Copy, Debug)]
+pub struct NamedParser<T>(std::marker::PhantomData<T>);
+
+/// The parser of a [`Named`] flag.
+pub fn named<T: Named>() -> NamedParser<T> {
+    NamedParser(std::marker::PhantomData)
+}
+
+impl<T> clap::builder::TypedValueParser for NamedParser<T>
+where
+    T: Named,
+    T::Err: std::fmt::Display,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let parse: fn(&str) -> Result<T, String> = parse::<T>;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            T::all()
+                .iter()
+                .map(|v| clap::builder::PossibleValue::new(v.name())),
+        ))
+    }
 }
 
 /// A format flag that takes only some formats.

@@ -13,9 +13,22 @@ use crate::commands::{
 use crate::exit::{CliFailure, exit_code};
 use crate::output::{emit, emit_stdout};
 
+/// Examples of `ctxpack pack`, shown by its --help and its man page.
+pub const PACK_EXAMPLES: &str = "Examples:
+  ctxpack pack \"add retry to the HTTP client\"                       8,000 o200k tokens, the defaults
+  ctxpack pack \"why does login fail\" --budget 2k --format markdown   2,000 tokens to paste into a chat
+  ctxpack pack \"budget enforcement\" --include 'src/**' --worktree    src/ only, uncommitted changes too
+  ctxpack pack \"the parser\" --at 3fa9c1e --format json               a commit by SHA, as canonical JSON";
+
 /// ctxpack: the best evidence for a task, inside a hard token budget, every piece cited.
 #[derive(Debug, Parser)]
-#[command(name = "ctxpack", version, about, long_about = None)]
+#[command(
+    name = "ctxpack",
+    version,
+    about,
+    long_about = None,
+    after_help = "Start here: ctxpack pack \"what you are about to do\" (indexes the commit first; `ctxpack pack --help` for more)."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,6 +45,17 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Pack context for a goal from the exact committed snapshot, with ctxpack's
+    /// measured-best defaults.
+    ///
+    /// The defaults (shown with each option) are the pipeline that measured best: exact o200k
+    /// token counts, a budget that covers the whole printed pack, the coverage selector and a
+    /// candidate pool sized to the budget, widened when it runs out before the budget does.
+    /// A commit that is not indexed yet is indexed first (--no-index refuses instead, exit 3).
+    /// Uncommitted changes are not read: the pack warns how many files are modified and
+    /// untracked.
+    #[command(after_help = PACK_EXAMPLES)]
+    Pack(pack::PackArgs<pack::Measured>),
     /// Pack candidates given as JSON (no index needed).
     ///
     /// Reads a JSON array of {"id" or "citation", "text", "family"?, "score"?, "pinned"?}
@@ -53,16 +77,6 @@ enum Command {
     Pin(gc::PinArgs),
     /// Show raw retrieval hits with their score breakdown.
     Query(pack::QueryArgs),
-    /// Pack context for a goal from the exact committed snapshot, with ctxpack's
-    /// measured-best defaults.
-    ///
-    /// The defaults (shown with each option) are the pipeline that measured best: exact o200k
-    /// token counts, a budget that covers the whole printed pack, the coverage selector and a
-    /// candidate pool sized to the budget, widened when it runs out before the budget does.
-    /// A commit that is not indexed yet is indexed first (--no-index refuses instead, exit 3).
-    /// Uncommitted changes are not read: the pack warns how many files are modified and
-    /// untracked.
-    Pack(pack::PackArgs<pack::Measured>),
     /// Context commands: `ctxpack context pack` is the compatibility preset of `pack`.
     #[command(subcommand)]
     Context(ContextCommand),
@@ -100,8 +114,8 @@ enum Command {
     Hook(hook::HookCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     Completions(completions::CompletionsArgs),
-    /// Print the man page (roff).
-    Man,
+    /// Print the man page of ctxpack or of one command (roff): `ctxpack man pack`.
+    Man(completions::ManArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -178,7 +192,7 @@ impl Cli {
             Command::Mcp(_) | Command::Serve(_) | Command::Ui(_) => false,
             Command::Config(args) => args.format == "json",
             Command::Hook(command) => command.wants_json(),
-            Command::Completions(_) | Command::Man => false,
+            Command::Completions(_) | Command::Man(_) => false,
             Command::Log(args) => args.format == "json",
             Command::Plan(command) => command.wants_json(),
             Command::Eval(command) => command.wants_json(),
@@ -247,7 +261,7 @@ impl Cli {
             Command::Config(args) => config::run(&args),
             Command::Hook(command) => command.run(),
             Command::Completions(args) => completions::completions(&args),
-            Command::Man => completions::man(),
+            Command::Man(args) => completions::man(&args),
         }
     }
 }

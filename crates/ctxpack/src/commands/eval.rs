@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use ctxpack_api::{Budget, Error, EvalRequest, Gold, Meter, Selector, parse_tasks};
 
-use crate::args::{Location, parse, parse_budget};
+use crate::args::{Location, named, parse, parse_budget};
 use crate::output::progress;
 
 /// `ctxpack eval …`.
@@ -26,10 +26,10 @@ pub struct EvalOptions {
           default_values_t = default_budgets())]
     pub budgets: Vec<Budget>,
     /// ctxpack's selector.
-    #[arg(long, default_value_t = EvalRequest::default().selector, value_parser = parse::<Selector>)]
+    #[arg(long, default_value_t = EvalRequest::default().selector, value_parser = named::<Selector>())]
     pub selector: Selector,
     /// ctxpack's meter (the references use `approx`, as they are defined).
-    #[arg(long, default_value_t = EvalRequest::default().meter, value_parser = parse::<Meter>)]
+    #[arg(long, default_value_t = EvalRequest::default().meter, value_parser = named::<Meter>())]
     pub meter: Meter,
     /// Reference rankers to run beside ctxpack: `bm25`, `bm25-path` (BM25 with a boost for
     /// goal terms in the path, one window per file first), `dump`, or `none`.

@@ -6,7 +6,7 @@ use clap::Args;
 use ctxpack_api::{Error, Format, Log, Pack, RenderOptions, Shown, View, render};
 use serde_json::json;
 
-use crate::args::{Location, parse};
+use crate::args::{Location, named};
 use crate::client::{Remote, ServerArgs, url_segment};
 use crate::output::note;
 
@@ -36,10 +36,10 @@ pub struct ShowArgs {
     #[arg(long)]
     pub dropped: bool,
     /// Render in another format than the pack was built with.
-    #[arg(long, value_parser = parse::<Format>)]
+    #[arg(long, value_parser = named::<Format>())]
     pub format: Option<Format>,
     /// Render with another view than the pack was built with.
-    #[arg(long, value_parser = parse::<View>)]
+    #[arg(long, value_parser = named::<View>())]
     pub view: Option<View>,
     /// Pretty-print JSON.
     #[arg(long)]

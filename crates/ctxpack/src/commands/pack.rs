@@ -13,7 +13,7 @@ use ctxpack_api::{
     Selector, SnapshotPackRequest, Workspace, render,
 };
 
-use crate::args::{Location, OutputArgs, parse, parse_budget};
+use crate::args::{Location, OutputArgs, named, parse_budget};
 use crate::client::{Remote, ServerArgs};
 use crate::commands::config;
 use crate::output::{MAX_PAYLOAD_BYTES, note, progress, read_input, recorded};
@@ -66,7 +66,7 @@ pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
     pub budget: Option<Budget>,
     // No `default_value_t` here: clap keeps a default in a static that every preset would
     // share, so each default is stated in the help text and taken from the preset instead.
-    #[arg(long, value_parser = parse::<PackScope>, help = format!(
+    #[arg(long, value_parser = named::<PackScope>(), help = format!(
         "durable (the snapshot alone); session, harness, evidence or all also merge the artifacts of that scope [default: {}]",
         P::request().scope
     ))]
@@ -76,7 +76,7 @@ pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
         P::request().at
     ))]
     pub at: Option<String>,
-    #[arg(long, value_parser = parse::<Meter>, help = format!(
+    #[arg(long, value_parser = named::<Meter>(), help = format!(
         "The budget's unit: {}, words (whitespace-separated words), chars (characters) or approx (characters / 4) [default: {}]",
         if Meter::Cl100k.is_built() {
             "o200k or cl100k (exact GPT-4o-family or GPT-4 tokens)"
@@ -86,7 +86,7 @@ pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
         P::request().meter
     ))]
     pub meter: Option<Meter>,
-    #[arg(long, value_parser = parse::<Selector>, help = format!(
+    #[arg(long, value_parser = named::<Selector>(), help = format!(
         "How hits are chosen: coverage (relevance per token, favouring files not yet shown), diverse (one hit per file first, then fill), prefix (best first, stop at the first that does not fit) or skip (best first, skip what does not fit) [default: {}]",
         P::request().selector
     ))]
@@ -158,7 +158,7 @@ pub struct QueryArgs {
     #[arg(long, default_value_t = QueryRequest::default().top_k)]
     pub top_k: usize,
     /// The meter costs are shown in.
-    #[arg(long, default_value_t = QueryRequest::default().meter, value_parser = parse::<Meter>)]
+    #[arg(long, default_value_t = QueryRequest::default().meter, value_parser = named::<Meter>())]
     pub meter: Meter,
     /// Which repository and store.
     #[command(flatten)]

@@ -7,7 +7,7 @@ use ctxpack_api::config::Setting;
 use ctxpack_api::plan::{PlanRunRequest, PlanSource, StepKind, check_plan};
 use ctxpack_api::{Error, ErrorKind, Format, RenderOptions, SnapshotPackRequest, View};
 
-use crate::args::{Location, parse, parse_format_among};
+use crate::args::{Location, named, parse_format_among};
 use crate::commands::config;
 use crate::output::note;
 
@@ -43,7 +43,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "text", value_parser = parse_plan_format)]
     pub format: Format,
     /// How much of each hit to show: minimal, default or full.
-    #[arg(long, default_value = "default", value_parser = parse::<View>)]
+    #[arg(long, default_value = "default", value_parser = named::<View>())]
     pub view: View,
     /// Pretty-print JSON over several lines.
     #[arg(long)]

@@ -7,7 +7,7 @@ use ctxpack_api::docs::{DocumentPackRequest, VsearchRequest};
 use ctxpack_api::{Access, Budget, Error, Format, Meter, RenderOptions, Selector, View, Workspace};
 use serde_json::Value;
 
-use crate::args::{parse, parse_format_among};
+use crate::args::{named, parse, parse_format_among};
 use crate::output::recorded;
 
 /// Options of `docs vsearch`.
@@ -51,10 +51,10 @@ pub struct ContextArgs {
     pub filter: Option<String>,
     /// Selection policy: prefix (stop at the first chunk that does not fit), skip, diverse or
     /// coverage.
-    #[arg(long, default_value_t = DocumentPackRequest::default().selector, value_parser = parse::<Selector>)]
+    #[arg(long, default_value_t = DocumentPackRequest::default().selector, value_parser = named::<Selector>())]
     pub selector: Selector,
     /// Budget unit: approx (ceil(chars / 4)), o200k, cl100k, words or chars.
-    #[arg(long, default_value_t = DocumentPackRequest::default().meter, value_parser = parse::<Meter>)]
+    #[arg(long, default_value_t = DocumentPackRequest::default().meter, value_parser = named::<Meter>())]
     pub meter: Meter,
     /// Offer at most this many top-ranked documents to selection (default: all).
     #[arg(long)]
@@ -63,7 +63,7 @@ pub struct ContextArgs {
     #[arg(long, default_value = "json", value_parser = parse_pack_format)]
     pub format: Format,
     /// How much of each hit text, Markdown and XML show: minimal, default or full.
-    #[arg(long, default_value = "default", value_parser = parse::<View>)]
+    #[arg(long, default_value = "default", value_parser = named::<View>())]
     pub view: View,
     /// Pretty-print JSON over several lines (same key order).
     #[arg(long)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use ctxpack_api::{Access, Budget, Error, Meter, SelectRequest, Selector, Workspace, render};
 
-use crate::args::{OutputArgs, parse};
+use crate::args::{OutputArgs, named, parse};
 use crate::output::{MAX_CANDIDATES_BYTES, read_input, recorded};
 
 /// Options of `ctxpack select`.
@@ -21,10 +21,10 @@ pub struct SelectArgs {
     #[arg(long, default_value_t = SelectRequest::default().budget, value_parser = parse::<Budget>, allow_negative_numbers = true)]
     budget: Budget,
     /// Budget unit: o200k, cl100k, words, chars or approx.
-    #[arg(long, default_value_t = SelectRequest::default().meter, value_parser = parse::<Meter>)]
+    #[arg(long, default_value_t = SelectRequest::default().meter, value_parser = named::<Meter>())]
     meter: Meter,
     /// Selection policy: coverage, diverse, prefix or skip.
-    #[arg(long, default_value_t = SelectRequest::default().selector, value_parser = parse::<Selector>)]
+    #[arg(long, default_value_t = SelectRequest::default().selector, value_parser = named::<Selector>())]
     selector: Selector,
     /// Record the pack in the ledger of this store directory (by default `select` records
     /// nothing: it has no repository).

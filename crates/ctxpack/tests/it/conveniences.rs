@@ -151,6 +151,11 @@ fn completions_for_every_shell_name_the_subcommands() {
         }
     }
     assert_eq!(ctxpack(&["completions", "tcsh"], b"").code, 2);
+    // The values of the flags that take names are offered too.
+    let bash = ctxpack(&["completions", "bash"], b"").stdout;
+    for value in ["markdown", "o200k", "coverage", "minimal", "durable"] {
+        assert!(bash.contains(value), "bash completes `{value}`");
+    }
 }
 
 #[test]
@@ -175,6 +180,84 @@ fn man_prints_a_roff_page() {
         assert!(run.stdout.contains(section), "{section}");
     }
     assert!(run.stdout.contains("hook"));
+
+    // A command's own page: its options, its examples and what its exit status means.
+    let pack = ctxpack(&["man", "pack"], b"");
+    assert_eq!(pack.code, 0, "{}", pack.stderr);
+    assert!(
+        pack.stdout.contains(".TH ctxpack-pack 1"),
+        "{}",
+        pack.stdout
+    );
+    for section in [".SH OPTIONS", ".SH EXAMPLES", ".SH \"EXIT STATUS\""] {
+        assert!(pack.stdout.contains(section), "{section}: {}", pack.stdout);
+    }
+    assert!(pack.stdout.contains("\\-\\-budget"), "{}", pack.stdout);
+    assert!(pack.stdout.contains("ctxpack pack \"why does login fail\""));
+    let unknown = ctxpack(&["man", "pakc"], b"");
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("one of: pack,"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+/// A new user's first steps: `--help` starts with `pack` and an example, and a branch name,
+/// a directory outside any repository or an empty goal say what to do instead.
+#[test]
+fn help_starts_with_pack_and_mistakes_say_what_to_do() {
+    let help = ctxpack(&["--help"], b"");
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let first = help
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .nth(1)
+        .expect("a command");
+    assert!(first.trim_start().starts_with("pack "), "{first}");
+    assert!(
+        help.stdout.contains("Start here: ctxpack pack"),
+        "{}",
+        help.stdout
+    );
+    let pack_help = ctxpack(&["pack", "--help"], b"");
+    assert!(
+        pack_help.stdout.contains("Examples:\n  ctxpack pack \""),
+        "{}",
+        pack_help.stdout
+    );
+
+    let f = Fixture::new();
+    f.write("src/lib.rs", "pub fn first() {}\n");
+    f.commit("first");
+    let branch = f.run(&["pack", "first", "--at", "main"]);
+    assert_eq!(branch.code, 2, "{}", branch.stderr);
+    assert!(
+        branch
+            .stderr
+            .contains("hint: name a branch or tag by its commit: `git rev-parse main`"),
+        "{}",
+        branch.stderr
+    );
+    let outside = tempfile::tempdir().expect("tempdir");
+    let outside = ctxpack(
+        &[
+            "pack",
+            "x",
+            "--cwd",
+            outside.path().to_str().expect("UTF-8"),
+        ],
+        b"",
+    );
+    assert_eq!(outside.code, 2, "{}", outside.stderr);
+    assert!(
+        outside
+            .stderr
+            .contains("hint: run it inside a git repository"),
+        "{}",
+        outside.stderr
+    );
 }
 
 #[test]
