@@ -73,8 +73,10 @@ pub struct ContextPack {
     ids: Vec<Value>,
 }
 
-/// The citation of a document: `doc:<collection>/<id>`, where an ObjectId is its hex string
-/// and any other id is its compact JSON (so the string `"1"` and the number `1` differ).
+/// The citation of a document: `doc:<collection>/<id>`, where an ObjectId is its hex string, a
+/// plain string id is itself (`doc:docs/a4`), and any other id is its compact JSON. A string
+/// keeps its JSON quotes when its bare form could be another id's: the string `"1"` and the
+/// number `1` differ, as do the string of 24 hexadecimal digits and the ObjectId.
 pub fn citation(collection: &str, id: &Value) -> Citation {
     Citation(format!("doc:{collection}/{}", id_key(id)))
 }
@@ -85,8 +87,21 @@ fn id_key(id: &Value) -> String {
             Some(Value::String(hex)) => hex.to_ascii_lowercase(),
             _ => id.to_string(),
         },
+        Value::String(text) if plain(text) => text.clone(),
         _ => id.to_string(),
     }
+}
+
+/// Whether a string id can be shown bare: letters, digits and `._~:@+-/` only, and not what
+/// another id would print (JSON by itself, such as a number or `true`, or an ObjectId's 24
+/// hexadecimal digits).
+fn plain(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._~:@+-/".contains(c))
+        && serde_json::from_str::<Value>(text).is_err()
+        && !(text.len() == 24 && text.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// Builds a pack from items in rank order (best first). Items with the same id are

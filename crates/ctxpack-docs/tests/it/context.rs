@@ -185,6 +185,25 @@ fn citations_distinguish_id_types() {
     assert_eq!(citation("docs", &json!({"$oid": "ABC"})).0, "doc:docs/abc");
     assert_eq!(citation("docs", &json!(1)).0, "doc:docs/1");
     assert_eq!(citation("docs", &json!("1")).0, r#"doc:docs/"1""#);
+    // A plain string is itself; one that another id would print keeps its quotes.
+    assert_eq!(citation("docs", &json!("a4")).0, "doc:docs/a4");
+    assert_eq!(
+        citation("docs", &json!("tickets/2026-01")).0,
+        "doc:docs/tickets/2026-01"
+    );
+    assert_eq!(citation("docs", &json!("true")).0, r#"doc:docs/"true""#);
+    assert_eq!(citation("docs", &json!("-1.5")).0, r#"doc:docs/"-1.5""#);
+    assert_eq!(citation("docs", &json!("a b")).0, r#"doc:docs/"a b""#);
+    assert_eq!(citation("docs", &json!("")).0, r#"doc:docs/"""#);
+    let hex = "507f1f77bcf86cd799439011";
+    assert_eq!(
+        citation("docs", &json!(hex)).0,
+        format!("doc:docs/\"{hex}\"")
+    );
+    assert_eq!(
+        citation("docs", &json!({"$oid": hex})).0,
+        format!("doc:docs/{hex}")
+    );
     let items = vec![item_id(json!(1), "one"), item_id(json!("1"), "string one")];
     let pack = build("q", "docs", items, &options(100));
     assert_eq!(pack.to_json()["citations"], json!([1, "1"]));
