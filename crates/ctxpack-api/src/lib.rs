@@ -111,8 +111,8 @@ pub use ledger::{Log, LogEntry, LogFilter, LogPage, Shown};
 pub use limits::MAX_GOAL_BYTES;
 pub use select::{SelectRequest, select};
 pub use snapshot::{
-    BudgetCovers, IndexedFile, PackOptions, PackPayload, PackScope, QueryHit, QueryHits,
-    QueryRequest, ScoreParts, Shaping, SnapshotPack, SnapshotPackRequest,
+    BudgetCovers, IndexedFile, PackOptions, PackPayload, PackScope, PayloadBudget, QueryHit,
+    QueryHits, QueryRequest, ScoreParts, Shaping, SnapshotPack, SnapshotPackRequest,
 };
 pub use status::{SnapshotStatus, Status};
 pub use verify::{VerifyProblem, VerifyReport, VerifyRequest};

@@ -375,28 +375,64 @@ impl SnapshotPackRequest {
 
 /// A snapshot pack's JSON payload `{"goal", "budget"?, "at"?}` (`pack --input`): the fields
 /// it gives replace the request's.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PackPayload {
     /// The goal.
-    #[serde(default)]
     pub goal: String,
-    /// The budget (`null` means the request's).
-    #[serde(default)]
+    /// The budget (`None` means the request's).
     pub budget: Option<Budget>,
-    /// The commit (`null` means the request's).
-    #[serde(default)]
+    /// The commit (`None` means the request's).
     pub at: Option<String>,
+}
+
+/// The payload as written, its budget not yet read.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPayload {
+    #[serde(default)]
+    goal: String,
+    #[serde(default)]
+    budget: Option<serde_json::Value>,
+    #[serde(default)]
+    at: Option<String>,
+}
+
+/// How a payload may write its budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PayloadBudget {
+    /// A positive safe integer only (the compatibility preset's contract).
+    Integer,
+    /// Also a string as the command line takes it: `"2k"`, `"1.5m"`, `"800"`.
+    Suffixed,
 }
 
 impl PackPayload {
     /// Parses a payload from raw bytes (anything: they are checked).
-    pub fn parse(bytes: &[u8]) -> Result<PackPayload> {
-        serde_json::from_slice(bytes).map_err(|e| {
+    pub fn parse(bytes: &[u8], budgets: PayloadBudget) -> Result<PackPayload> {
+        let raw: RawPayload = serde_json::from_slice(bytes).map_err(|e| {
             Error::invalid_field(
                 "input",
                 format!("not a JSON object {{\"goal\", \"budget\"?, \"at\"?}}: {e}"),
             )
+        })?;
+        let budget = match raw.budget {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(text)) if budgets == PayloadBudget::Suffixed => Some(
+                Budget::parse_suffixed(&text)
+                    .map_err(|e| Error::invalid_field("budget", e.to_string()))?,
+            ),
+            Some(value) => Some(serde_json::from_value::<Budget>(value).map_err(|e| {
+                let accepted = match budgets {
+                    PayloadBudget::Integer => "a positive integer",
+                    PayloadBudget::Suffixed => "a positive integer or a string such as \"2k\"",
+                };
+                Error::invalid_field("budget", format!("{e}; the budget is {accepted}"))
+            })?),
+        };
+        Ok(PackPayload {
+            goal: raw.goal,
+            budget,
+            at: raw.at,
         })
     }
 

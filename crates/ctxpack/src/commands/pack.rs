@@ -9,8 +9,8 @@ use clap::Args;
 use ctxpack_api::config::{Config, Setting};
 use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
-    Budget, Error, Meter, PackOptions, PackPayload, PackScope, QueryRequest, RenderOptions,
-    Selector, SnapshotPackRequest, Workspace, render,
+    Budget, Error, Meter, PackOptions, PackPayload, PackScope, PayloadBudget, QueryRequest,
+    RenderOptions, Selector, SnapshotPackRequest, Workspace, render,
 };
 
 use crate::args::{Location, OutputArgs, named, parse_budget};
@@ -22,6 +22,8 @@ use crate::output::{MAX_PAYLOAD_BYTES, note, progress, read_input, recorded};
 pub trait Preset {
     /// Whether configuration files and `CTXPACK_*` variables apply (flags always do).
     const CONFIGURED: bool;
+    /// How an `--input` payload may write its budget.
+    const PAYLOAD_BUDGET: PayloadBudget;
 
     /// The preset request, before the caller's flags.
     fn request() -> SnapshotPackRequest;
@@ -33,6 +35,8 @@ pub struct Measured;
 
 impl Preset for Measured {
     const CONFIGURED: bool = true;
+    // As the command line takes it: "2k".
+    const PAYLOAD_BUDGET: PayloadBudget = PayloadBudget::Suffixed;
 
     fn request() -> SnapshotPackRequest {
         SnapshotPackRequest::default()
@@ -45,6 +49,8 @@ pub struct SeedContract;
 
 impl Preset for SeedContract {
     const CONFIGURED: bool = false;
+    // The seed's contract: positive safe integers.
+    const PAYLOAD_BUDGET: PayloadBudget = PayloadBudget::Integer;
 
     fn request() -> SnapshotPackRequest {
         SnapshotPackRequest::context_pack()
@@ -56,7 +62,8 @@ impl Preset for SeedContract {
 pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
     /// The goal that drives selection.
     pub goal: Option<String>,
-    /// A JSON payload `{"goal", "budget"?, "at"?}` from a file or `-` (stdin).
+    /// A JSON payload `{"goal", "budget"?, "at"?}` from a file or `-` (stdin); `pack` also
+    /// takes the budget as `--budget` does (`"2k"`).
     #[arg(long)]
     pub input: Option<String>,
     #[arg(long, value_parser = parse_budget, allow_negative_numbers = true, help = format!(
@@ -226,7 +233,10 @@ fn request<P: Preset + Clone + Send + Sync + 'static>(
             "--input cannot be combined with a positional goal, --budget or --at; put goal, budget and at in the JSON payload",
         ));
     }
-    let payload = PackPayload::parse(&read_input(input, MAX_PAYLOAD_BYTES, None)?)?;
+    let payload = PackPayload::parse(
+        &read_input(input, MAX_PAYLOAD_BYTES, None)?,
+        P::PAYLOAD_BUDGET,
+    )?;
     let request = payload.apply(request);
     if config
         .budget

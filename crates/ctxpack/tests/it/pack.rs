@@ -518,11 +518,35 @@ fn budgets_take_k_and_m_suffixes_on_the_command_line() {
             .contains("budget must be a whole number, got 1.2345k"),
         "{envelope}"
     );
-    // A JSON payload's budget stays an integer.
+    // `pack --input` takes the command line's budget strings; `context pack --input` keeps the
+    // seed's contract of positive integers.
     let payload = f.path().join("in.json");
-    std::fs::write(&payload, r#"{"goal": "budget", "budget": "8k"}"#).expect("write");
-    let run = f.run(&["pack", "--input", payload.to_str().expect("UTF-8")]);
+    let payload_arg = payload.to_str().expect("UTF-8");
+    std::fs::write(&payload, r#"{"goal": "budget", "budget": "2k"}"#).expect("write");
+    let pack = json(&f.run(&["pack", "--input", payload_arg, "--format", "json"]));
+    assert_eq!(pack["budget"], 2000);
+    let run = f.run(&["context", "pack", "--input", payload_arg, "--index"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the budget is a positive integer"),
+        "{}",
+        run.stderr
+    );
+    std::fs::write(&payload, r#"{"goal": "budget", "budget": 2000}"#).expect("write");
+    let pack = json(&f.run(&[
+        "context",
+        "pack",
+        "--input",
+        payload_arg,
+        "--index",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(pack["budget"], 2000);
+    std::fs::write(&payload, r#"{"goal": "budget", "budget": "2.0005k"}"#).expect("write");
+    let run = f.run(&["pack", "--input", payload_arg]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--budget"), "{}", run.stderr);
 }
 
 #[test]
