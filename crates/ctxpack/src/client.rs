@@ -1,6 +1,6 @@
 //! The command line as a client of `ctxpack serve`: `--server URL --repo NAME` on the read
-//! commands sends the request the local command would build and prints what the server
-//! answers, which is what the local command prints. The token comes from `CTXPACK_TOKEN`
+//! commands and `index` sends the request the local command would build and prints what the
+//! server answers, which is what the local command prints. The token comes from `CTXPACK_TOKEN`
 //! (never a flag: flags are visible to every user of the machine); an `https://` server is
 //! checked against the system's roots and `CTXPACK_SERVER_CA`. A failure the server
 //! reports is the same failure locally: its envelope becomes the error, so the message,
@@ -188,7 +188,22 @@ impl Remote {
         if status.is_success() {
             return Ok(text);
         }
-        Err(reported(status.as_u16(), &text))
+        Err(self.addressed(reported(status.as_u16(), &text)))
+    }
+
+    /// The server's advice with this server's address where it says `--server URL`: the
+    /// server answers every client alike and does not know how this one reached it.
+    fn addressed(&self, error: Error) -> Error {
+        let Some(Hint::Advice(advice)) = error.hint() else {
+            return error;
+        };
+        if !advice.contains("--server URL ") {
+            return error;
+        }
+        let scheme = if self.tls { "https" } else { "http" };
+        let url = format!("{scheme}://{}{}", self.authority, self.prefix);
+        let advice = advice.replace("--server URL ", &format!("--server {url} "));
+        error.with_hint(Hint::Advice(advice))
     }
 }
 

@@ -4,6 +4,7 @@ use clap::Args;
 use ctxpack_api::{Error, IndexRequest};
 
 use crate::args::Location;
+use crate::client::{Remote, ServerArgs};
 use crate::output::{note, progress};
 
 /// Options of `ctxpack index`.
@@ -27,6 +28,9 @@ pub struct IndexArgs {
     /// Output format of the summary: text or json.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Index on a ctxpack server instead (a write token in CTXPACK_TOKEN).
+    #[command(flatten)]
+    pub remote: ServerArgs,
 }
 
 /// Runs `ctxpack index`.
@@ -37,6 +41,14 @@ pub fn run(args: &IndexArgs) -> Result<String, Error> {
         wait: args.wait,
         max_file_bytes: args.max_file_bytes,
     };
+    if let Some(remote) = Remote::from_args(&args.remote)? {
+        if args.rebuild {
+            return Err(Error::invalid(
+                "--rebuild is local: it repairs this machine's store, not a server's",
+            ));
+        }
+        return remote.post("index", &[("format", args.format.clone())], &request);
+    }
     let (control, bar) = progress("files");
     let report = args.location.workspace()?.index(&request, &control)?;
     drop(bar);

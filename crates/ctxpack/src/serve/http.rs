@@ -7,7 +7,7 @@
 //! | route | scope | answers |
 //! | --- | --- | --- |
 //! | `POST /v1/repos/{repo}/pack?format=&view=&pretty=` | read | what `ctxpack pack` prints for the JSON request body |
-//! | `POST /v1/repos/{repo}/index` | write | what `ctxpack index --format json` prints |
+//! | `POST /v1/repos/{repo}/index` | write | what `ctxpack index --format json` prints (`?format=text`: its text) |
 //! | `POST /v1/repos/{repo}/query?format=` | read | what `ctxpack query` prints for the JSON request body |
 //! | `GET /v1/repos/{repo}/snapshots?format=` | read | what `ctxpack status` prints |
 //! | `GET /v1/repos/{repo}/ledger?limit=&format=` | read | what `ctxpack log` prints |
@@ -35,8 +35,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use ctxpack_api::server::{Grant, Scope, now};
 use ctxpack_api::{
-    Error, ErrorKind, Format, IndexRequest, PackOptions, QueryRequest, Recorded, RenderOptions,
-    SnapshotPackRequest, View, render,
+    Error, ErrorKind, Format, Hint, IndexRequest, PackOptions, QueryRequest, Recorded,
+    RenderOptions, SnapshotPackRequest, View, render,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -215,6 +215,29 @@ fn authorize(request_grant: Option<&Grant>, repo: &str, scope: Scope) -> Result<
     }
 }
 
+/// A "not indexed" failure phrased for a client of this server: the commit is indexed on the
+/// server, with a write token, not with a local `ctxpack index`.
+fn indexed_on_the_server(error: Error, repo: &str) -> Error {
+    let Some(Hint::IndexCommit { sha, nearest }) = error.hint() else {
+        return error;
+    };
+    let nearest = nearest
+        .as_ref()
+        .map(|a| {
+            format!(
+                "; or pack its nearest indexed ancestor, {} commit{} back: --at {}",
+                a.distance,
+                if a.distance == 1 { "" } else { "s" },
+                a.sha
+            )
+        })
+        .unwrap_or_default();
+    let advice = format!(
+        "index it on the server with a write token: `CTXPACK_TOKEN=<write token> ctxpack index --server URL --repo {repo} --at {sha}` (POST /v1/repos/{repo}/index){nearest}"
+    );
+    error.with_hint(Hint::Advice(advice))
+}
+
 /// An API error as a response: the failure envelope with the status its kind maps to.
 fn failure(error: &Error) -> Refusal {
     let status = match error.kind() {
@@ -387,14 +410,16 @@ async fn pack(
         let app2 = app.clone();
         let (output, recorded) = blocking(move || {
             let workspace = app2.registry.workspace(&grant, &app2.roots)?;
-            let built = workspace.snapshot_pack(
-                &pack_request,
-                &PackOptions {
-                    record: Some(&options),
-                    index_if_missing: false,
-                    rendering: Some(&options),
-                },
-            )?;
+            let built = workspace
+                .snapshot_pack(
+                    &pack_request,
+                    &PackOptions {
+                        record: Some(&options),
+                        index_if_missing: false,
+                        rendering: Some(&options),
+                    },
+                )
+                .map_err(|e| indexed_on_the_server(e, &repo))?;
             Ok((render(&built.pack, &options), built.recorded))
         })
         .await?;
@@ -419,10 +444,12 @@ async fn pack(
 async fn index(
     State(app): State<Arc<App>>,
     Path(repo): Path<String>,
+    RawQuery(raw): RawQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     run(async move {
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Write)?;
+        let shown: FormatQuery = query_string(raw)?;
         let bytes = read_body(request, app.max_body_bytes).await?;
         let index_request: IndexRequest = body(&bytes)?;
         let started = Instant::now();
@@ -434,7 +461,16 @@ async fn index(
         .await?;
         app.metrics
             .indexed(started.elapsed().as_secs_f64(), summary.processed);
-        Ok(json_text(format!("{}\n", summary.to_json())))
+        Ok(match shown.format.as_deref() {
+            None | Some("json") => json_text(format!("{}\n", summary.to_json())),
+            Some("text") => text(Format::Text, format!("{summary}\n")),
+            Some(other) => {
+                return Err(failure(&Error::invalid_field(
+                    "format",
+                    format!("unknown format `{other}`: expected text or json"),
+                )));
+            }
+        })
     })
     .await
 }
@@ -498,6 +534,7 @@ async fn query(
         let output = blocking(move || {
             let workspace = app.registry.workspace(&grant, &app.roots)?;
             crate::commands::pack::query_output(&workspace, &query_request, json)
+                .map_err(|e| indexed_on_the_server(e, &repo))
         })
         .await?;
         Ok(listed(json, output))

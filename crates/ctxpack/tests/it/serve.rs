@@ -924,6 +924,47 @@ fn the_command_line_as_a_client_prints_what_the_local_command_prints() {
     assert_eq!(code, 2, "{err}");
 }
 
+/// Against a server, a commit the server has not indexed is indexed on the server: the hint
+/// says how, with this server's address, and `ctxpack index --server` does it with a write
+/// token (a read token is refused), printing what a local `ctxpack index` prints.
+#[test]
+fn a_commit_the_server_has_not_indexed_is_indexed_with_index_server() {
+    let fx = Fixture::new();
+    let server = fx.serve(&[]);
+    let url = format!("http://{}", server.address);
+    let sha = fx.shas[1].as_str();
+    let remote = |args: &[&str], token: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--server", &url, "--repo", "app"]);
+        ctxpack(&all, &[("CTXPACK_TOKEN", token)])
+    };
+    let pack = ["pack", "retry", "--at", sha];
+    let (code, _, err) = remote(&pack, fx.token("read"));
+    assert_eq!(code, 3, "{err}");
+    let expected = format!(
+        "hint: index it on the server with a write token: `CTXPACK_TOKEN=<write token> ctxpack index --server {url} --repo app --at {sha}`"
+    );
+    assert!(err.contains(&expected), "{err}");
+
+    let index = ["index", "--at", sha];
+    let (code, _, err) = remote(&index, fx.token("read"));
+    assert_eq!(code, 2, "a read token does not index: {err}");
+    assert!(err.contains("this token does not allow that"), "{err}");
+    let (code, out, err) = remote(&index, fx.token("write"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("indexed {}", &sha[..12])), "{out}");
+    let (code, out, err) = remote(
+        &["index", "--at", sha, "--format", "json"],
+        fx.token("write"),
+    );
+    assert_eq!(code, 0, "{err}");
+    let summary: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(summary["sha"], sha);
+    assert_eq!(summary["alreadyIndexed"], true);
+    let (code, _, err) = remote(&pack, fx.token("read"));
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn token_commands_never_show_a_secret_twice() {
     let fx = Fixture::new();
