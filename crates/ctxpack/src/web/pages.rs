@@ -723,8 +723,8 @@ pub(crate) fn quality(repo: Option<&str>, report: Option<&Report>) -> String {
         return page(
             "Quality",
             repo,
-            "<h1>Quality</h1><p>No evaluation report was given. Run <code>ctxpack eval --format json \
-             &gt; report.json</code> and start the view with <code>--eval-report report.json</code>.</p>",
+            "<h1>Quality</h1><p>No evaluation report was given. Run <code>ctxpack eval history --format json \
+             &gt; report.json</code> in the repository and start the view with <code>--eval-report report.json</code>.</p>",
         );
     };
     let mut budgets: Vec<u64> = report.results.iter().map(|r| r.budget).collect();
@@ -837,6 +837,21 @@ fn recall_chart(report: &Report, budgets: &[u64], rankers: &[&str]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The command the quality page gives without a report is one the command line takes,
+    /// and it asks for the JSON report the page reads.
+    #[test]
+    fn the_quality_pages_command_parses() {
+        use clap::Parser;
+        let html = quality(None, None);
+        let start = html.find("<code>").expect("a command") + "<code>".len();
+        let command = &html[start..];
+        let command = &command[..command.find(" &gt;").expect("redirected to a file")];
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let parsed = crate::cli::Cli::try_parse_from(&args);
+        assert!(parsed.is_ok(), "{command}: {parsed:?}");
+        assert!(command.contains("--format json"), "{command}");
+    }
 
     fn sample() -> Value {
         json!({
