@@ -60,7 +60,7 @@ pub fn select(request: &SelectRequest, input: &[u8]) -> Result<Pack> {
         },
         candidates,
     );
-    pack.redactions = redactions;
+    pack.set_redactions(redactions);
     Ok(pack)
 }
 

@@ -720,6 +720,8 @@ impl Workspace {
         pack.artifacts = used;
         crate::fit::add_enclosing(&repo, &store, &sha, &mut pack);
         fit.finish(&mut pack)?;
+        // Cutting, widening and fitting changed what the hits show.
+        pack.recount_redactions();
         let recorded = self.record(&pack, "pack", options.record, RecordExtra::default());
         Ok(SnapshotPack {
             pack,
@@ -1214,7 +1216,7 @@ pub(crate) fn retrieve_and_select(
         // few further files to spend their share.
         let unused = budget.get().saturating_sub(spent);
         let left = add_glimpses(&mut pack, glimpses, unused, fit);
-        pack.redactions = redactions;
+        pack.set_redactions(redactions);
         let withheld = budget.get().checked_div(withhold).unwrap_or(0);
         let widen_above = budget.get() / UNUSED_SHARE_TO_WIDEN;
         let widened = if ran_dry || unused <= widen_above + withheld {

@@ -211,6 +211,11 @@ pub const MASK_RULES_VERSION: u32 = 2;
 /// masking idempotent.
 const MARKER_PREFIX: &str = "[REDACTED:";
 
+/// The marker that replaces a secret of `kind`: `[REDACTED:<kind>]`.
+pub fn marker(kind: &str) -> String {
+    format!("{MARKER_PREFIX}{kind}]")
+}
+
 /// Values that vendors and standards publish as *the* example and that are public by design:
 /// real working code carries them and they grant nothing. See "Published examples" in the
 /// module documentation for why the AWS example pair is not here.

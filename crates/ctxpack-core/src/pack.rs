@@ -144,8 +144,10 @@ pub struct Pack {
     pub dropped: Vec<Dropped>,
     /// Warnings, in the order they arose.
     pub warnings: Vec<Warning>,
-    /// What masking removed.
+    /// What masking removed from what the pack shows: its goal and its hits.
     pub redactions: RedactionSummary,
+    /// What masking removed from every candidate (and the goal), shown or not.
+    pub candidate_redactions: RedactionSummary,
     /// Ids of the artifacts whose chunks are in the pack.
     pub artifacts: Vec<String>,
     /// Context lines shown with the hits and, for a pack fitted to its output, what the
@@ -181,9 +183,35 @@ impl Pack {
             dropped,
             warnings,
             redactions: RedactionSummary::default(),
+            candidate_redactions: RedactionSummary::default(),
             artifacts: Vec::new(),
             presentation: Presentation::default(),
         }
+    }
+
+    /// Records what masking removed from the candidates and the goal (`masked`), and counts
+    /// what of it the pack shows ([`Pack::recount_redactions`]).
+    pub fn set_redactions(&mut self, masked: RedactionSummary) {
+        self.candidate_redactions = masked;
+        self.recount_redactions();
+    }
+
+    /// Counts the masks the goal and the hits show now (after hits were cut, widened or left
+    /// out): the markers of each kind in their text, no more than the candidates had of it (a
+    /// repository's text may spell a marker itself).
+    pub fn recount_redactions(&mut self) {
+        let mut shown = RedactionSummary::default();
+        for (kind, masked) in &self.candidate_redactions.by_kind {
+            let marker = crate::mask::marker(kind);
+            let found = self.goal.matches(&marker).count()
+                + self
+                    .hits
+                    .iter()
+                    .map(|h| h.candidate.text.matches(&marker).count())
+                    .sum::<usize>();
+            shown.add(kind, u64::try_from(found).unwrap_or(u64::MAX).min(*masked));
+        }
+        self.redactions = shown;
     }
 
     /// Whether any unique candidate was left out for budget reasons.

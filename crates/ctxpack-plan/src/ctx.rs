@@ -519,9 +519,11 @@ impl Ctx {
         *work += pack.dropped.len() as u64 + pack.hits.len() as u64;
         pack.dropped.extend(extra_drops);
         pack.warnings.extend(notices);
+        let mut masked = ctxpack_core::RedactionSummary::default();
         for (kind, n) in redactions {
-            pack.redactions.add(&kind, n);
+            masked.add(&kind, n);
         }
+        pack.set_redactions(masked);
         let mut artifacts: Vec<String> = pack
             .hits
             .iter()

@@ -132,8 +132,12 @@ pub struct LedgerRecord {
     pub dropped: Vec<LedgerDrop>,
     /// Warnings as rendered.
     pub warnings: Vec<String>,
-    /// Redactions by kind.
+    /// Redactions by kind in what the pack showed (in records written before
+    /// `candidateRedactions` existed, in every candidate).
     pub redactions: BTreeMap<String, u64>,
+    /// Redactions by kind in every candidate, shown or not (absent from older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_redactions: Option<BTreeMap<String, u64>>,
     /// How the pack was rendered: format and view names.
     pub rendered: (String, String),
     /// Artifacts whose chunks are in the pack.
@@ -389,6 +393,7 @@ impl Ledger {
                 .collect(),
             warnings: pack.warnings.iter().map(ToString::to_string).collect(),
             redactions: pack.redactions.by_kind.clone(),
+            candidate_redactions: Some(pack.candidate_redactions.by_kind.clone()),
             fitted: pack.presentation.fitted.map(|f| {
                 (
                     f.format.name().to_owned(),
@@ -916,7 +921,7 @@ pub fn replay(
         duplicate_citations_skipped,
         budget_rejected_hits,
     ] = record.counters;
-    Ok(Pack {
+    let mut pack = Pack {
         goal: record.goal.clone(),
         snapshot: record.snapshot.as_ref().map(|s| SnapshotInfo {
             requested_ref: s.requested_ref.clone(),
@@ -961,8 +966,13 @@ pub fn replay(
             .cloned()
             .map(Warning::Notice)
             .collect(),
-        redactions: RedactionSummary {
-            by_kind: record.redactions.clone(),
+        // Counted again from the hits below: what they show is in their text.
+        redactions: RedactionSummary::default(),
+        candidate_redactions: RedactionSummary {
+            by_kind: record
+                .candidate_redactions
+                .clone()
+                .unwrap_or_else(|| record.redactions.clone()),
         },
         artifacts: record.artifacts.clone(),
         presentation: Presentation {
@@ -992,5 +1002,7 @@ pub fn replay(
                 None => None,
             },
         },
-    })
+    };
+    pack.recount_redactions();
+    Ok(pack)
 }

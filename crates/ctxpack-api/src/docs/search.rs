@@ -784,6 +784,6 @@ pub(super) fn context(
     };
     let query = crate::mask::text(&request.query, &mut redactions);
     let mut pack = context::build(&query, &request.collection, items, &options);
-    pack.pack.redactions = redactions;
+    pack.pack.set_redactions(redactions);
     Ok((pack, embedded_on_the_fly))
 }

@@ -197,7 +197,9 @@ impl Workspace {
                 pack.warnings.push(Warning::DirtyWorktree);
             }
             // A purpose is text the plan's author wrote: it is shown and recorded, so masked.
-            pack.goal = crate::mask::text(&pack.goal, &mut pack.redactions);
+            let mut masked = pack.candidate_redactions.clone();
+            pack.goal = crate::mask::text(&pack.goal, &mut masked);
+            pack.set_redactions(masked);
         }
         let (ids, ledger_errors) = self.record_versions(&outcome, record);
         Ok(PlanRun {

@@ -168,3 +168,55 @@ fn no_surface_shows_a_secret() {
         );
     }
 }
+
+/// A pack's redaction count is what its hits show: a chunk cut to the lines that match the
+/// goal leaves its masked secret out and counts it among the candidates' only; the same chunk
+/// shown whole counts it.
+#[test]
+fn a_pack_counts_the_masks_its_hits_show() {
+    let mut body = format!("pub fn deploy() -> u32 {{\n    let token = \"{TOKEN}\";\n");
+    for i in 0..30 {
+        body.push_str(&format!("    let step_{i} = {i}; // unrelated setup\n"));
+    }
+    body.push_str("    // The quota ledger admits each deploy once.\n    let quota_ledger = 1;\n    quota_ledger\n}\n");
+    let repo = ctxpack_testkit::Script::new()
+        .write("src/deploy.rs", &body)
+        .commit("deploy")
+        .build();
+    let f = repo.checkout();
+    let workspace = f.workspace();
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes");
+    let pack = |budget: u64| {
+        workspace
+            .snapshot_pack(
+                &SnapshotPackRequest {
+                    goal: "quota ledger".into(),
+                    budget: ctxpack_api::Budget::new(budget).expect("a budget"),
+                    ..SnapshotPackRequest::default()
+                },
+                &PackOptions::default(),
+            )
+            .expect("packs")
+            .pack
+    };
+    let cut = pack(400);
+    assert_eq!(cut.hits.len(), 1, "{:?}", cut.hits);
+    assert!(
+        !cut.hits[0].candidate.text.contains("[REDACTED:"),
+        "{}",
+        cut.hits[0].candidate.text
+    );
+    assert_eq!(cut.redactions.total(), 0);
+    assert_eq!(cut.candidate_redactions.total(), 1);
+    let whole = pack(8000);
+    assert!(
+        whole.hits[0]
+            .candidate
+            .text
+            .contains("[REDACTED:github_token]")
+    );
+    assert_eq!(whole.redactions.total(), 1);
+    assert_eq!(whole.candidate_redactions.total(), 1);
+}

@@ -69,7 +69,11 @@ pub fn pack_json(pack: &Pack, view: View) -> Value {
         .collect();
     out.insert(
         "redactionSummary".into(),
-        json!({ "total": pack.redactions.total(), "byKind": by_kind }),
+        json!({
+            "total": pack.redactions.total(),
+            "byKind": by_kind,
+            "candidates": pack.candidate_redactions.total(),
+        }),
     );
     if !pack.artifacts.is_empty() {
         out.insert("artifacts".into(), json!(pack.artifacts));

@@ -336,7 +336,7 @@ pub(super) fn empty_reason(pack: &Pack) -> Option<String> {
             ),
         }
     };
-    let masked = pack.redactions.total();
+    let masked = pack.candidate_redactions.total();
     if masked > 0 {
         out.push_str(&format!(
             " Masking removed {masked} secret{} from the candidates: a goal that names a \

@@ -1,8 +1,8 @@
 //! Every format and view of one representative pack, as snapshots.
 
 use ctxpack_core::{
-    Budget, Candidate, Family, Format, Location, Pack, PackRequest, RenderOptions, Selector,
-    SnapshotInfo, Tier, View, Warning, render,
+    Budget, Candidate, Family, Format, Location, Pack, PackRequest, RedactionSummary,
+    RenderOptions, Selector, SnapshotInfo, Tier, View, Warning, render,
 };
 use ctxpack_meter::Meter;
 
@@ -78,7 +78,10 @@ fn sample_pack() -> Pack {
         worktree_dirty: true,
     });
     pack.warnings.push(Warning::DirtyWorktree);
-    pack.redactions.add("aws_access_key", 1);
+    // A candidate had a key masked; no hit shows it.
+    let mut masked = RedactionSummary::default();
+    masked.add("aws_access_key", 1);
+    pack.set_redactions(masked);
     pack
 }
 
@@ -463,7 +466,7 @@ fn an_empty_pack_says_why() {
     let mut out = String::new();
     let none = build(Vec::new());
     let mut masked = build(vec![span("src/a.rs", 1, 40, None)]);
-    masked.redactions.add("aws_access_key", 2);
+    masked.candidate_redactions.add("aws_access_key", 2);
     for pack in [none, masked] {
         for format in [Format::Text, Format::Markdown, Format::Xml] {
             out.push_str(&render(
@@ -542,4 +545,38 @@ fn the_markdown_header_says_1_hit_and_2_hits() {
         );
         assert!(markdown.contains(says), "{markdown}");
     }
+}
+
+/// A pack counts the masks it shows: a candidate's secret that no shown hit holds counts among
+/// the candidates' only, and a marker a hit spells beyond what masking did is not counted.
+#[test]
+fn redactions_count_what_the_hits_show() {
+    let shown = Candidate::new(
+        "src/a.rs#L1-L2@abc",
+        "key = [REDACTED:aws_access_key]\nnote = [REDACTED:aws_access_key]\n",
+        Meter::Words,
+    );
+    let mut pack = Pack::build(
+        PackRequest {
+            goal: "keys".into(),
+            budget: Budget::new(100).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Skip,
+        },
+        vec![shown],
+    );
+    let mut masked = RedactionSummary::default();
+    // One shown (the other marker is the repository's own text), two in candidates left out,
+    // one of a kind no hit shows.
+    masked.add("aws_access_key", 1);
+    masked.add("github_token", 3);
+    pack.set_redactions(masked);
+    assert_eq!(pack.redactions.total(), 1);
+    assert_eq!(pack.redactions.by_kind.get("aws_access_key"), Some(&1));
+    assert_eq!(pack.candidate_redactions.total(), 4);
+    let json = ctxpack_core::pack_json(&pack, View::Default);
+    assert_eq!(
+        json["redactionSummary"],
+        serde_json::json!({"total": 1, "byKind": {"aws_access_key": 1}, "candidates": 4})
+    );
 }
