@@ -39,6 +39,8 @@ pub struct LogEntry {
     pub dropped: usize,
     /// The record it is a new version of.
     pub parent: Option<String>,
+    /// Whether it packed the working tree (`--worktree`): some hit is cited `@worktree`.
+    pub worktree: bool,
 }
 
 impl From<&LedgerRecord> for LogEntry {
@@ -56,6 +58,10 @@ impl From<&LedgerRecord> for LogEntry {
             selected_hits: r.hits.len(),
             dropped: r.dropped.len(),
             parent: r.parent.clone(),
+            worktree: r
+                .hits
+                .iter()
+                .any(|h| ctxpack_core::Citation::is_worktree(&h.citation)),
         }
     }
 }

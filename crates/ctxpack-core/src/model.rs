@@ -29,6 +29,13 @@ impl Citation {
         Citation(format!("{path}#L{start_line}-L{end_line}@{WORKTREE}"))
     }
 
+    /// Whether `citation` names a range of the working tree rather than of a commit.
+    pub fn is_worktree(citation: &str) -> bool {
+        citation
+            .strip_suffix(WORKTREE)
+            .is_some_and(|rest| rest.ends_with('@'))
+    }
+
     /// The citation id as a string.
     pub fn as_str(&self) -> &str {
         &self.0

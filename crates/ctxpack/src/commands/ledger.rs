@@ -89,7 +89,7 @@ pub fn log_output(log: &Log, json: bool) -> String {
     for r in &log.entries {
         let _ = writeln!(
             out,
-            "{}  {}  {:<12} {:>6}/{:<6} {:<6} {:>3} hits  {}",
+            "{}  {}  {:<12} {:>6}/{:<6} {:<6} {:>3} hits  {}{}",
             &r.id[..12],
             utc(r.time),
             r.surface,
@@ -97,6 +97,7 @@ pub fn log_output(log: &Log, json: bool) -> String {
             r.budget,
             r.meter,
             r.selected_hits,
+            if r.worktree { "[worktree] " } else { "" },
             r.goal.replace(['\r', '\n'], " ")
         );
     }

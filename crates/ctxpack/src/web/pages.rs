@@ -225,10 +225,13 @@ pub(crate) fn packs(repo: &str, repos: &[String], query: &ListQuery, listed: &Lo
 }
 
 fn row(repo: &str, entry: &LogEntry) -> String {
-    let snapshot = entry
+    let mut snapshot = entry
         .snapshot
         .as_deref()
         .map_or_else(|| "—".to_owned(), |s| escape(prefix(s, 12)));
+    if entry.worktree {
+        snapshot.push_str(" + worktree");
+    }
     format!(
         "<tr data-id=\"{id}\"><td>{time}</td>\
          <td><a href=\"/ui/repos/{r}/packs/{id}\">{goal}</a></td><td><code>{snapshot}</code></td>\
@@ -344,17 +347,17 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
         "<h1 id=\"goal\">{}</h1><dl class=\"facts\">\
          <dt>Pack</dt><dd><code id=\"pack-id\">{}</code></dd>\
          <dt>Built</dt><dd>{} UTC by {}</dd>\
-         <dt>Snapshot</dt><dd><code>{}</code></dd>\
+         <dt>Snapshot</dt><dd>{}</dd>\
          <dt>Budget</dt><dd>{} of {} {} used ({} {}, {} dropped)</dd>\
          <dt>Selector</dt><dd>{}</dd></dl>",
         escape(text(pack, "goal")),
         escape(view.id),
         time(view.entry.time),
         escape(&view.entry.surface),
-        if sha.is_empty() {
-            "—".to_owned()
-        } else {
-            escape(sha)
+        match (sha.is_empty(), view.entry.worktree) {
+            (true, _) => "<code>—</code>".to_owned(),
+            (false, false) => format!("<code>{}</code>", escape(sha)),
+            (false, true) => format!("<code>{}</code> and the working tree", escape(sha)),
         },
         thousands(used),
         thousands(budget),
@@ -460,6 +463,7 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
             None => by_file.push((path, vec![hit])),
         }
     }
+    let mut n = 0;
     for (path, hits) in by_file {
         let _ = write!(
             body,
@@ -468,7 +472,8 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
             escape(path)
         );
         for hit in hits {
-            body.push_str(&hit_block(repo, sha, path, hit));
+            n += 1;
+            body.push_str(&hit_block(repo, sha, path, hit, n));
         }
         body.push_str("</section>");
     }
@@ -492,12 +497,19 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
     page(text(pack, "goal"), Some(repo), &body)
 }
 
-/// One hit: its citation (a link to its lines in the snapshot) and its text, highlighted.
-fn hit_block(repo: &str, sha: &str, path: &str, hit: &Value) -> String {
+/// One hit (the `n`th on the page): its citation and its text, highlighted. The citation links
+/// to its lines in the snapshot; a working-tree hit's, which no commit holds, to the text the
+/// pack recorded, here.
+fn hit_block(repo: &str, sha: &str, path: &str, hit: &Value, n: usize) -> String {
     let citation = text(hit, "citation");
     let start = number(hit, "startLine");
     let end = number(hit, "endLine");
-    let link = if !sha.is_empty() && start > 0 && hit.get("path").is_some() {
+    let link = if ctxpack_api::Citation::is_worktree(citation) {
+        format!(
+            "<a class=\"citation worktree\" href=\"#hit-{n}\" title=\"the working tree's text as packed\">{}</a>",
+            escape(citation)
+        )
+    } else if !sha.is_empty() && start > 0 && hit.get("path").is_some() {
         format!(
             "<a class=\"citation\" href=\"/ui/repos/{}/file?at={}&amp;path={}&amp;start={start}&amp;end={end}#L{start}\">{}</a>",
             url(repo),
@@ -519,7 +531,7 @@ fn hit_block(repo: &str, sha: &str, path: &str, hit: &Value) -> String {
         );
     }
     format!(
-        "<article class=\"hit\"><p>{link} <span class=\"tokens\">{} tokens</span></p>\
+        "<article class=\"hit\" id=\"hit-{n}\"><p>{link} <span class=\"tokens\">{} tokens</span></p>\
          <pre class=\"code\"><code>{code}</code></pre></article>",
         thousands(number(hit, "tokens"))
     )
@@ -899,14 +911,14 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_pack_page_shows_its_content_inert() {
-        let entry = LogEntry {
-            id: "ab12".into(),
+    /// The log entry of the sample pack.
+    fn entry(id: &str, snapshot: Option<&str>, worktree: bool) -> LogEntry {
+        LogEntry {
+            id: id.into(),
             time: 0,
-            surface: "serve:<i>agent</i>".into(),
+            surface: "pack".into(),
             goal: "g".into(),
-            snapshot: None,
+            snapshot: snapshot.map(str::to_owned),
             budget: 100,
             meter: "o200k".into(),
             selector: "coverage".into(),
@@ -914,6 +926,15 @@ mod tests {
             selected_hits: 3,
             dropped: 2,
             parent: None,
+            worktree,
+        }
+    }
+
+    #[test]
+    fn a_pack_page_shows_its_content_inert() {
+        let entry = LogEntry {
+            surface: "serve:<i>agent</i>".into(),
+            ..entry("ab12", None, false)
         };
         let html = pack(&PackView {
             repo: "app",
@@ -935,5 +956,39 @@ mod tests {
         assert_eq!(html.matches("data-kind=\"kept\"").count(), 2);
         assert_eq!(html.matches("data-kind=\"dropped\"").count(), 2);
         assert!(html.contains("<td class=\"reason\">over_budget</td>"));
+    }
+
+    /// A working-tree pack says so, and its `@worktree` citations open the text it recorded
+    /// (on the page), not a snapshot's file, which never held it.
+    #[test]
+    fn a_worktree_pack_is_marked_and_its_citations_open_the_recorded_text() {
+        let mut value = sample();
+        value["snapshotSha"] = json!("abc");
+        value["hits"][1]["citation"] = json!("src/b.rs#L1-L2@worktree");
+        let entry = entry("cd34", Some("abc"), true);
+        let html = pack(&PackView {
+            repo: "app",
+            id: "cd34",
+            entry: &entry,
+            pack: &value,
+            markdown: "",
+        });
+        assert!(
+            html.contains("<code>abc</code> and the working tree"),
+            "{html}"
+        );
+        assert!(
+            html.contains("href=\"#hit-3\" title=\"the working tree's text as packed\">src/b.rs#L1-L2@worktree</a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<article class=\"hit\" id=\"hit-3\">"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("path=src%2Fb.rs"),
+            "a snapshot link for the worktree hit: {html}"
+        );
+        assert!(row("app", &entry).contains("abc + worktree"));
     }
 }

@@ -207,3 +207,26 @@ fn a_torn_ledger_record_is_reported_on_stderr() {
         );
     }
 }
+
+/// A pack of the working tree is marked as one in `log`, in text and JSON; a pack of the
+/// committed snapshot is not.
+#[test]
+fn log_marks_a_worktree_pack() {
+    let (f, _) = project();
+    assert_eq!(f.run(&["pack", "budget"]).code, 0);
+    f.write(
+        "src/budget.rs",
+        "/// Budgets, edited.\npub fn budget_edited() {}\n",
+    );
+    let run = f.run(&["pack", "budget", "--worktree"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = f.run(&["log"]).stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    // Newest first: the worktree pack, then the committed one.
+    assert!(lines[0].contains("[worktree] budget"), "{text}");
+    assert!(!lines[1].contains("[worktree]"), "{text}");
+    let entries: Value = json(&f.run(&["log", "--format", "json"]));
+    assert_eq!(entries[0]["worktree"], true, "{entries}");
+    assert_eq!(entries[1]["worktree"], false, "{entries}");
+}
