@@ -187,7 +187,7 @@ fn too_small(pack: &Pack, rendering: &RenderOptions, tokens: u64) -> Error {
         }
         minimum = measured;
     }
-    Error::invalid_field(
+    let error = Error::invalid_field(
         "budget",
         format!(
             "a budget of {} {meter} cannot hold the {format} output's fixed part (header, notes and drop summary), which measures {tokens} {meter} without any hit; the minimum budget is {minimum}",
@@ -195,7 +195,18 @@ fn too_small(pack: &Pack, rendering: &RenderOptions, tokens: u64) -> Error {
             meter = pack.meter,
             format = rendering.format,
         ),
-    )
+    );
+    // A budget given without its suffix: 8 where 8k was meant.
+    let thousand = pack.budget.get().saturating_mul(1000);
+    if pack.budget.get() < 1000 && thousand >= minimum {
+        error.with_hint(crate::error::Hint::Advice(format!(
+            "budgets count {meter}, not thousands of them: {}k is {thousand}",
+            pack.budget,
+            meter = pack.meter,
+        )))
+    } else {
+        error
+    }
 }
 
 /// Moves the lowest-value hits whose estimated size covers `excess` to the dropped list.

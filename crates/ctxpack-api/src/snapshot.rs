@@ -581,7 +581,12 @@ fn round4(x: f32) -> f64 {
 pub(crate) fn check_goal(goal: &str) -> Result<()> {
     crate::limits::check_goal_size("goal", goal)?;
     if goal.trim().is_empty() {
-        Err(Error::invalid_field("goal", "the goal is empty"))
+        Err(
+            Error::invalid_field("goal", "the goal is empty").with_hint(Hint::Advice(
+                "say what you are about to do or find out, in words: \"add retry to the HTTP client\""
+                    .into(),
+            )),
+        )
     } else {
         Ok(())
     }

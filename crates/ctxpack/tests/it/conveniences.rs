@@ -204,7 +204,8 @@ fn man_prints_a_roff_page() {
 }
 
 /// A new user's first steps: `--help` starts with `pack` and an example, and a branch name,
-/// a directory outside any repository or an empty goal say what to do instead.
+/// a directory outside any repository, an empty goal or a budget without its `k` say what to
+/// do instead.
 #[test]
 fn help_starts_with_pack_and_mistakes_say_what_to_do() {
     let help = ctxpack(&["--help"], b"");
@@ -239,6 +240,21 @@ fn help_starts_with_pack_and_mistakes_say_what_to_do() {
             .contains("hint: name a branch or tag by its commit: `git rev-parse main`"),
         "{}",
         branch.stderr
+    );
+    let empty = f.run(&["pack", ""]);
+    assert_eq!(empty.code, 2, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("hint: say what you are about to do"),
+        "{}",
+        empty.stderr
+    );
+    let bare = f.run(&["pack", "first", "--budget", "8"]);
+    assert_eq!(bare.code, 2, "{}", bare.stderr);
+    assert!(
+        bare.stderr
+            .contains("hint: budgets count o200k, not thousands of them: 8k is 8000"),
+        "{}",
+        bare.stderr
     );
     let outside = tempfile::tempdir().expect("tempdir");
     let outside = ctxpack(

@@ -56,9 +56,10 @@ fn repository() -> Fixture {
     })
 }
 
-/// The minimum budget an exit-2 refusal names.
+/// The minimum budget an exit-2 refusal names (on its error line; a hint may follow).
 fn minimum_named(stderr: &str) -> u64 {
-    let tail = stderr
+    let error = stderr.lines().next().unwrap_or_default();
+    let tail = error
         .split("the minimum budget is ")
         .nth(1)
         .unwrap_or_else(|| panic!("no minimum named: {stderr}"));
