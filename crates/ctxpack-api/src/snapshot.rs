@@ -1221,7 +1221,6 @@ pub(crate) fn retrieve_and_select(
         // few further files to spend their share.
         let unused = budget.get().saturating_sub(spent);
         let left = add_glimpses(&mut pack, glimpses, unused, fit);
-        pack.set_redactions(redactions);
         let withheld = budget.get().checked_div(withhold).unwrap_or(0);
         let widen_above = budget.get() / UNUSED_SHARE_TO_WIDEN;
         let widened = if ran_dry || unused <= widen_above + withheld {
@@ -1235,6 +1234,8 @@ pub(crate) fn retrieve_and_select(
         }
         deepen(&mut pack, uncut, left, fit);
         leave_out_weak(&mut pack, weak, offered);
+        // Counted once the hits are final: deepening shows cut hits whole again.
+        pack.set_redactions(redactions);
         return Ok(Selected { pack, artifact_of });
     }
 }

@@ -74,10 +74,12 @@ pub fn man(args: &ManArgs) -> Result<String, Error> {
                     names.join(", ")
                 )));
             };
-            // The page is named as `man` finds it: ctxpack-pack(1). (clap takes a static name;
-            // this one is made once in a process that prints one page and exits.)
-            let page_name: &'static str = Box::leak(format!("ctxpack-{name}").into_boxed_str());
-            found.clone().name(page_name)
+            // The page is named as `man` finds it, ctxpack-pack(1), and its synopsis says how
+            // the command is run: `ctxpack pack …`.
+            found
+                .clone()
+                .display_name(format!("ctxpack-{name}"))
+                .bin_name(format!("ctxpack {name}"))
         }
     };
     // The examples a command's --help shows after its options become their own section.

@@ -12,10 +12,10 @@
 //!   document or setting. `--scope write` adds the tools that write. A tool that is not listed is refused with a JSON-RPC "invalid params"
 //!   error, as the protocol asks for unknown tools.
 //! - **Results.** A tool's result is one text block, what the CLI prints (`repo_context_pack`
-//!   renders the pack in the `format` asked for, Markdown by default, `json` for the canonical
-//!   JSON), and nothing beside it: no `structuredContent`, which a client may forward to the
-//!   model as well, so a pack never costs more than its budget. (The team server's HTTP tool
-//!   route answers with the canonical JSON, [`Reply::structured`].)
+//!   renders the pack in the `format` asked for: Markdown by default, text or XML), and nothing
+//!   beside it: no `structuredContent`, which a client may forward to the model as well, so a
+//!   pack never costs more than its budget. (The team server's HTTP tool route answers with the
+//!   canonical JSON, [`Reply::canonical`].)
 //! - **Errors.** Every failure of a listed tool is a tool error (`isError: true`) whose content
 //!   is the failure envelope `{"error": {"code", "exitCode", "message", "hint"?}}`, its hint
 //!   phrased in tools rather than flags and absent when there is none. Each call runs on a
@@ -42,7 +42,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use ctxpack_api::{Access, Control, Error, ErrorKind, Hint, Workspace};
+use ctxpack_api::{Access, Control, Error, ErrorKind, Hint, Pack, View, Workspace, pack_json};
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
@@ -107,7 +107,7 @@ impl Scope {
 
 /// What the server tells the model when it connects.
 pub(crate) const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a task inside a hard budget, every piece cited, nothing dropped silently.\n\
-- Code of this repository: call `repo_context_pack` with your goal before reading files one by one; it packs the exact committed snapshot (HEAD by default) as Markdown (`format`: text, xml or json on request). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
+- Code of this repository: call `repo_context_pack` with your goal before reading files one by one; it packs the exact committed snapshot (HEAD by default) as Markdown (`format`: text or xml on request). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
 - JSON document collections in a ctxpack store: `context_pack` for a budgeted, cited pack; `vsearch` for whole documents.\n\
 - Cite what you use by each chunk's citation or id.\n\
 - A failure is a tool error whose JSON envelope has `code`, `exitCode` (2 invalid input, 3 not found, 4 corrupt store, 5 conflict, 1 internal), `message` and, when there is advice, `hint`: follow the hint rather than retrying unchanged.\n\
@@ -120,22 +120,44 @@ pub struct Server {
     root: roots::Binding,
 }
 
-/// What a successful tool call returns: its text content, and the canonical JSON of the same
-/// answer (the HTTP tool route's body; an MCP result carries the text alone).
+/// What a successful tool call returns: its text content (what the CLI prints), from which
+/// [`Reply::canonical`] gives the same answer as canonical JSON for the HTTP tool route. An MCP
+/// result carries the text alone, so nothing else is built for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
     /// The text content.
     pub text: String,
-    /// The canonical JSON.
-    pub structured: Value,
+    /// The pack the text renders, and the view its JSON takes, when the text is not the
+    /// canonical JSON itself.
+    pack: Option<(Box<Pack>, View)>,
 }
 
 impl Reply {
     /// A reply whose text is the JSON itself, on one line.
     pub fn json(value: Value) -> Reply {
+        Reply::canonical_text(value.to_string())
+    }
+
+    /// A reply whose text is already the canonical JSON.
+    pub(crate) fn canonical_text(text: String) -> Reply {
+        Reply { text, pack: None }
+    }
+
+    /// A reply whose text renders `pack`; its canonical JSON is the pack's in `view`.
+    pub(crate) fn pack(text: String, pack: Pack, view: View) -> Reply {
         Reply {
-            text: value.to_string(),
-            structured: value,
+            text,
+            pack: Some((Box::new(pack), view)),
+        }
+    }
+
+    /// The answer as canonical JSON, when it is a JSON object.
+    pub fn canonical(&self) -> Option<Value> {
+        match &self.pack {
+            Some((pack, view)) => Some(pack_json(pack, *view)),
+            None => serde_json::from_str::<Value>(&self.text)
+                .ok()
+                .filter(Value::is_object),
         }
     }
 }

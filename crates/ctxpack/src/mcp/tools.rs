@@ -10,7 +10,7 @@ use ctxpack_api::docs::{
 };
 use ctxpack_api::{
     ArtifactAddRequest, Control, Error, Format, IndexRequest, PackOptions, QueryRequest,
-    RenderOptions, View, Workspace, pack_json, render, schema,
+    RenderOptions, View, Workspace, render, schema,
 };
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -97,9 +97,7 @@ impl Spec {
             .collect();
         match self.handler {
             Handler::Json(handler) => {
-                let text = handler(workspace, &given, control)?;
-                let structured = serde_json::from_str(&text).unwrap_or(Value::Null);
-                Ok(Reply { text, structured })
+                Ok(Reply::canonical_text(handler(workspace, &given, control)?))
             }
             Handler::Reply(handler) => handler(workspace, &given, control),
         }
@@ -226,10 +224,9 @@ pub(crate) fn repo_context_pack(
     };
     // Indexing first (at write scope) reports progress and stops when the call is cancelled.
     let built = workspace.snapshot_pack_with(&request, &options, control)?;
-    let structured = pack_json(&built.pack, shown.view);
     let mut text = render(&built.pack, &rendering);
     text.truncate(text.trim_end_matches('\n').len());
-    Ok(Reply { text, structured })
+    Ok(Reply::pack(text, built.pack, shown.view))
 }
 
 pub(crate) fn query(

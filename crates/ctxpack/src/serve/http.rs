@@ -635,10 +635,9 @@ async fn tool(
             spec.run(&workspace, &arguments, &ctxpack_api::Control::new())
         })
         .await?;
-        Ok(if reply.structured.is_object() {
-            json_text(format!("{}\n", reply.structured))
-        } else {
-            text(Format::Text, reply.text)
+        Ok(match reply.canonical() {
+            Some(json) => json_text(format!("{json}\n")),
+            None => text(Format::Text, reply.text),
         })
     })
     .await
