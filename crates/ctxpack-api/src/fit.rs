@@ -23,7 +23,8 @@ use std::collections::BTreeMap;
 
 use ctxpack_core::{
     Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
-    PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, markup, render,
+    PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, around_the_evidence,
+    markup, render,
 };
 use ctxpack_index::chunk::{enclosing_from, enclosing_lines};
 use ctxpack_index::git::Repo;
@@ -96,7 +97,10 @@ impl Fit {
         };
         let meter = request.meter;
         let budget = request.budget;
-        let reserve = meter.count(&render(&skeleton(&request, &candidates), rendering));
+        let reserve = meter.count(&render(
+            &skeleton(&request, &candidates, rendering),
+            rendering,
+        ));
         let content: Vec<u64> = candidates.iter().map(|c| c.cost).collect();
         let inflated: Vec<Candidate> = candidates
             .into_iter()
@@ -128,7 +132,72 @@ impl Fit {
         }
         pack.budget = budget;
         pack.used = pack.hits.iter().map(|h| h.candidate.cost).sum();
+        pack.presentation.fitted = Some(fitting(rendering));
         (pack, spent.min(budget.get()))
+    }
+
+    /// What `pack`'s printed output may still add around its evidence (header, notes, fences
+    /// or tags, the drop summary: everything but the ranges' citations and source lines),
+    /// within [`AROUND_SHARE`] of the budget; `None` when that is not held: a budget covering
+    /// the content, or one below [`AROUND_FROM`].
+    pub(crate) fn around_left(&self, pack: &Pack) -> Option<u64> {
+        let Fit::Output(rendering) = self else {
+            return None;
+        };
+        let budget = pack.budget.get();
+        (budget >= AROUND_FROM).then(|| {
+            around_allowance(budget).saturating_sub(around_the_evidence(pack, rendering).0)
+        })
+    }
+
+    /// What showing `candidate` on its own adds around its evidence: its markup, less its
+    /// citation (0 for a content budget).
+    pub(crate) fn framing(&self, candidate: &Candidate, meter: Meter) -> u64 {
+        match self {
+            Fit::Content => 0,
+            Fit::Output(rendering) => meter
+                .count(&markup(candidate, rendering, meter))
+                .saturating_sub(meter.count(candidate.citation.as_str())),
+        }
+    }
+
+    /// Leaves out the hits the selector listed last while `pack`'s output adds more than its
+    /// share around the evidence (pinned hits and the first hit stay), so the budget they held
+    /// goes to depth instead. Returns what they spent of the budget, as [`cost`](Fit::cost)
+    /// counts it, and what the output may still add around its evidence.
+    pub(crate) fn hold_around(&self, pack: &mut Pack) -> (u64, Option<u64>) {
+        let Fit::Output(rendering) = self else {
+            return (0, None);
+        };
+        let meter = pack.meter;
+        let mut freed = 0u64;
+        loop {
+            let extra = around_the_evidence(pack, rendering).0;
+            if !over_share(pack, extra) {
+                break;
+            }
+            let excess = extra - around_allowance(pack.budget.get());
+            // The last listed visible hits whose markup covers the excess.
+            let mut victims = Vec::new();
+            let mut saved = 0u64;
+            for (i, hit) in pack.hits.iter().enumerate().skip(1).rev() {
+                let c = &hit.candidate;
+                if c.tier == ctxpack_core::Tier::Pinned {
+                    continue;
+                }
+                victims.push(i);
+                freed = freed.saturating_add(self.cost(c, meter));
+                saved = saved.saturating_add(self.framing(c, meter));
+                if saved >= excess {
+                    break;
+                }
+            }
+            if victims.is_empty() {
+                break;
+            }
+            leave_out(pack, victims);
+        }
+        (freed, self.around_left(pack))
     }
 
     /// What selecting `candidate` spends of the budget: its content, plus, for an output
@@ -149,14 +218,22 @@ impl Fit {
             return Ok(());
         };
         let budget = pack.budget.get();
+        // A pack fitted to its output is shown briefly: measure it as it will be shown.
+        pack.presentation.fitted = Some(fitting(rendering));
         // Each round removes at least one hit; one more round measures the pack without any.
         for _ in 0..=pack.hits.len() {
-            let tokens = pack.meter.count(&render(pack, rendering));
+            let (extra, tokens) = around_the_evidence(pack, rendering);
             if tokens <= budget {
+                // Context lines and warnings come after selection held the share around the
+                // evidence: while they push past it, the lowest-value hit is left out.
+                if over_share(pack, extra) && pack.hits.len() > 1 {
+                    let worst = lowest_value_first(pack).into_iter().take(1).collect();
+                    leave_out(pack, worst);
+                    continue;
+                }
                 pack.presentation.fitted = Some(Fitted {
-                    format: rendering.format,
-                    view: rendering.view,
                     tokens,
+                    ..fitting(rendering)
                 });
                 return Ok(());
             }
@@ -209,19 +286,23 @@ fn too_small(pack: &Pack, rendering: &RenderOptions, tokens: u64) -> Error {
     }
 }
 
-/// Moves the lowest-value hits whose estimated size covers `excess` to the dropped list.
-fn trim(pack: &mut Pack, rendering: &RenderOptions, excess: u64) {
-    let meter = pack.meter;
-    // Lowest value first: visible before pinned (`Pinned < Visible`), and within a tier the
-    // worst rank (the largest number) first.
+/// The pack's hits, lowest value first: visible before pinned (`Pinned < Visible`), and
+/// within a tier the worst rank (the largest number) first.
+fn lowest_value_first(pack: &Pack) -> Vec<usize> {
     let mut order: Vec<usize> = (0..pack.hits.len()).collect();
     order.sort_by_key(|&i| {
         let h = &pack.hits[i];
         std::cmp::Reverse((h.candidate.tier, h.rank))
     });
+    order
+}
+
+/// Moves the lowest-value hits whose estimated size covers `excess` to the dropped list.
+fn trim(pack: &mut Pack, rendering: &RenderOptions, excess: u64) {
+    let meter = pack.meter;
     let mut victims = Vec::new();
     let mut saved = 0u64;
-    for i in order {
+    for i in lowest_value_first(pack) {
         victims.push(i);
         let c = &pack.hits[i].candidate;
         saved = saved
@@ -231,6 +312,12 @@ fn trim(pack: &mut Pack, rendering: &RenderOptions, excess: u64) {
             break;
         }
     }
+    leave_out(pack, victims);
+}
+
+/// Moves the hits at `victims` (indices) to the dropped list as `over_budget`, keeping the
+/// counters' identities.
+fn leave_out(pack: &mut Pack, mut victims: Vec<usize>) {
     victims.sort_unstable();
     for i in victims.into_iter().rev() {
         let Hit { rank, candidate } = pack.hits.remove(i);
@@ -261,10 +348,40 @@ fn trim(pack: &mut Pack, rendering: &RenderOptions, excess: u64) {
     }
 }
 
-/// A pack with no hit standing for the fixed part of the output: the request's goal, a
-/// snapshot (with a full SHA), the uncommitted-changes warning, and the first few candidates
-/// as a drop summary. What selection reserves before any hit.
-fn skeleton(request: &PackRequest, candidates: &[Candidate]) -> Pack {
+/// A pack fitted to its output adds at most `1 / AROUND_SHARE` of its budget around its
+/// evidence (from a budget of [`AROUND_FROM`]).
+pub(crate) const AROUND_SHARE: u64 = 10;
+
+/// The smallest budget whose output is held to [`AROUND_SHARE`]: below it the header alone
+/// may be more.
+pub(crate) const AROUND_FROM: u64 = 1000;
+
+/// What a pack's output may add around its evidence at `budget`.
+fn around_allowance(budget: u64) -> u64 {
+    budget / AROUND_SHARE
+}
+
+/// Whether `pack`'s output in `rendering` adds more than its share around the evidence (never
+/// below [`AROUND_FROM`]), given what it adds (`extra`).
+fn over_share(pack: &Pack, extra: u64) -> bool {
+    let budget = pack.budget.get();
+    budget >= AROUND_FROM && extra > around_allowance(budget)
+}
+
+/// What a pack fitted to `rendering` records before it is measured: the rendering, so it is
+/// shown as a fitted pack is.
+fn fitting(rendering: &RenderOptions) -> Fitted {
+    Fitted {
+        format: rendering.format,
+        view: rendering.view,
+        tokens: 0,
+    }
+}
+
+/// A pack with no hit standing for the fixed part of the output in `rendering`: the
+/// request's goal, a snapshot (with a full SHA), the uncommitted-changes warning, and the first
+/// few candidates as a drop summary. What selection reserves before any hit.
+fn skeleton(request: &PackRequest, candidates: &[Candidate], rendering: &RenderOptions) -> Pack {
     let mut pack = Pack::build(
         PackRequest {
             goal: request.goal.clone(),
@@ -300,6 +417,7 @@ fn skeleton(request: &PackRequest, candidates: &[Candidate]) -> Pack {
             remaining: None,
         })
         .collect();
+    pack.presentation.fitted = Some(fitting(rendering));
     // Counters that say candidates existed, so the reserve is not an empty result's.
     pack.counters.candidate_hits = candidates.len() + 1;
     pack.counters.unique_citations = candidates.len() + 1;

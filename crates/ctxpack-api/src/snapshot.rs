@@ -1220,7 +1220,10 @@ pub(crate) fn retrieve_and_select(
         // A pool is widened for what selection left unused, not for glimpses that found too
         // few further files to spend their share.
         let unused = budget.get().saturating_sub(spent);
-        let left = add_glimpses(&mut pack, glimpses, unused, fit);
+        // What the output adds around its evidence is held to its share: hits past it give
+        // their budget to glimpses and depth, which the share also bounds.
+        let (freed, around) = fit.hold_around(&mut pack);
+        let left = add_glimpses(&mut pack, glimpses, unused + freed, fit, around);
         let withheld = budget.get().checked_div(withhold).unwrap_or(0);
         let widen_above = budget.get() / UNUSED_SHARE_TO_WIDEN;
         let widened = if ran_dry || unused <= widen_above + withheld {
@@ -1471,10 +1474,18 @@ fn glimpse_line<'t>(text: &'t str, symbol: Option<&str>) -> Option<(usize, &'t s
 }
 
 /// Adds a glimpse ([`glimpse`]) of each file the pack does not show yet, best-ranked first,
-/// while one fits `left` (as `fit` counts it), after the selected hits (whose order is the
-/// selector's). Each is a hit like any other, counted as a candidate offered and selected; the
-/// candidate it was taken from stays among the dropped. Returns what is left of `left`.
-fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, fit: &Fit) -> u64 {
+/// while one fits `left` (as `fit` counts it) and, when the output's share around its evidence
+/// is held, what its markup adds fits `around` ([`Fit::hold_around`]), after the selected hits
+/// (whose order is the selector's). Each is a hit like any other, counted as a candidate
+/// offered and selected; the candidate it was taken from stays among the dropped. Returns
+/// what is left of `left`.
+fn add_glimpses(
+    pack: &mut Pack,
+    glimpses: Vec<(usize, Candidate)>,
+    left: u64,
+    fit: &Fit,
+    mut around: Option<u64>,
+) -> u64 {
     let mut shown: HashSet<Family> = pack
         .hits
         .iter()
@@ -1492,10 +1503,12 @@ fn add_glimpses(pack: &mut Pack, glimpses: Vec<(usize, Candidate)>, left: u64, f
             continue;
         }
         let cost = fit.cost(&candidate, pack.meter);
-        if cost > left {
+        let framing = fit.framing(&candidate, pack.meter);
+        if cost > left || around.is_some_and(|a| framing > a) {
             continue;
         }
         left -= cost;
+        around = around.map(|a| a - framing);
         added += 1;
         shown.insert(candidate.family.clone());
         pack.used += candidate.cost;

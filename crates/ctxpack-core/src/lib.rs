@@ -43,7 +43,7 @@ pub use pack::{
     Enclosing, Fitted, Pack, PackRequest, Presentation, RedactionSummary, SnapshotInfo, Warning,
 };
 pub use render::{
-    FIRST_DROPPED, Format, RenderOptions, UnknownFormat, UnknownView, View, json_text, markup,
-    pack_json, render,
+    FIRST_DROPPED, Format, RenderOptions, UnknownFormat, UnknownView, View, around_the_evidence,
+    json_text, markup, pack_json, render,
 };
 pub use select::{Counters, Selection, Selector, UnknownSelector, select};

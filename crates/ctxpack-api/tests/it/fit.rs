@@ -244,3 +244,150 @@ fn enclosing_lines_come_from_the_index_and_older_chunks_are_parsed() {
     assert!(recorded("UPDATE chunks SET enclosing_line = NULL, enclosing_text = NULL") > 0);
     assert_eq!(text(), before);
 }
+
+/// What `pack`'s printed output in `format` adds around its evidence, and the whole output.
+fn around_the_evidence(pack: &Pack, format: Format) -> (u64, u64) {
+    ctxpack_api::around_the_evidence(pack, &shown(format))
+}
+
+/// The budgets and formats the share around the evidence is held to.
+const AROUND_BUDGETS: [u64; 3] = [1000, 2000, 8000];
+const AROUND_FORMATS: [Format; 3] = [Format::Markdown, Format::Text, Format::Xml];
+
+/// What a printed pack adds around its evidence (header, notes, fences or tags, the drop
+/// summary) costs at most a tenth of the budget, in each text format, from 1,000 up. Measured
+/// on real code and prose (this project's own core crate and documentation, copied into a
+/// fixture repository) for goals of several kinds.
+#[test]
+fn what_a_pack_adds_around_its_evidence_is_at_most_a_tenth_of_the_budget() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let f = Fixture::new();
+    let mut copied = 0;
+    for dir in [
+        "crates/ctxpack-core/src",
+        "crates/ctxpack-core/src/render",
+        "docs",
+    ] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("a source directory") {
+            let path = entry.expect("an entry").path();
+            let wanted = path.extension().is_some_and(|e| e == "rs" || e == "md");
+            if wanted {
+                let name = path.file_name().expect("a name").to_string_lossy();
+                let text = std::fs::read_to_string(&path).expect("a text file");
+                f.write(&format!("{dir}/{name}"), &text);
+                copied += 1;
+            }
+        }
+    }
+    assert!(copied > 20, "{copied} files");
+    f.commit("sources");
+    let workspace = f.workspace();
+    let goals = [
+        "add a config option to limit the budget",
+        "mask secrets in hits before selection",
+        "render the drop summary in markdown",
+        "the coverage selector should prefer whole functions",
+        "count tokens with the o200k meter",
+    ];
+    let mut failures = Vec::new();
+    for format in AROUND_FORMATS {
+        for budget in AROUND_BUDGETS {
+            for goal in goals {
+                let request = SnapshotPackRequest {
+                    goal: goal.into(),
+                    ..request(budget, Meter::O200k)
+                };
+                let pack = pack_shown(&workspace, &request, format);
+                assert!(pack.hits.len() > 2, "{format} {budget} {goal}");
+                let (around, printed) = around_the_evidence(&pack, format);
+                if around * 10 > budget {
+                    failures.push(format!(
+                        "{format} at {budget}, `{goal}`: {around} of {printed} tokens around the evidence"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A goal pasted from a long commit message or issue does not crowd out the evidence: a brief
+/// output repeats its first 120 characters (the JSON output keeps it whole), so a 1,000-token
+/// pack of a 3,000-character goal still shows several hits, within its share around them.
+#[test]
+fn a_long_goal_is_cut_in_the_header_not_from_the_evidence() {
+    let f = repository();
+    let workspace = f.workspace();
+    let goal = format!("enforce the budget {}", "when a cost exceeds what remains ".repeat(100));
+    assert!(goal.len() > 3000);
+    for format in AROUND_FORMATS {
+        let request = SnapshotPackRequest {
+            goal: goal.clone(),
+            ..request(1000, Meter::O200k)
+        };
+        let pack = pack_shown(&workspace, &request, format);
+        assert!(pack.hits.len() > 2, "{format}: {} hits", pack.hits.len());
+        let (around, _) = around_the_evidence(&pack, format);
+        assert!(around <= 100, "{format}: {around}");
+        let printed = render(&pack, &shown(format));
+        let first: String = goal.chars().take(120).collect();
+        assert!(printed.contains(&format!("{}…", first.trim_end())), "{printed}");
+        assert!(!printed.contains(&goal[..200]), "{format}");
+        assert_eq!(pack_json(&pack, View::Default)["goal"], goal.as_str());
+    }
+}
+
+/// The same measure on any repositories, for the figures in docs/mcp.md: the share of the
+/// budget around the evidence (median and largest) per format and budget, over the subjects
+/// of each repository's 20 latest commits as goals, packing each commit's parent. Run with
+/// `CTXPACK_AROUND_REPOS=/path/a,/path/b cargo test -p ctxpack-api --test it around_the_evidence_on -- --ignored --nocapture`.
+#[test]
+#[ignore = "a survey of the repositories CTXPACK_AROUND_REPOS names"]
+fn around_the_evidence_on_repositories() {
+    let repos = std::env::var("CTXPACK_AROUND_REPOS").expect("CTXPACK_AROUND_REPOS");
+    let mut shares: std::collections::BTreeMap<(String, u64), Vec<f64>> = Default::default();
+    for repo in repos.split(',') {
+        let store = tempfile::tempdir().expect("a store");
+        let workspace = Workspace::open(ctxpack_api::WorkspaceOptions {
+            cwd: repo.into(),
+            store: Some(store.path().to_owned()),
+            access: ctxpack_api::Access::ReadWrite,
+            caller: None,
+        })
+        .expect("the repository opens");
+        let log = crate::fixture::git_in(
+            std::path::Path::new(repo),
+            &["log", "--no-merges", "-n", "20", "--format=%P %s"],
+        );
+        for line in log.lines() {
+            let Some((parents, subject)) = line.split_once(' ') else {
+                continue;
+            };
+            let parent = parents.split(' ').next().unwrap_or_default();
+            for format in AROUND_FORMATS {
+                for budget in AROUND_BUDGETS {
+                    let request = SnapshotPackRequest {
+                        goal: subject.into(),
+                        at: parent.into(),
+                        ..request(budget, Meter::O200k)
+                    };
+                    let pack = pack_shown(&workspace, &request, format);
+                    let (around, _) = around_the_evidence(&pack, format);
+                    shares
+                        .entry((format.to_string(), budget))
+                        .or_default()
+                        .push(around as f64 / budget as f64);
+                }
+            }
+        }
+    }
+    for ((format, budget), mut s) in shares {
+        s.sort_by(f64::total_cmp);
+        println!(
+            "{format:8} {budget:5}: median {:.3}, largest {:.3} ({} packs)",
+            s[s.len() / 2],
+            s[s.len() - 1],
+            s.len()
+        );
+    }
+}

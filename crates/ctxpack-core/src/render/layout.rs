@@ -8,16 +8,31 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use super::View;
 use crate::model::{Candidate, DropReason, Dropped, Hit};
 use crate::pack::{Enclosing, Pack};
 
-/// How many dropped candidates the printed summary names (the full view names more).
+/// The dropped candidates a summary names when the output need not be brief (at least, in
+/// the full view).
 pub const FIRST_DROPPED: usize = 5;
 
-/// Budget units per dropped candidate the full view names: one entry takes about 20 tokens,
-/// so the named list stays near a tenth of the budget, whatever the pool held (the JSON
-/// output lists every one).
+/// Budget units per dropped candidate a brief summary names (none below 4,000, at most
+/// [`FIRST_DROPPED`]): an entry takes about 25 tokens, so the summary stays a small share of
+/// what the output adds around the evidence.
+pub const BRIEF_BUDGET_PER_NAMED_DROP: u64 = 4000;
+
+/// Budget units per dropped candidate the full view names: about 20 tokens each, so the
+/// named list stays near a tenth of the budget, whatever the pool held (the JSON output lists
+/// every one).
 pub const BUDGET_PER_NAMED_DROP: u64 = 200;
+
+/// Whether `pack` is shown briefly: its budget covers its printed output (every token of the
+/// header and drop summary is taken from the evidence) and the view is not the full one. A
+/// pack whose budget covers its content alone (as `context pack` and `select` build them)
+/// keeps the seed's counter lines in text and names the first [`FIRST_DROPPED`] dropped.
+pub(super) fn brief(pack: &Pack, view: View) -> bool {
+    view != View::Full && pack.presentation.fitted.is_some()
+}
 
 /// The hits of one file (or one hit without a file), in line order.
 pub(super) struct Group<'a> {
@@ -49,6 +64,15 @@ impl Range<'_> {
     /// The first hit (lowest line).
     pub fn first(&self) -> &Candidate {
         &self.hits[0].candidate
+    }
+
+    /// Whether it shows one line of a file (a glimpse, or a one-line hit).
+    pub fn is_one_line(&self) -> bool {
+        self.lines.is_some_and(|(start, end)| start == end)
+            && !self
+                .text
+                .trim_end_matches(['\n', '\r'])
+                .contains(['\n', '\r'])
     }
 
     /// The family, when it says more than the file does (it is not `document:<path>`).
@@ -230,8 +254,8 @@ pub(super) fn language_of(path: &str) -> &'static str {
     }
 }
 
-/// A backtick fence longer than any backtick run inside the text, so the text cannot close it.
-pub(super) fn fence_for(text: &str) -> String {
+/// The longest run of backticks in `text`.
+pub(super) fn longest_backtick_run(text: &str) -> usize {
     let mut longest = 0;
     let mut run = 0;
     for ch in text.chars() {
@@ -242,22 +266,45 @@ pub(super) fn fence_for(text: &str) -> String {
             run = 0;
         }
     }
-    "`".repeat((longest + 1).max(3))
+    longest
+}
+
+/// A backtick fence longer than any backtick run inside the text, so the text cannot close it.
+pub(super) fn fence_for(text: &str) -> String {
+    "`".repeat((longest_backtick_run(text) + 1).max(3))
+}
+
+/// The most characters of the goal a [brief](brief) output repeats: the caller wrote it, and
+/// a goal pasted from a commit message or an issue can run to thousands of tokens.
+pub const BRIEF_GOAL_CHARS: usize = 120;
+
+/// The goal as a header shows it: whole, or in a [brief](brief) output its first
+/// [`BRIEF_GOAL_CHARS`] characters and `…` (the JSON output and the ledger keep it whole).
+pub(super) fn shown_goal(pack: &Pack, view: View) -> Cow<'_, str> {
+    let goal = pack.goal.as_str();
+    match goal.char_indices().nth(BRIEF_GOAL_CHARS) {
+        Some((cut, _)) if brief(pack, view) => Cow::Owned(format!("{}…", goal[..cut].trim_end())),
+        _ => Cow::Borrowed(goal),
+    }
 }
 
 /// What was dropped, counted by reason, with the dropped candidates a printed summary names.
 pub(super) struct DropSummary<'a> {
     /// Count per reason, in reason order.
     pub by_reason: Vec<(DropReason, usize)>,
-    /// The dropped candidates named: the first [`FIRST_DROPPED`], or in the full view one per
-    /// [`BUDGET_PER_NAMED_DROP`] units of the budget (at least [`FIRST_DROPPED`]).
+    /// The dropped candidates named, best first: in a [brief](brief) output one per
+    /// [`BRIEF_BUDGET_PER_NAMED_DROP`] units of the budget, in the full view one per
+    /// [`BUDGET_PER_NAMED_DROP`] (at least [`FIRST_DROPPED`]), otherwise [`FIRST_DROPPED`].
     pub named: &'a [Dropped],
     /// How many are not named.
     pub more: usize,
+    /// Whether the summary says how to see the rest (not in a brief output, whose counts say
+    /// how many there are).
+    pub says_more: bool,
 }
 
-/// The drop summary of `pack`, naming more of the dropped candidates when `full`.
-pub(super) fn drop_summary(pack: &Pack, full: bool) -> Option<DropSummary<'_>> {
+/// The drop summary of `pack` in `view`.
+pub(super) fn drop_summary(pack: &Pack, view: View) -> Option<DropSummary<'_>> {
     if pack.dropped.is_empty() {
         return None;
     }
@@ -265,9 +312,13 @@ pub(super) fn drop_summary(pack: &Pack, full: bool) -> Option<DropSummary<'_>> {
     for d in &pack.dropped {
         *counts.entry(d.reason).or_default() += 1;
     }
-    let named = if full {
-        let by_budget = pack.budget.get() / BUDGET_PER_NAMED_DROP;
-        usize::try_from(by_budget).map_or(usize::MAX, |n| n.max(FIRST_DROPPED))
+    let budget = pack.budget.get();
+    let brief = brief(pack, view);
+    let named = if brief {
+        usize::try_from(budget / BRIEF_BUDGET_PER_NAMED_DROP)
+            .map_or(FIRST_DROPPED, |n| n.min(FIRST_DROPPED))
+    } else if view == View::Full {
+        usize::try_from(budget / BUDGET_PER_NAMED_DROP).map_or(usize::MAX, |n| n.max(FIRST_DROPPED))
     } else {
         FIRST_DROPPED
     };
@@ -276,29 +327,26 @@ pub(super) fn drop_summary(pack: &Pack, full: bool) -> Option<DropSummary<'_>> {
         by_reason: counts.into_iter().collect(),
         named: &pack.dropped[..shown],
         more: pack.dropped.len() - shown,
+        says_more: !brief,
     })
 }
 
 impl DropSummary<'_> {
-    /// `3 candidates: 2 over_budget, 1 duplicate`.
+    /// `2 over_budget, 1 duplicate`: how many were left out for each reason.
     pub fn counts(&self) -> String {
-        let total: usize = self.by_reason.iter().map(|(_, n)| n).sum();
         let parts: Vec<String> = self
             .by_reason
             .iter()
             .map(|(reason, n)| format!("{n} {reason}"))
             .collect();
-        let noun = if total == 1 {
-            "candidate"
-        } else {
-            "candidates"
-        };
-        format!("{total} {noun}: {}", parts.join(", "))
+        parts.join(", ")
     }
 
-    /// The sentence that ends a summary that does not name every dropped candidate.
+    /// The sentence that ends a summary that does not name every dropped candidate, unless
+    /// the output is brief.
     pub fn more_text(&self) -> Option<String> {
-        (self.more > 0).then(|| format!("and {} more (the JSON output lists every one)", self.more))
+        (self.says_more && self.more > 0)
+            .then(|| format!("and {} more (the JSON output lists every one)", self.more))
     }
 }
 

@@ -233,33 +233,62 @@ pub fn json_text(value: &serde_json::Value, pretty: bool) -> String {
 }
 
 /// The markup `candidate` adds to the printed output in `options`' format (its
-/// [fitted](Format::fitted) text format) when it is shown on its own: its file heading,
-/// citation line, symbols, cost and fences, without its text. Costs are shown in `meter`.
+/// [fitted](Format::fitted) text format) when it is shown on its own: its citation, fences or
+/// tags (and in the full view its symbols and cost), without its text. Costs are shown in
+/// `meter`.
 ///
 /// What a budget covering the output reserves for a candidate beside its cost; a candidate
 /// that joins a file already shown, or merges with a neighbouring span, adds less.
 pub fn markup(candidate: &Candidate, options: &RenderOptions, meter: Meter) -> String {
     let hit = Hit {
         rank: 1,
-        candidate: Candidate {
-            citation: candidate.citation.clone(),
-            family: candidate.family.clone(),
-            text: String::new(),
-            cost: candidate.cost,
-            tier: candidate.tier,
-            score: candidate.score,
-            location: candidate.location.clone(),
-            title: candidate.title.clone(),
-        },
+        candidate: candidate.clone(),
     };
     let group = layout::single(&hit, None);
     let mut out = String::new();
     match options.format.fitted() {
-        Format::Markdown => markdown::write_group(&mut out, &group, meter, options.view),
-        Format::Xml => xml::write_group(&mut out, &group, meter, options.view),
-        _ => text::write_group(&mut out, &group, meter, options.view),
+        Format::Markdown => markdown::write_group(&mut out, &group, meter, options.view, false),
+        Format::Xml => xml::write_group(&mut out, &group, meter, options.view, false),
+        _ => text::write_group(&mut out, &group, meter, options.view, false),
     }
     out
+}
+
+/// What the text formats show as evidence, in order: each range's citations and the source it
+/// shows. The citations are the range's and, when the range starts inside a definition whose
+/// opening line is shown, that line's number (`L12`, as the formats print it); the source is
+/// that opening line and the range's text (a file's touching hits merged into one range, as
+/// printed). Everything else a printed pack
+/// holds (header, notes, fences, tags, the drop summary) is what it adds around the evidence.
+fn evidence(pack: &Pack) -> Vec<(String, String)> {
+    layout::groups(pack)
+        .into_iter()
+        .flat_map(|group| group.ranges)
+        .map(|range| {
+            let mut citation = range.citation.into_owned();
+            let mut text = String::new();
+            if let Some(e) = range.enclosing {
+                citation = format!("{citation} L{}", e.line);
+                text.push_str(e.text.trim());
+                text.push('\n');
+            }
+            text.push_str(&range.text);
+            (citation, text)
+        })
+        .collect()
+}
+
+/// What `pack`'s printed output in `options` adds around its evidence (header, notes, fences
+/// or tags, the drop summary: everything but what its ranges show, their citations and source
+/// lines), and the whole output, both in the pack's meter.
+pub fn around_the_evidence(pack: &Pack, options: &RenderOptions) -> (u64, u64) {
+    let meter = pack.meter;
+    let printed = meter.count(&render(pack, options));
+    let shown: u64 = evidence(pack)
+        .iter()
+        .map(|(citation, text)| meter.count(citation) + meter.count(text))
+        .sum();
+    (printed.saturating_sub(shown), printed)
 }
 
 /// Renders a pack. The result always ends with a newline.

@@ -1,12 +1,12 @@
-//! XML for prompts that prefer tags: the hits grouped by file, one `<file path="…"
-//! lines="…">` element per range (a file's ranges consecutive, files in the order of their
-//! best hit), text escaped, then the drop summary.
+//! XML for prompts that prefer tags: one `<file citation="…">` element per range (a file's
+//! ranges consecutive, files in the order of their best hit), text escaped, then the drop
+//! summary. Only the full view adds paths, line numbers, symbols, costs, ranks and counters.
 
 use std::fmt::Write;
 
 use ctxpack_meter::Meter;
 
-use super::layout::{Group, Range, drop_summary, empty_reason, groups, pool_ran_dry};
+use super::layout::{Group, Range, drop_summary, empty_reason, groups, pool_ran_dry, shown_goal};
 use super::{View, visible};
 use crate::pack::Pack;
 
@@ -14,26 +14,34 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "<context_pack goal=\"{}\" budget=\"{}\" meter=\"{}\" used=\"{}\" strategy=\"{}\"",
-        attr(&pack.goal),
+        "<context_pack goal=\"{}\" budget=\"{} {}\"",
+        attr(&shown_goal(pack, view)),
         pack.budget,
         pack.meter,
-        pack.used,
-        pack.selector.strategy()
     );
-    if let Some(s) = &pack.snapshot {
-        let _ = write!(out, " snapshot=\"{}\"", attr(&s.resolved_sha));
+    let masked = pack.redactions.total();
+    if masked > 0 {
+        let _ = write!(out, " masked=\"{masked}\"");
     }
-    let c = &pack.counters;
-    let _ = writeln!(
-        out,
-        " candidate_hits=\"{}\" unique_citations=\"{}\" selected_sources=\"{}\" duplicate_citations_skipped=\"{}\" budget_rejected_hits=\"{}\">",
-        c.candidate_hits,
-        c.unique_citations,
-        c.selected_sources,
-        c.duplicate_citations_skipped,
-        c.budget_rejected_hits
-    );
+    // The citations name the snapshot; the full view names it whole, with the counters.
+    if view == View::Full {
+        let _ = write!(out, " used=\"{}\"", pack.used);
+        if let Some(s) = &pack.snapshot {
+            let _ = write!(out, " snapshot=\"{}\"", attr(&s.resolved_sha));
+        }
+        let c = &pack.counters;
+        let _ = write!(
+            out,
+            " strategy=\"{}\" candidate_hits=\"{}\" unique_citations=\"{}\" selected_sources=\"{}\" duplicate_citations_skipped=\"{}\" budget_rejected_hits=\"{}\"",
+            pack.selector.strategy(),
+            c.candidate_hits,
+            c.unique_citations,
+            c.selected_sources,
+            c.duplicate_citations_skipped,
+            c.budget_rejected_hits
+        );
+    }
+    out.push_str(">\n");
     for warning in &pack.warnings {
         let _ = writeln!(out, "<warning>{}</warning>", text(&warning.to_string()));
     }
@@ -44,36 +52,39 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
         let _ = writeln!(out, "<note>{}</note>", text(&note));
     }
     for group in groups(pack) {
-        write_group(&mut out, &group, pack.meter, view);
+        write_group(&mut out, &group, pack.meter, view, true);
     }
     if view != View::Minimal
-        && let Some(summary) = drop_summary(pack, view == View::Full)
+        && let Some(summary) = drop_summary(pack, view)
     {
-        let total: usize = summary.by_reason.iter().map(|(_, n)| n).sum();
-        let _ = write!(out, "<dropped count=\"{total}\"");
+        out.push_str("<dropped");
         for (reason, n) in &summary.by_reason {
             let _ = write!(out, " {reason}=\"{n}\"");
         }
-        if summary.more > 0 {
+        if summary.more_text().is_some() {
             let _ = write!(out, " unlisted=\"{}\"", summary.more);
         }
-        out.push_str(">\n");
-        for d in summary.named {
-            let _ = write!(
-                out,
-                "<candidate citation=\"{}\" reason=\"{}\" tokens=\"{}\"",
-                attr(d.citation.as_str()),
-                d.reason,
-                d.cost
-            );
-            if view == View::Full
-                && let Some(remaining) = d.remaining
-            {
-                let _ = write!(out, " remaining=\"{remaining}\"");
-            }
+        if summary.named.is_empty() {
             out.push_str("/>\n");
+        } else {
+            out.push_str(">\n");
+            for d in summary.named {
+                let _ = write!(
+                    out,
+                    "<candidate citation=\"{}\" reason=\"{}\" tokens=\"{}\"",
+                    attr(d.citation.as_str()),
+                    d.reason,
+                    d.cost
+                );
+                if view == View::Full
+                    && let Some(remaining) = d.remaining
+                {
+                    let _ = write!(out, " remaining=\"{remaining}\"");
+                }
+                out.push_str("/>\n");
+            }
+            out.push_str("</dropped>\n");
         }
-        out.push_str("</dropped>\n");
     }
     out.push_str("</context_pack>\n");
     out
@@ -81,21 +92,32 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
 
 /// One file's ranges, each a `<file>` element (or a `<hit>` element for a hit without a
 /// file).
-pub(super) fn write_group(out: &mut String, group: &Group<'_>, _meter: Meter, view: View) {
+/// Without `with_text`, everything but the ranges' text: the markup they add.
+pub(super) fn write_group(
+    out: &mut String,
+    group: &Group<'_>,
+    _meter: Meter,
+    view: View,
+    with_text: bool,
+) {
     for range in &group.ranges {
-        write_range(out, range, group.path, view);
+        write_range(out, range, group.path, view, with_text);
     }
 }
 
-fn write_range(out: &mut String, range: &Range<'_>, path: Option<&str>, view: View) {
+fn write_range(
+    out: &mut String,
+    range: &Range<'_>,
+    path: Option<&str>,
+    view: View,
+    with_text: bool,
+) {
     let element = match (path, range.lines) {
         (Some(path), Some((start, end))) => {
-            let _ = write!(
-                out,
-                "<file path=\"{}\" lines=\"{start}-{end}\" citation=\"{}\"",
-                attr(path),
-                attr(&range.citation)
-            );
+            let _ = write!(out, "<file citation=\"{}\"", attr(&range.citation));
+            if view == View::Full {
+                let _ = write!(out, " path=\"{}\" lines=\"{start}-{end}\"", attr(path));
+            }
             "file"
         }
         _ => {
@@ -103,12 +125,14 @@ fn write_range(out: &mut String, range: &Range<'_>, path: Option<&str>, view: Vi
             "hit"
         }
     };
-    if view != View::Minimal {
+    if view != View::Minimal
+        && let Some(family) = range.family()
+    {
+        let _ = write!(out, " family=\"{}\"", attr(family));
+    }
+    if view == View::Full {
         if !range.symbols.is_empty() {
             let _ = write!(out, " symbols=\"{}\"", attr(&range.symbols.join(", ")));
-        }
-        if let Some(family) = range.family() {
-            let _ = write!(out, " family=\"{}\"", attr(family));
         }
         let _ = write!(out, " tokens=\"{}\"", range.cost);
     }
@@ -129,33 +153,96 @@ fn write_range(out: &mut String, range: &Range<'_>, path: Option<&str>, view: Vi
             let _ = write!(out, " title=\"{}\"", attr(&titles.join("; ")));
         }
     }
-    out.push_str(">\n");
     if let Some(e) = range.enclosing {
-        let _ = writeln!(
-            out,
-            "<inside line=\"{}\">{}</inside>",
-            e.line,
-            text(e.text.trim())
-        );
+        let _ = write!(out, " inside=\"L{} {}\"", e.line, attr(e.text.trim()));
     }
-    out.push_str(&text(&range.text));
+    out.push('>');
+    // One line goes inside its element's line, more start on a line of their own.
+    if !range.is_one_line() {
+        out.push('\n');
+    }
+    let body = Body::of(&range.text);
+    out.push_str(body.open());
+    if with_text {
+        body.write(out, &range.text);
+    }
+    out.push_str(body.close());
     if !range.text.ends_with('\n') {
         out.push('\n');
     }
     let _ = writeln!(out, "</{element}>");
 }
 
+/// How a range's text is carried: escaped, or (when escaping would add more than a CDATA
+/// section's two delimiters, as in code full of `&` and `<`) raw in a CDATA section.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Escaped,
+    Cdata,
+}
+
+impl Body {
+    /// What a CDATA section's delimiters cost, in tokens (about).
+    const CDATA_COST: usize = 5;
+
+    /// Escaped when that costs no more than a CDATA section: `&amp;` is about one token more
+    /// than `&`, `&lt;` two more than `<`.
+    fn of(s: &str) -> Body {
+        let escapes = s.matches('&').count() + 2 * s.matches('<').count();
+        if escapes > Body::CDATA_COST {
+            Body::Cdata
+        } else {
+            Body::Escaped
+        }
+    }
+
+    fn open(self) -> &'static str {
+        match self {
+            Body::Escaped => "",
+            Body::Cdata => "<![CDATA[",
+        }
+    }
+
+    fn close(self) -> &'static str {
+        match self {
+            Body::Escaped => "",
+            Body::Cdata => "]]>",
+        }
+    }
+
+    /// Writes `s`, escaped or raw. Raw text is made visible as element text is, and C0
+    /// characters XML cannot carry are replaced the same way; a `]]>` inside it ends the
+    /// section and opens another, so the section cannot be closed early.
+    fn write(self, out: &mut String, s: &str) {
+        match self {
+            Body::Escaped => out.push_str(&text(s)),
+            Body::Cdata => {
+                let raw: String = visible(s)
+                    .chars()
+                    .map(|c| match c {
+                        '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',
+                        c => c,
+                    })
+                    .collect();
+                out.push_str(&raw.replace("]]>", "]]]]><![CDATA[>"));
+            }
+        }
+    }
+}
+
 /// Escapes element text. Control characters become visible ones first, as in every
 /// terminal-facing format (see the `render` module docs), which also keeps the document
 /// well-formed: XML 1.0 cannot carry most C0 controls at all. The two noncharacters it
-/// cannot carry either, U+FFFE and U+FFFF, become U+FFFD.
+/// cannot carry either, U+FFFE and U+FFFF, become U+FFFD. Only `&` and `<` are escaped, and
+/// `>` where it would close `]]>`: the only escapes XML requires, and each costs tokens (code
+/// is full of `->` and `Vec<T>`).
 fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in visible(s).chars() {
         match ch {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
+            '>' if out.ends_with("]]") => out.push_str("&gt;"),
             '\u{FFFE}' | '\u{FFFF}' => out.push('\u{FFFD}'),
             c => out.push(c),
         }

@@ -513,15 +513,88 @@ fn markup_is_the_wrapping_without_the_text() {
         },
         Meter::Words,
     );
-    assert!(md.contains("## `src/a.rs`"), "{md}");
+    assert!(md.contains("`src/a.rs#L1-L3@3fa9c1e`"), "{md}");
     assert!(md.contains("```rust"), "{md}");
     assert!(!md.contains("line 1 of"), "{md}");
+}
+
+/// One line of a file goes on its citation's line (inline code in Markdown, inside the
+/// element's line in XML); an inline span is delimited by more backticks than it holds.
+#[test]
+fn one_line_goes_on_its_citations_line() {
+    let mut line = span("src/a.rs", 7, 7, None);
+    line.text = "let s = `tick` + x;\n".into();
+    let pack = Pack::build(
+        PackRequest {
+            goal: "one line".into(),
+            budget: Budget::new(1000).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Skip,
+        },
+        vec![line],
+    );
+    let shown = |format| {
+        render(
+            &pack,
+            &RenderOptions {
+                format,
+                view: View::Default,
+                pretty: false,
+            },
+        )
+    };
+    let md = shown(Format::Markdown);
+    assert!(
+        md.contains("\n`src/a.rs#L7-L7@3fa9c1e`: ``let s = `tick` + x;``\n"),
+        "{md}"
+    );
+    assert!(!md.contains("```"), "{md}");
+    let xml = shown(Format::Xml);
+    assert!(
+        xml.contains("<file citation=\"src/a.rs#L7-L7@3fa9c1e\">let s = `tick` + x;\n</file>"),
+        "{xml}"
+    );
+}
+
+/// XML carries text full of `&` and `<` raw in a CDATA section (which a `]]>` in the text
+/// cannot close early), and escapes text with few of them.
+#[test]
+fn xml_carries_code_in_cdata_when_that_is_shorter() {
+    let mut code = span("src/a.rs", 1, 2, None);
+    code.text = "fn f(a: &Vec<u8>, b: &Vec<u8>) -> bool {\n    a[..]]]>b[..] }\n".into();
+    let mut prose = span("src/b.rs", 1, 2, None);
+    prose.text = "Tom & Jerry\nsecond line\n".into();
+    let pack = Pack::build(
+        PackRequest {
+            goal: "xml".into(),
+            budget: Budget::new(1000).expect("valid"),
+            meter: Meter::Words,
+            selector: Selector::Skip,
+        },
+        vec![code, prose],
+    );
+    let xml = render(
+        &pack,
+        &RenderOptions {
+            format: Format::Xml,
+            view: View::Default,
+            pretty: false,
+        },
+    );
+    assert!(
+        xml.contains("<![CDATA[fn f(a: &Vec<u8>, b: &Vec<u8>) -> bool {\n    a[..]]]]]><![CDATA[>b[..] }\n]]></file>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("Tom &amp; Jerry\nsecond line\n</file>"),
+        "{xml}"
+    );
 }
 
 /// Counts agree with their nouns: "1 hit", "2 hits".
 #[test]
 fn the_markdown_header_says_1_hit_and_2_hits() {
-    for (files, says) in [(1, "· 1 hit ·"), (2, "· 2 hits ·")] {
+    for (files, says) in [(1, "\n1 hit ·"), (2, "\n2 hits ·")] {
         let cands: Vec<Candidate> = (0..files)
             .map(|i| span(&format!("src/f{i}.rs"), 1, 3, None))
             .collect();

@@ -561,6 +561,9 @@ fn untracked_files_are_counted_in_the_dirty_warning() {
     let warning = "warning: worktree has uncommitted changes (1 modified, 2 untracked); the pack reads the committed snapshot and excludes them\n";
     let run = f.run(&["pack", "budget"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(warning), "{}", run.stdout);
+    // The seed contract's header says so in a line of its own.
+    let run = f.run(&["context", "pack", "budget"]);
     assert!(
         run.stdout.contains("worktree_dirty: true\n"),
         "{}",

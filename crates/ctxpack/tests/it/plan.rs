@@ -102,7 +102,7 @@ fn text_and_markdown_output_name_each_emitted_version_and_list_the_trace() {
     );
     for part in [
         "\n=== emit debug v2 ===\n",
-        "[plan:debug/src] (plan:debug/src, ",
+        "[plan:debug/src] (plan:debug/src",
         "dropped: plan:debug/env excluded",
     ] {
         assert!(packs.contains(part), "{part}: {packs}");
