@@ -729,13 +729,19 @@ pub(super) fn vsearch(
     })
 }
 
+/// How many ranked documents past the first that does not fit a `prefix` document pack reads
+/// and lists as dropped: as many as a snapshot pack's default pool.
+const LISTED_PAST_THE_STOP: usize = 30;
+
 /// Builds seed 001's context pack: rank the eligible documents by cosine similarity to the
 /// query, then offer them best-first to the pack engine.
 ///
-/// Bodies are read in rank order. With the `prefix` selector (the default) reading stops at
-/// the first document that does not fit — it is offered, so the pack is marked truncated, and
-/// nothing after it could be selected — so a large collection costs only the text the pack
-/// returns. Other selectors may admit a smaller document further down, so every ranked
+/// Bodies are read in rank order. With the `prefix` selector (the default) nothing after the
+/// first document that does not fit can be selected, so reading stops [`LISTED_PAST_THE_STOP`]
+/// documents later: those are offered too, so the pack lists them as dropped
+/// (`prefix_truncated`) beside the one that did not fit, and a large collection costs only a
+/// few bodies more than the pack returns; what ranks lower is not a candidate, as below a
+/// pool's size. Other selectors may admit a smaller document further down, so every ranked
 /// document (or the `top_k` best) is offered.
 pub(super) fn context(
     store: &Store,
@@ -751,6 +757,8 @@ pub(super) fn context(
     let mut items = Vec::new();
     let mut redactions = ctxpack_core::RedactionSummary::default();
     let mut used = 0u64;
+    // Documents read after the first that did not fit, under the prefix selector.
+    let mut past_the_stop: Option<usize> = None;
     let embedded_on_the_fly = if request.top_k == Some(0) {
         parse_field(&request.field)?;
         store.require_collection(&request.collection)?;
@@ -773,8 +781,14 @@ pub(super) fn context(
                     text,
                 });
                 used = used.saturating_add(cost);
-                // The prefix selector stops at the first chunk that does not fit.
-                if options.selector == Selector::Prefix && used > budget {
+                // The prefix selector stops at the first chunk that does not fit; a few more
+                // are read so the pack names them among the dropped.
+                if let Some(n) = &mut past_the_stop {
+                    *n += 1;
+                } else if options.selector == Selector::Prefix && used > budget {
+                    past_the_stop = Some(0);
+                }
+                if past_the_stop.is_some_and(|n| n >= LISTED_PAST_THE_STOP) {
                     ControlFlow::Break(())
                 } else {
                     ControlFlow::Continue(())

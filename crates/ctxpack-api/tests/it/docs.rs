@@ -314,6 +314,53 @@ fn seed_001_worked_example() {
     assert_eq!(log.entries.len(), 2);
 }
 
+/// The prefix selector stops at the first document that does not fit, and every ranked
+/// document it did not pack is in `dropped` (the next 30 past the stop; lower ones are not
+/// candidates): none is in neither list.
+#[test]
+fn a_prefix_pack_lists_what_it_did_not_pack() {
+    let f = Docs::new();
+    for text in [
+        "budget search one",
+        "budget search two and a much longer text that does not fit",
+        "budget search three",
+    ] {
+        f.insert("docs", &json!({ "text": text }).to_string());
+    }
+    let request = DocumentPackRequest {
+        budget: budget(5),
+        ..pack("docs", "text", "budget search")
+    };
+    let built = f.pack(&request).pack.pack;
+    let c = &built.counters;
+    assert_eq!(
+        (built.hits.len(), built.dropped.len(), c.candidate_hits),
+        (1, 2, 3),
+        "{built:?}"
+    );
+    let reasons: Vec<_> = built.dropped.iter().map(|d| d.reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            ctxpack_api::DropReason::OverBudget,
+            ctxpack_api::DropReason::PrefixTruncated
+        ]
+    );
+    // A collection ranked deeper is listed 30 past the stop.
+    for i in 0..40 {
+        f.insert(
+            "docs",
+            &json!({ "text": format!("budget search {i}") }).to_string(),
+        );
+    }
+    let built = f.pack(&request).pack.pack;
+    assert_eq!(built.counters.candidate_hits, built.hits.len() + 1 + 30);
+    assert_eq!(
+        built.counters.unique_citations,
+        built.hits.len() + built.dropped.len()
+    );
+}
+
 /// What the command line prints for a document pack in `format`: seed 001's JSON line (or its
 /// pretty form), else a rendering of the engine's pack.
 fn shown(built: &DocumentPack, format: Format, pretty: bool) -> String {

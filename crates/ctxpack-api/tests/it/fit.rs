@@ -318,7 +318,10 @@ fn what_a_pack_adds_around_its_evidence_is_at_most_a_tenth_of_the_budget() {
 fn a_long_goal_is_cut_in_the_header_not_from_the_evidence() {
     let f = repository();
     let workspace = f.workspace();
-    let goal = format!("enforce the budget {}", "when a cost exceeds what remains ".repeat(100));
+    let goal = format!(
+        "enforce the budget {}",
+        "when a cost exceeds what remains ".repeat(100)
+    );
     assert!(goal.len() > 3000);
     for format in AROUND_FORMATS {
         let request = SnapshotPackRequest {
@@ -331,7 +334,10 @@ fn a_long_goal_is_cut_in_the_header_not_from_the_evidence() {
         assert!(around <= 100, "{format}: {around}");
         let printed = render(&pack, &shown(format));
         let first: String = goal.chars().take(120).collect();
-        assert!(printed.contains(&format!("{}…", first.trim_end())), "{printed}");
+        assert!(
+            printed.contains(&format!("{}…", first.trim_end())),
+            "{printed}"
+        );
         assert!(!printed.contains(&goal[..200]), "{format}");
         assert_eq!(pack_json(&pack, View::Default)["goal"], goal.as_str());
     }
