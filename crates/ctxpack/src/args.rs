@@ -39,8 +39,9 @@ pub struct OutputArgs {
     /// Output format: text, json, both, markdown or xml [default: text].
     #[arg(long, value_parser = named::<Format>())]
     pub format: Option<Format>,
-    /// How much of each hit to show: minimal (citations alone), default or full (with the
-    /// dropped list) [default: default].
+    /// How much to show: minimal (each hit's citation and text), default (and a summary of
+    /// what was dropped) or full (and symbols, costs, ranks, tiers, counters and more of the
+    /// dropped) [default: default].
     #[arg(long, value_parser = named::<View>())]
     pub view: Option<View>,
     /// Pretty-print JSON over several lines (default: one canonical line).

@@ -148,8 +148,8 @@ pub(crate) struct Presentation {
     /// same pack, is what `ctxpack pack --format json` and a server's HTTP API give programs.)
     #[serde(default)]
     format: TextFormat,
-    /// minimal: citation and text of each hit (leanest); default: also family, cost, location
-    /// and the dropped list; full: also rank, tier, title.
+    /// minimal: citation and text of each hit (leanest); default: also a summary of what was
+    /// dropped; full: also symbols, costs, ranks, tiers, titles and more of the dropped.
     #[serde(default)]
     #[schemars(with = "schema::View")]
     view: View,
