@@ -105,21 +105,6 @@ impl std::fmt::Display for GcSummary {
     }
 }
 
-/// Seconds in `text`: a whole number and one unit (`s`, `m`, `h`, `d`, `w`).
-fn parse_age(text: &str) -> Option<u64> {
-    let unit = text.chars().last()?;
-    let number: u64 = text[..text.len() - unit.len_utf8()].parse().ok()?;
-    let scale = match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3_600,
-        'd' => 86_400,
-        'w' => 604_800,
-        _ => return None,
-    };
-    number.checked_mul(scale)
-}
-
 impl Workspace {
     /// Removes the snapshots no rule of `request` keeps, and reclaims the file versions,
     /// chunks and full-text entries only they used. Packs already recorded in the ledger keep
@@ -127,7 +112,7 @@ impl Workspace {
     pub fn gc(&self, request: &GcRequest) -> Result<GcSummary> {
         let max_age = match &request.keep_younger_than {
             None => None,
-            Some(text) => Some(parse_age(text).ok_or_else(|| {
+            Some(text) => Some(crate::parse_duration(text).ok_or_else(|| {
                 Error::invalid_field(
                     "keep_younger_than",
                     format!(
@@ -207,30 +192,6 @@ impl Workspace {
                 format!("snapshot {sha} is not indexed, so it cannot be pinned"),
             )
             .with_hint(Hint::IndexCommit { sha, nearest: None }))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_age;
-
-    #[test]
-    fn ages_are_a_number_and_a_unit() {
-        assert_eq!(parse_age("30d"), Some(30 * 86_400));
-        assert_eq!(parse_age("0s"), Some(0));
-        assert_eq!(parse_age("2w"), Some(1_209_600));
-        for bad in [
-            "",
-            "d",
-            "30",
-            "30y",
-            "-1d",
-            "1.5h",
-            "99999999999999999999d",
-            "3é",
-        ] {
-            assert_eq!(parse_age(bad), None, "{bad}");
         }
     }
 }

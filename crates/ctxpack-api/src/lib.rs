@@ -78,6 +78,7 @@ mod artifacts;
 pub mod config;
 mod control;
 pub mod docs;
+mod duration;
 mod error;
 mod eval;
 mod fit;
@@ -101,6 +102,7 @@ mod worktree;
 
 pub use artifacts::{ArtifactAddRequest, ArtifactInfo, ArtifactScope};
 pub use control::{Canceller, Control, Progress};
+pub use duration::parse_duration;
 pub use error::{Ancestor, Error, ErrorKind, Hint, Result};
 pub use eval::{
     EvalReport, EvalRequest, EvalRow, EvalTask, Gold, IndexSeconds, candidates_for, parse_tasks,

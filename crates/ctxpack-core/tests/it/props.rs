@@ -143,3 +143,23 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// A budget as the command line writes it: any text at all is read or refused with a
+    /// message, never a panic, and what is read is a valid budget.
+    #[test]
+    fn any_text_is_a_budget_or_a_refusal(text in any::<String>()) {
+        match Budget::parse_suffixed(&text) {
+            Ok(budget) => prop_assert!(Budget::new(budget.get()).is_ok()),
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+    }
+
+    /// A number with a suffix is that number times a thousand or a million.
+    #[test]
+    fn suffixed_budgets_scale(n in 1u64..1_000_000, suffix in "[kKmM]") {
+        let scale = if suffix.eq_ignore_ascii_case("k") { 1_000 } else { 1_000_000 };
+        let budget = Budget::parse_suffixed(&format!("{n}{suffix}")).expect("a budget");
+        prop_assert_eq!(budget.get(), n * scale);
+    }
+}

@@ -128,7 +128,7 @@ pub enum TokenCommand {
         /// A unique name, recorded in the ledger with every pack the token asks for.
         #[arg(long)]
         name: String,
-        /// Expire after this long: a number with s, m, h or d (30d, 12h) [default: never].
+        /// Expire after this long: a number with s, m, h, d or w (30d, 12h) [default: never].
         #[arg(long, value_parser = parse_duration)]
         expires: Option<u64>,
     },
@@ -180,27 +180,13 @@ impl ServeArgs {
     }
 }
 
-/// `30d`, `12h`, `90m`, `45s` in seconds.
+/// `30d`, `12h`, `90m`, `45s` in seconds ([`ctxpack_api::parse_duration`]), more than none.
 fn parse_duration(s: &str) -> Result<u64, String> {
-    let split = s.len().saturating_sub(1);
-    let (number, unit) = s.split_at(split);
-    let unit = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => {
-            return Err(format!(
-                "`{s}` is not a duration: give a number with s, m, h or d"
-            ));
-        }
-    };
-    number
-        .parse::<u64>()
-        .ok()
-        .filter(|n| *n > 0)
-        .and_then(|n| n.checked_mul(unit))
-        .ok_or_else(|| format!("`{s}` is not a duration: give a positive number with s, m, h or d"))
+    ctxpack_api::parse_duration(s)
+        .filter(|seconds| *seconds > 0)
+        .ok_or_else(|| {
+            format!("`{s}` is not a duration: give a positive number with s, m, h, d or w")
+        })
 }
 
 /// Runs `ctxpack serve` or one of its registry commands.

@@ -1006,6 +1006,27 @@ fn token_commands_never_show_a_secret_twice() {
         &[],
     );
     assert_eq!(code, 2, "{err}");
+    // A duration that is not one is refused with a message, whatever its characters.
+    for expires in ["5é", "é", "0d", "1.5h", "99999999999999999999d"] {
+        let (code, _, err) = ctxpack(
+            &[
+                "serve",
+                "token",
+                "create",
+                "--repo",
+                "app",
+                "--name",
+                "n",
+                "--expires",
+                expires,
+                "--state",
+                state,
+            ],
+            &[],
+        );
+        assert_eq!(code, 2, "{expires}: {err}");
+        assert!(err.contains("is not a duration"), "{expires}: {err}");
+    }
     let (code, _, err) = ctxpack(&["serve", "token", "revoke", "nope", "--state", state], &[]);
     assert_eq!(code, 3, "{err}");
     // Removing a repository removes its tokens and its store, nothing else.
