@@ -12,8 +12,8 @@ use rmcp::model::Tool;
 use crate::mcp::Scope;
 use crate::mcp::schema::{merged, schema_of};
 use crate::mcp::tools::{
-    Content, Documents, Effect, Handler, NoArguments, Presentation, SnapshotPackRequest, Spec,
-    StorePath, artifact_add, context_pack, docs_import, docs_insert, index, query,
+    Content, Documents, Effect, Handler, Host, NoArguments, Presentation, SnapshotPackRequest,
+    Spec, StorePath, artifact_add, context_pack, docs_import, docs_insert, index, query,
     repo_context_pack, status, vsearch, vsync,
 };
 
@@ -24,7 +24,7 @@ const CATALOGUE: &[Spec] = &[
         effect: Effect::Read,
         schema: merged::<SnapshotPackRequest, Presentation>,
         handler: Handler::Reply(repo_context_pack),
-        description: "The best evidence from this git repository for a goal, within a hard token budget: code and docs, each cited `path#Lstart-Lend@sha`, and what was left out. Call it first when you need to understand or change code, instead of opening files one by one. Packs the committed snapshot (HEAD by default; a new commit is indexed first), or with `worktree` your uncommitted changes too; at most `budget` ({pack_budget}) tokens.",
+        description: "The best evidence from this git repository for a goal, within a hard token budget: code and docs, each cited `path#Lstart-Lend@sha`, and what was left out. Call it first when you need to understand or change code, instead of opening files one by one. Packs the committed snapshot (HEAD by default; a new commit is indexed first); at most `budget` ({pack_budget}) tokens.",
         arguments: &[
             ("goal", "What you are about to do or find out."),
             ("budget", "Tokens the whole result may take."),
@@ -38,6 +38,10 @@ const CATALOGUE: &[Spec] = &[
             ("view", "How much each hit carries."),
         ],
         withheld: &["meter", "selector", "top_k", "budget_covers"],
+        local_only: &[(
+            "worktree",
+            "a team server packs committed snapshots only: pack your working tree with a local `ctxpack pack --worktree`",
+        )],
     },
     Spec {
         name: "query",
@@ -52,6 +56,7 @@ const CATALOGUE: &[Spec] = &[
             ("top_k", "How many hits."),
         ],
         withheld: &["meter"],
+        local_only: &[],
     },
     Spec {
         name: "status",
@@ -62,6 +67,7 @@ const CATALOGUE: &[Spec] = &[
         description: "HEAD's commit and whether it is indexed, uncommitted changes, and the indexed snapshots. Call it when unsure what the store holds.",
         arguments: &[],
         withheld: &[],
+        local_only: &[],
     },
     Spec {
         name: "artifact_add",
@@ -72,6 +78,7 @@ const CATALOGUE: &[Spec] = &[
         description: "Store text evidence that is not committed code (a CI log, test output, notes): `repo_context_pack` calls with a matching `scope` rank it with the code, cited `evidence:<id>#Lx-Ly` or `artifact:<id>#Lx-Ly`. The same content under the same id is a no-op; other content under a used id is a conflict.",
         arguments: &[],
         withheld: &[],
+        local_only: &[],
     },
     Spec {
         name: "index",
@@ -82,6 +89,7 @@ const CATALOGUE: &[Spec] = &[
         description: "Index a commit (HEAD by default), incrementally; `repo_context_pack` indexes the commit it packs by itself, so call this only to index ahead. Reads the commit, never the worktree. About 60 tokens of counts.",
         arguments: &[],
         withheld: &[],
+        local_only: &[],
     },
     Spec {
         name: "context_pack",
@@ -108,6 +116,7 @@ const CATALOGUE: &[Spec] = &[
             ),
         ],
         withheld: &["meter", "selector", "top_k"],
+        local_only: &[],
     },
     Spec {
         name: "vsearch",
@@ -131,6 +140,7 @@ const CATALOGUE: &[Spec] = &[
             ),
         ],
         withheld: &["exact"],
+        local_only: &[],
     },
     Spec {
         name: "docs_insert",
@@ -141,6 +151,7 @@ const CATALOGUE: &[Spec] = &[
         description: "Insert one JSON document into a collection (created on first insert) and return its `_id`; a duplicate `_id` is a conflict unless `replace` is true. For many documents, call `docs_import`; then `vsync`.",
         arguments: &[],
         withheld: &[],
+        local_only: &[],
     },
     Spec {
         name: "docs_import",
@@ -151,6 +162,10 @@ const CATALOGUE: &[Spec] = &[
         description: "Import many JSON documents into a collection, from exactly one of `documents`, `jsonl` or `file` (a JSON Lines file in the repository, which keeps a large set out of your output). A bad line or duplicate `_id` writes nothing and names the line. Call `vsync` afterwards.",
         arguments: &[],
         withheld: &[],
+        local_only: &[(
+            "file",
+            "a team server imports documents from the request only: give `documents` or `jsonl`",
+        )],
     },
     Spec {
         name: "vsync",
@@ -161,15 +176,16 @@ const CATALOGUE: &[Spec] = &[
         description: "Store the missing and stale embeddings of a collection's string field and remove those of deleted documents, so searches need not embed on the fly. Call it after inserts or imports, before many searches.",
         arguments: &[],
         withheld: &[],
+        local_only: &[],
     },
 ];
 
-/// The tools a server at `scope` lists, in catalogue order.
-pub(crate) fn list(scope: Scope) -> Vec<Tool> {
+/// The tools a server on `host` at `scope` lists, in catalogue order.
+pub(crate) fn list(scope: Scope, host: Host) -> Vec<Tool> {
     CATALOGUE
         .iter()
         .filter(|spec| spec.scope() <= scope)
-        .map(Spec::tool)
+        .map(|spec| spec.tool(host))
         .collect()
 }
 

@@ -193,7 +193,7 @@ impl Server {
 
     /// The tools listed at its scope.
     pub fn tools(&self) -> Vec<Tool> {
-        tools_at(self.scope)
+        tools_at(self.scope, Host::Local)
     }
 
     /// Name, version, capabilities and instructions, as sent in the `initialize` result.
@@ -220,15 +220,18 @@ impl Server {
         arguments: Option<JsonObject>,
         control: &Control,
     ) -> Result<CallToolResult, ErrorData> {
-        dispatch(self.scope, name, arguments, control, || self.workspace())
+        dispatch(self.scope, Host::Local, name, arguments, control, || {
+            self.workspace()
+        })
     }
 }
 
-/// Runs one tool call at `scope` on the current thread against the workspace `workspace`
-/// opens: a listed tool always gives a result (a tool error on failure or panic); an unknown
-/// tool, or a tool above `scope`, is a protocol error (invalid params).
+/// Runs one tool call at `scope` on `host` on the current thread against the workspace
+/// `workspace` opens: a listed tool always gives a result (a tool error on failure or panic);
+/// an unknown tool, or a tool above `scope`, is a protocol error (invalid params).
 pub(crate) fn dispatch(
     scope: Scope,
+    host: Host,
     name: &str,
     arguments: Option<JsonObject>,
     control: &Control,
@@ -255,7 +258,7 @@ pub(crate) fn dispatch(
     }
     let arguments = arguments.unwrap_or_default();
     Ok(guarded(name, || {
-        spec.run(&workspace()?, &arguments, control)
+        spec.run(host, &workspace()?, &arguments, control)
     }))
 }
 
@@ -270,10 +273,11 @@ pub(crate) fn server_config(instructions: String) -> ServerConfig {
 
 /// The tool called `name`, whatever its scope.
 pub(crate) use catalogue::lookup;
+pub(crate) use tools::Host;
 
-/// The tools listed at `scope`.
-pub(crate) fn tools_at(scope: Scope) -> Vec<Tool> {
-    catalogue::list(scope)
+/// The tools listed at `scope` on `host`.
+pub(crate) fn tools_at(scope: Scope, host: Host) -> Vec<Tool> {
+    catalogue::list(scope, host)
 }
 
 /// How a server at `scope` opens its workspaces.

@@ -43,6 +43,14 @@ pub(crate) enum Handler {
     Reply(fn(&Workspace, &JsonObject, &Control) -> Result<Reply, Error>),
 }
 
+/// Where a tool is served: a local server over one checkout, or a team server whose
+/// repositories, files and working trees belong to the server, not to its callers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Host {
+    Local,
+    Team,
+}
+
 /// One tool of the catalogue.
 pub(crate) struct Spec {
     pub(crate) name: &'static str,
@@ -56,6 +64,9 @@ pub(crate) struct Spec {
     /// Options of the library's request that the tool does not offer (they keep their
     /// defaults): tuning a model has no use for, which every conversation would pay to list.
     pub(crate) withheld: &'static [&'static str],
+    /// Arguments a team server neither lists nor takes, each with the reason a caller is told:
+    /// they would reach the server's own files.
+    pub(crate) local_only: &'static [(&'static str, &'static str)],
     pub(crate) handler: Handler,
 }
 
@@ -69,14 +80,23 @@ impl Spec {
         }
     }
 
-    /// Checks the arguments against the schema's properties, then runs the handler.
+    /// Checks the arguments against the schema's properties on `host`, then runs the handler.
     pub(crate) fn run(
         &self,
+        host: Host,
         workspace: &Workspace,
         arguments: &JsonObject,
         control: &Control,
     ) -> Result<Reply, Error> {
-        let schema = self.input_schema();
+        if host == Host::Team
+            && let Some((name, why)) = self
+                .local_only
+                .iter()
+                .find(|(name, _)| arguments.get(*name).is_some_and(|v| !v.is_null()))
+        {
+            return Err(Error::invalid_field(*name, *why));
+        }
+        let schema = self.input_schema(host);
         let known: Vec<&str> = schema
             .get("properties")
             .and_then(Value::as_object)
@@ -103,17 +123,21 @@ impl Spec {
         }
     }
 
-    /// The input schema as listed: the request's, less what is withheld, with the tool's
-    /// texts.
-    pub(crate) fn input_schema(&self) -> JsonObject {
+    /// The input schema as listed on `host`: the request's, less what is withheld (and on a
+    /// team server what is local only), with the tool's texts.
+    pub(crate) fn input_schema(&self, host: Host) -> JsonObject {
         let mut schema = (self.schema)();
         crate::mcp::schema::withhold(&mut schema, self.withheld);
         crate::mcp::schema::describe(&mut schema, self.arguments);
+        if host == Host::Team {
+            let local: Vec<&str> = self.local_only.iter().map(|(name, _)| *name).collect();
+            crate::mcp::schema::withhold(&mut schema, &local);
+        }
         schema
     }
 
-    /// The tool as listed.
-    pub(crate) fn tool(&self) -> Tool {
+    /// The tool as listed on `host`.
+    pub(crate) fn tool(&self, host: Host) -> Tool {
         let (read_only, destructive, idempotent) = match self.effect {
             Effect::Read => (true, false, true),
             Effect::IdempotentWrite => (false, false, true),
@@ -123,7 +147,7 @@ impl Spec {
         Tool::new(
             self.name,
             defaults(self.description),
-            Arc::new(self.input_schema()),
+            Arc::new(self.input_schema(host)),
         )
         .with_title(self.title)
         .with_annotations(

@@ -632,7 +632,12 @@ async fn tool(
         let arguments: serde_json::Map<String, serde_json::Value> = body(&bytes)?;
         let reply = blocking(move || {
             let workspace = app.registry.workspace(&grant, &app.roots)?;
-            spec.run(&workspace, &arguments, &ctxpack_api::Control::new())
+            spec.run(
+                crate::mcp::Host::Team,
+                &workspace,
+                &arguments,
+                &ctxpack_api::Control::new(),
+            )
         })
         .await?;
         Ok(match reply.canonical() {

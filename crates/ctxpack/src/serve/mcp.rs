@@ -17,7 +17,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::mcp::handler::call_blocking;
-use crate::mcp::{INSTRUCTIONS, Scope, dispatch, server_config, tools_at};
+use crate::mcp::{Host, INSTRUCTIONS, Scope, dispatch, server_config, tools_at};
 use crate::serve::App;
 
 /// The tower service mounted at `/mcp`.
@@ -81,9 +81,10 @@ impl ServerHandler for Remote {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools_at(scope(&grant(
-            &context,
-        )?))))
+        Ok(ListToolsResult::with_all_items(tools_at(
+            scope(&grant(&context)?),
+            Host::Team,
+        )))
     }
 
     async fn call_tool(
@@ -97,9 +98,14 @@ impl ServerHandler for Remote {
         let arguments = request.arguments;
         let task_name = name.clone();
         call_blocking(&context, name, move |control| {
-            dispatch(scope(&grant), &task_name, arguments, control, || {
-                app.registry.workspace(&grant, &app.roots)
-            })
+            dispatch(
+                scope(&grant),
+                Host::Team,
+                &task_name,
+                arguments,
+                control,
+                || app.registry.workspace(&grant, &app.roots),
+            )
         })
         .await
     }
@@ -107,7 +113,7 @@ impl ServerHandler for Remote {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         // The transport checks parameter headers against a tool's schema before any token is
         // seen: every tool's schema is public; whether the caller may run it is checked then.
-        tools_at(Scope::Write)
+        tools_at(Scope::Write, Host::Team)
             .into_iter()
             .find(|tool| tool.name == name)
     }

@@ -648,6 +648,93 @@ fn every_scope(fx: &Fixture) {
     }
 }
 
+/// A team server packs committed snapshots only, on every route: no token reads the server's
+/// working tree (its uncommitted edits, its untracked files) or a file of the checkout by
+/// name, and the tools it lists offer neither.
+#[test]
+fn no_token_reads_the_servers_working_tree() {
+    let fx = Fixture::new();
+    // The server's checkout has an uncommitted edit and an untracked file.
+    std::fs::write(
+        fx.app.join("src/cache.rs"),
+        "/// zanzibar-uncommitted eviction\npub fn evict_zanzibar() {}\n",
+    )
+    .expect("edit");
+    std::fs::write(
+        fx.app.join("notes.jsonl"),
+        "{\"text\": \"zanzibar-untracked\"}\n",
+    )
+    .expect("untracked");
+    let server = fx.serve(&[]);
+    let head = fx.shas[1].clone();
+    assert_eq!(server.index(fx.token("write"), &head).status, 200);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    for scope in ["read", "write"] {
+        let tools = server.mcp(fx.token(scope), &[], &list).json();
+        for tool in tools["result"]["tools"].as_array().expect("tools") {
+            let properties = &tool["inputSchema"]["properties"];
+            match tool["name"].as_str() {
+                Some("repo_context_pack") => assert!(properties.get("worktree").is_none()),
+                Some("docs_import") => assert!(properties.get("file").is_none()),
+                _ => {}
+            }
+        }
+    }
+    let call = |token: &str, name: &str, arguments: Value| {
+        server.mcp(
+            token,
+            &[],
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments}}),
+        )
+    };
+    for scope in ["read", "write"] {
+        let packed = call(
+            fx.token(scope),
+            "repo_context_pack",
+            json!({"goal": "zanzibar eviction", "worktree": true}),
+        );
+        assert_eq!(packed.json()["result"]["isError"], true, "{packed:?}");
+        assert!(
+            packed.body.contains("committed snapshots only"),
+            "{packed:?}"
+        );
+        assert!(!packed.body.contains("zanzibar-uncommitted"), "{packed:?}");
+        let routed = server.call(
+            "POST",
+            "/v1/repos/app/tools/repo_context_pack",
+            Some(fx.token(scope)),
+            &json!({"goal": "zanzibar eviction", "worktree": true}).to_string(),
+        );
+        assert_eq!(routed.status, 400, "{routed:?}");
+        assert!(!routed.body.contains("zanzibar-uncommitted"), "{routed:?}");
+    }
+    let imported = call(
+        fx.token("write"),
+        "docs_import",
+        json!({"path": "kb", "collection": "notes", "file": "notes.jsonl"}),
+    );
+    assert_eq!(imported.json()["result"]["isError"], true, "{imported:?}");
+    assert!(
+        imported.body.contains("from the request only"),
+        "{imported:?}"
+    );
+    let found = call(
+        fx.token("read"),
+        "vsearch",
+        json!({"path": "kb", "collection": "notes", "field": "text", "query": "zanzibar"}),
+    );
+    assert!(!found.body.contains("zanzibar-untracked"), "{found:?}");
+    // The committed snapshot is still packed.
+    let packed = call(
+        fx.token("read"),
+        "repo_context_pack",
+        json!({"goal": "evict"}),
+    );
+    assert_eq!(packed.json()["result"]["isError"], false, "{packed:?}");
+    assert!(!packed.body.contains("zanzibar"), "{packed:?}");
+}
+
 #[test]
 fn mcp_lists_and_runs_the_tools_of_the_token_scope() {
     let fx = Fixture::new();
