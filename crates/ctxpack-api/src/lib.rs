@@ -123,7 +123,7 @@ pub use workspace::{Access, Recorded, Workspace, WorkspaceOptions};
 pub use ctxpack_core::{
     Budget, BudgetError, Candidate, Citation, Counters, DropReason, Dropped, Family, Format, Hit,
     Location, Meter, Pack, RedactionSummary, RenderOptions, Selector, SnapshotInfo, Tier, View,
-    Warning, around_the_evidence, pack_json, render,
+    Warning, around_the_evidence, pack_json, render, visible,
 };
 pub use ctxpack_store::LedgerRecord;
 

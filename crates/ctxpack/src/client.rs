@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use clap::Args;
-use ctxpack_api::{Error, ErrorKind, Hint};
+use ctxpack_api::{Error, ErrorKind, Hint, visible};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
 use hyper_util::rt::TokioIo;
@@ -51,42 +51,7 @@ impl Remote {
         let (Some(server), Some(repo)) = (&args.server, &args.repo) else {
             return Ok(None);
         };
-        let (tls, rest) = match (
-            server.strip_prefix("http://"),
-            server.strip_prefix("https://"),
-        ) {
-            (Some(rest), _) => (false, rest),
-            (_, Some(rest)) => (true, rest),
-            _ => {
-                return Err(Error::invalid_field(
-                    "server",
-                    format!("`{server}` is not an http:// or https:// URL"),
-                ));
-            }
-        };
-        let (authority, prefix) = match rest.find('/') {
-            Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
-            None => (rest, ""),
-        };
-        if authority.is_empty()
-            || authority.contains('@')
-            || !authority
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
-        {
-            return Err(Error::invalid_field(
-                "server",
-                format!("`{server}` does not name a host and port"),
-            ));
-        }
-        let authority = if authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| !p.contains(']'))
-        {
-            authority.to_owned()
-        } else {
-            format!("{authority}:80")
-        };
+        let (tls, authority, prefix) = address(server)?;
         let token = std::env::var("CTXPACK_TOKEN").map_err(|_| {
             Error::invalid_field(
                 "server",
@@ -96,7 +61,7 @@ impl Remote {
         Ok(Some(Remote {
             tls,
             authority,
-            prefix: prefix.to_owned(),
+            prefix,
             repo: repo.clone(),
             token: token.trim().to_owned(),
         }))
@@ -184,9 +149,11 @@ impl Remote {
         });
         runtime.shutdown_background();
         let (status, bytes) = answer?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        // What a server sends reaches a terminal: its controls are shown, not obeyed, as on
+        // every other surface.
+        let text = String::from_utf8_lossy(&bytes);
         if status.is_success() {
-            return Ok(text);
+            return Ok(visible(&text).into_owned());
         }
         Err(self.addressed(reported(status.as_u16(), &text)))
     }
@@ -205,6 +172,49 @@ impl Remote {
         let advice = advice.replace("--server URL ", &format!("--server {url} "));
         error.with_hint(Hint::Advice(advice))
     }
+}
+
+/// The scheme (whether TLS), `host:port` (without a port, the scheme's) and path prefix of a
+/// server URL.
+fn address(server: &str) -> Result<(bool, String, String), Error> {
+    let (tls, rest) = match (
+        server.strip_prefix("http://"),
+        server.strip_prefix("https://"),
+    ) {
+        (Some(rest), _) => (false, rest),
+        (_, Some(rest)) => (true, rest),
+        _ => {
+            return Err(Error::invalid_field(
+                "server",
+                format!("`{server}` is not an http:// or https:// URL"),
+            ));
+        }
+    };
+    let (authority, prefix) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    if authority.is_empty()
+        || authority.contains('@')
+        || !authority
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
+    {
+        return Err(Error::invalid_field(
+            "server",
+            format!("`{server}` does not name a host and port"),
+        ));
+    }
+    // Without a port, the scheme's.
+    let authority = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.contains(']'))
+    {
+        authority.to_owned()
+    } else {
+        format!("{authority}:{}", if tls { 443 } else { 80 })
+    };
+    Ok((tls, authority, prefix.to_owned()))
 }
 
 /// Sends `request` over `stream` and reads the whole answer, at most
@@ -251,7 +261,10 @@ fn reported(status: u16, text: &str) -> Error {
         .and_then(Value::as_str)
     else {
         let excerpt: String = text.chars().take(200).collect();
-        return Error::internal(format!("the server answered {status}: {excerpt}"));
+        return Error::internal(format!(
+            "the server answered {status}: {}",
+            visible(&excerpt)
+        ));
     };
     let kind = match fields
         .and_then(|f| f.get("exitCode"))
@@ -263,9 +276,9 @@ fn reported(status: u16, text: &str) -> Error {
         Some(5) => ErrorKind::Conflict,
         _ => ErrorKind::Internal,
     };
-    let error = Error::new(kind, message);
+    let error = Error::new(kind, visible(message));
     match fields.and_then(|f| f.get("hint")).and_then(Value::as_str) {
-        Some(hint) => error.with_hint(Hint::Advice(hint.to_owned())),
+        Some(hint) => error.with_hint(Hint::Advice(visible(hint).into_owned())),
         None => error,
     }
 }
@@ -286,6 +299,41 @@ mod tests {
         let error = reported(502, "<html>bad gateway</html>");
         assert_eq!(error.kind(), ErrorKind::Internal);
         assert!(error.message().contains("502"));
+    }
+
+    /// A server's control characters are shown, never sent to the terminal: in the message,
+    /// the hint, and a body that is no envelope.
+    #[test]
+    fn a_servers_controls_are_shown_not_obeyed() {
+        let error = reported(
+            400,
+            r#"{"error":{"code":"invalid_input","exitCode":2,"message":"bad \u001b[2J\u0007","hint":"\u001b]0;owned\u0007"}}"#,
+        );
+        assert_eq!(error.message(), "bad ␛[2J␇");
+        assert_eq!(error.hint(), Some(&Hint::Advice("␛]0;owned␇".into())));
+        let error = reported(502, "\u{1b}[31mred");
+        assert!(!error.message().contains('\u{1b}'), "{}", error.message());
+    }
+
+    #[test]
+    fn a_url_without_a_port_takes_its_schemes() {
+        let at = |server: &str| address(server).ok();
+        let expect = |tls, authority: &str, prefix: &str| {
+            Some((tls, authority.to_owned(), prefix.to_owned()))
+        };
+        assert_eq!(
+            at("https://ctx.example.com/"),
+            expect(true, "ctx.example.com:443", "")
+        );
+        assert_eq!(
+            at("http://ctx.example.com"),
+            expect(false, "ctx.example.com:80", "")
+        );
+        assert_eq!(
+            at("https://ctx.example.com:8443/team"),
+            expect(true, "ctx.example.com:8443", "/team")
+        );
+        assert_eq!(at("https://[::1]/x"), expect(true, "[::1]:443", "/x"));
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub use layout::FIRST_DROPPED;
 
 /// `s` with every control character a terminal would act on replaced by a visible one (see
 /// the module docs); borrowed when there is none, as in almost all content.
-pub(crate) fn visible(s: &str) -> Cow<'_, str> {
+pub fn visible(s: &str) -> Cow<'_, str> {
     let mut out: Option<String> = None;
     let mut chars = s.char_indices().peekable();
     while let Some((i, ch)) = chars.next() {

@@ -648,6 +648,56 @@ fn every_scope(fx: &Fixture) {
     }
 }
 
+/// What a server answers reaches the terminal with its control characters shown, never obeyed:
+/// a hostile or broken server cannot clear the screen or retitle the window through
+/// `--server`, in an answer or in an error.
+#[test]
+fn the_client_shows_a_servers_controls() {
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    let bodies = [
+        ("200 OK", "text/plain", "\u{1b}[2Jcleared\u{7}\n".to_owned()),
+        (
+            "400 Bad Request",
+            "application/json",
+            json!({"error": {"code": "invalid_input", "exitCode": 2,
+                             "message": "bad \u{1b}]0;owned\u{7}", "hint": "\u{1b}[31mred"}})
+            .to_string(),
+        ),
+    ];
+    let answers = std::thread::spawn(move || {
+        for (status, kind, body) in bodies {
+            let (mut stream, _) = listener.accept().expect("a connection");
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let answer = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(answer.as_bytes()).expect("answer");
+        }
+    });
+    for expected in [0, 2] {
+        let (code, out, err) = ctxpack(
+            &["status", "--server", &url, "--repo", "app"],
+            &[("CTXPACK_TOKEN", "ctxp_test")],
+        );
+        assert_eq!(code, expected, "{out}{err}");
+        for printed in [&out, &err] {
+            assert!(
+                !printed.contains('\u{1b}') && !printed.contains('\u{7}'),
+                "{printed:?}"
+            );
+        }
+        assert!(
+            out.contains("␛[2Jcleared␇") || err.contains("␛]0;owned␇"),
+            "{out}{err}"
+        );
+    }
+    answers.join().expect("the fake server");
+}
+
 /// A team server packs committed snapshots only, on every route: no token reads the server's
 /// working tree (its uncommitted edits, its untracked files) or a file of the checkout by
 /// name, and the tools it lists offer neither.
