@@ -83,26 +83,70 @@ pub fn check_schemes(schemes: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `text` with the credentials of every URL in it left out (`scheme://user:secret@host` →
-/// `scheme://…@host`), for messages.
+/// `text` with the credentials of every URL in it left out, for messages: the user
+/// information, whatever it holds (`scheme://user:se/cr@et@host` → `scheme://…@host`), and
+/// every query string (`?access_token=…` → `?…`). A URL runs to the next whitespace, quote or
+/// angle bracket; what precedes its last `@` is user information when it holds no `/` or holds
+/// a `:` (a path with an `@` in it, `host/a@b`, is left as it is).
 pub(crate) fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {
         let (head, tail) = rest.split_at(i + 3);
         out.push_str(head);
-        let authority_end = tail
-            .find(|c: char| c == '/' || c.is_whitespace())
+        let end = tail
+            .find(|c: char| c.is_whitespace() || "'\"`<>".contains(c))
             .unwrap_or(tail.len());
-        match tail[..authority_end].rfind('@') {
-            Some(at) => {
+        let (url, after) = tail.split_at(end);
+        let (url, query) = match url.find('?') {
+            Some(q) => (&url[..q], true),
+            None => (url, false),
+        };
+        match url.rfind('@') {
+            Some(at) if !url[..at].contains('/') || url[..at].contains(':') => {
                 out.push('…');
-                rest = &tail[at..];
+                out.push_str(&url[at..]);
             }
-            None => rest = tail,
+            _ => out.push_str(url),
         }
+        if query {
+            out.push_str("?…");
+        }
+        rest = after;
     }
     out.push_str(rest);
+    out
+}
+
+/// [`redact`] of `text`, with every occurrence of `url` (which may hold characters that end a
+/// URL in free text, a space or a quote in its password) redacted whole first.
+fn redact_naming(text: &str, url: &str) -> String {
+    if url.is_empty() {
+        return redact(text);
+    }
+    redact(&text.replace(url, &redact_whole(url)))
+}
+
+/// `url` redacted as one URL, whatever characters it holds.
+fn redact_whole(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return redact(url);
+    };
+    let (rest, query) = match rest.find('?') {
+        Some(q) => (&rest[..q], true),
+        None => (rest, false),
+    };
+    let mut out = format!("{scheme}://");
+    match rest.rfind('@') {
+        Some(at) if !rest[..at].contains('/') || rest[..at].contains(':') => {
+            out.push('…');
+            out.push_str(&rest[at..]);
+        }
+        _ => out.push_str(rest),
+    }
+    if query {
+        out.push_str("?…");
+    }
     out
 }
 
@@ -123,10 +167,10 @@ pub(crate) fn check_url(url: &str, schemes: &[String]) -> Result<()> {
         return refuse("not a git URL".into());
     }
     let Some((scheme, rest)) = url.split_once("://") else {
-        return refuse(format!("{} is not a scheme:// URL", redact(url)));
+        return refuse(format!("{} is not a scheme:// URL", redact_whole(url)));
     };
     if rest.is_empty() {
-        return refuse(format!("{} names no repository", redact(url)));
+        return refuse(format!("{} names no repository", redact_whole(url)));
     }
     if !schemes.iter().any(|s| s == scheme) {
         return refuse(format!(
@@ -289,7 +333,7 @@ fn run_git(
     let mut child = command.spawn().map_err(|e| {
         Error::new(
             ErrorKind::Io,
-            format!("cannot run git to {what} {}: {e}", redact(url)),
+            format!("cannot run git to {what} {}: {e}", redact_whole(url)),
         )
         .with_hint(Hint::Advice(
             "install git: a repository registered by URL is cloned with it".into(),
@@ -355,7 +399,7 @@ fn run_git(
                 .unwrap_or("no message");
             Err(Error::new(
                 ErrorKind::Io,
-                redact(&format!("git {what} of {url} failed: {reason}")),
+                redact_naming(&format!("git {what} of {url} failed: {reason}"), url),
             )
             .with_hint(Hint::Advice(
                 "check the URL and that this server can reach it; the request can be repeated"
@@ -366,7 +410,7 @@ fn run_git(
             ErrorKind::Io,
             format!(
                 "git {what} of {} took longer than {} s and was stopped",
-                redact(url),
+                redact_whole(url),
                 GIT_TIMEOUT.as_secs()
             ),
         )),
@@ -424,5 +468,37 @@ mod tests {
             redact("fatal: unable to access 'https://u:p@h/x/': Could not resolve host"),
             "fatal: unable to access 'https://…@h/x/': Could not resolve host"
         );
+        // Whatever the user information holds, and every query string.
+        for (url, shown) in [
+            ("https://alice:s3cret/PW@host/x.git", "https://…@host/x.git"),
+            ("https://alice:p@ss@host/x.git", "https://…@host/x.git"),
+            ("https://token@host/x.git", "https://…@host/x.git"),
+            (
+                "https://host/x.git?access_token=abc",
+                "https://host/x.git?…",
+            ),
+            (
+                "https://u:p@host/x.git?private_token=abc&b=c",
+                "https://…@host/x.git?…",
+            ),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+            assert_eq!(
+                redact(&format!("cloning '{url}' failed")),
+                format!("cloning '{shown}' failed")
+            );
+            assert_eq!(redact_whole(url), shown, "{url}");
+        }
+        // A password with a space or a quote, where the URL is known.
+        let url = "https://alice:a b'c@host/x.git";
+        let message = redact_naming(
+            &format!("git clone of {url} failed: fatal: '{url}' not found"),
+            url,
+        );
+        assert!(
+            !message.contains("alice") && !message.contains("a b'c"),
+            "{message}"
+        );
+        assert!(message.contains("https://…@host/x.git"), "{message}");
     }
 }

@@ -648,6 +648,29 @@ fn every_scope(fx: &Fixture) {
     }
 }
 
+/// Credentials in a git URL never reach a message: user information whatever it holds (a `/`
+/// or an `@` in the password) and every query string, whether the URL is refused or git fails
+/// to reach it.
+#[test]
+fn credentials_in_a_git_url_never_show() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let state = state.path().to_str().expect("a UTF-8 path");
+    for url in [
+        "https://alice:s3cret/PW@127.0.0.1:9/x.git",
+        "https://alice:s3cret@PW@127.0.0.1:9/x.git",
+        "https://127.0.0.1:9/x.git?access_token=s3cret",
+        "https://alice:s3cret/PW@127.0.0.1:9",
+    ] {
+        let (code, out, err) = ctxpack(
+            &["serve", "repo", "add", "x", "--url", url, "--state", state],
+            &[],
+        );
+        assert_ne!(code, 0, "{url}: {out}");
+        assert!(!format!("{out}{err}").contains("s3cret"), "{url}: {err}");
+        assert!(!err.contains("PW@"), "{url}: {err}");
+    }
+}
+
 /// What a server answers reaches the terminal with its control characters shown, never obeyed:
 /// a hostile or broken server cannot clear the screen or retitle the window through
 /// `--server`, in an answer or in an error.
