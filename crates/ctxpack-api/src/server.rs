@@ -245,6 +245,8 @@ impl ServerRegistry {
             path: PathBuf::new(),
             created: now(),
             url: Some(url.to_owned()),
+            git_dir: None,
+            common_dir: None,
         };
         self.rows().add_repo(&row)?;
         Ok(repo_info(row))
@@ -270,11 +272,14 @@ impl ServerRegistry {
                 format!("{} is not in a git repository", path.display()),
             )
         })?;
+        let (git_dir, common_dir) = workspace.git_dirs().map_err(|e| e.with_field("path"))?;
         let row = RepoRow {
             name: name.to_owned(),
             path: root.to_owned(),
             created: now(),
             url: None,
+            git_dir: Some(git_dir),
+            common_dir: Some(common_dir),
         };
         self.rows().add_repo(&row)?;
         Ok(repo_info(row))
@@ -417,7 +422,38 @@ impl ServerRegistry {
                 "start the server with a root that contains it".into(),
             )));
         }
-        self.open_workspace(grant, path)
+        let workspace = self.open_workspace(grant, path)?;
+        // What is read is the git directory `.git` leads to, which a `gitdir:` file or a link
+        // may put anywhere: it must lie under the roots too, and be the one registered.
+        let (git_dir, common_dir) = workspace.git_dirs()?;
+        if ![&git_dir, &common_dir]
+            .iter()
+            .all(|dir| roots.iter().any(|root| dir.starts_with(root)))
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "repository `{repo}` reads a git directory outside the roots this server allows"
+                ),
+            )
+            .with_hint(Hint::Advice(
+                "its `.git` leads outside the roots: serve a repository whose git directory is under a root".into(),
+            )));
+        }
+        if let (Some(registered), Some(registered_common)) = (&row.git_dir, &row.common_dir)
+            && (registered != &git_dir || registered_common != &common_dir)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "repository `{repo}`'s git directory is not the one it was registered with"
+                ),
+            )
+            .with_hint(Hint::Advice(
+                "if the change is yours, register it again (`ctxpack serve repo remove`, then `serve repo add`)".into(),
+            )));
+        }
+        Ok(workspace)
     }
 
     /// The workspace of the grant's repository at `path`.
@@ -614,5 +650,69 @@ mod tests {
                 .add_repo("loose", &dir.path().join("state"))
                 .is_err()
         );
+    }
+
+    /// What is read is the git directory `.git` leads to: a `gitdir:` file or a link to one
+    /// outside the roots is refused on every open, and so is a `.git` that leads somewhere
+    /// other than where it led at registration (another repository under the roots).
+    #[test]
+    fn a_git_directory_outside_the_roots_or_changed_since_registration_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let roots = base.join("roots");
+        let outside = base.join("outside");
+        ctxpack_testkit::Script::new()
+            .write("secret.txt", "outside the roots\n")
+            .commit("outside")
+            .build()
+            .checkout_at(&outside);
+        for name in ["app", "other"] {
+            ctxpack_testkit::Script::new()
+                .write("README.md", name)
+                .commit(name)
+                .build()
+                .checkout_at(&roots.join(name));
+        }
+        let by_file = roots.join("by-file");
+        std::fs::create_dir_all(&by_file).expect("dir");
+        std::fs::write(
+            by_file.join(".git"),
+            format!("gitdir: {}\n", outside.join(".git").display()),
+        )
+        .expect("a gitdir file");
+        let by_link = roots.join("by-link");
+        std::fs::create_dir_all(&by_link).expect("dir");
+        std::os::unix::fs::symlink(outside.join(".git"), by_link.join(".git")).expect("a link");
+        let registry = ServerRegistry::open(&base.join("state"), true).expect("registry");
+        let grant = |repo: &str| Grant {
+            token: "t".into(),
+            repo: repo.into(),
+            scope: Scope::Read,
+        };
+        for (name, path) in [("by-file", &by_file), ("by-link", &by_link)] {
+            registry.add_repo(name, path).expect("register");
+            let error = registry
+                .workspace(&grant(name), std::slice::from_ref(&roots))
+                .expect_err("a git directory outside the roots");
+            assert!(error.message().contains("outside the roots"), "{error}");
+            assert!(
+                !error.message().contains("outside/"),
+                "a server path: {error}"
+            );
+        }
+        registry
+            .add_repo("app", &roots.join("app"))
+            .expect("register");
+        registry
+            .workspace(&grant("app"), std::slice::from_ref(&roots))
+            .expect("as registered");
+        // `.git` now leads to another repository under the roots.
+        std::fs::rename(roots.join("app/.git"), base.join("app.git")).expect("move");
+        std::os::unix::fs::symlink(roots.join("other/.git"), roots.join("app/.git"))
+            .expect("a link");
+        let error = registry
+            .workspace(&grant("app"), std::slice::from_ref(&roots))
+            .expect_err("another repository's git directory");
+        assert!(error.message().contains("registered with"), "{error}");
     }
 }

@@ -230,6 +230,14 @@ impl Workspace {
         self.store_named
     }
 
+    /// The repository's git directory and common directory, resolved (links followed):
+    /// where its objects and references are read from, whatever `.git` names.
+    pub fn git_dirs(&self) -> Result<(PathBuf, PathBuf)> {
+        let (git_dir, common_dir) = self.repo()?.git_dirs();
+        let resolved = |dir: PathBuf| dir.canonicalize().map_err(|e| Error::io(&dir, &e));
+        Ok((resolved(git_dir)?, resolved(common_dir)?))
+    }
+
     /// Opens the repository.
     pub(crate) fn repo(&self) -> Result<Repo> {
         match &self.repo_root {

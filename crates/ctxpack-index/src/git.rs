@@ -182,6 +182,16 @@ impl Repo {
             .to_owned()
     }
 
+    /// The git directory and the common directory (a linked worktree's main repository's;
+    /// otherwise the git directory again), as the repository was found: `.git` may be a
+    /// `gitdir:` file or a link to either.
+    pub fn git_dirs(&self) -> (PathBuf, PathBuf) {
+        (
+            self.repo.git_dir().to_owned(),
+            self.repo.common_dir().to_owned(),
+        )
+    }
+
     /// The working tree's root, unless the repository is bare.
     pub fn workdir(&self) -> Option<PathBuf> {
         self.repo.workdir().map(Path::to_owned)

@@ -14,7 +14,7 @@
 //! API is synchronous, and no async type crosses it. A small pool keeps idle connections; a
 //! connection that failed is dropped, and the next call opens a new one.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -167,6 +167,11 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE ctxpack_ledger ADD COLUMN goal TEXT;
     CREATE INDEX ctxpack_ledger_id ON ctxpack_ledger (repo, id text_pattern_ops);
+",
+    // The git directories a registered path resolved to, checked on every open.
+    "
+    ALTER TABLE ctxpack_repos ADD COLUMN git_dir TEXT;
+    ALTER TABLE ctxpack_repos ADD COLUMN common_dir TEXT;
 ",
 ];
 
@@ -415,12 +420,25 @@ pub struct PgRegistry {
     db: Database,
 }
 
+/// A path as the registry stores it: UTF-8, or a conflict naming it.
+fn utf8(path: Option<&Path>) -> Result<Option<&str>, StoreError> {
+    path.map(|p| {
+        p.to_str().ok_or_else(|| StoreError::Conflict {
+            dir: PathBuf::new(),
+            detail: format!("{} is not valid UTF-8", p.display()),
+        })
+    })
+    .transpose()
+}
+
 fn repo_row(row: &postgres::Row) -> RepoRow {
     RepoRow {
         name: row.get(0),
         path: PathBuf::from(row.get::<_, String>(1)),
         created: row.get(2),
         url: row.get(3),
+        git_dir: row.get::<_, Option<String>>(4).map(PathBuf::from),
+        common_dir: row.get::<_, Option<String>>(5).map(PathBuf::from),
     }
 }
 
@@ -445,11 +463,22 @@ impl RegistryRows for PgRegistry {
             dir: PathBuf::new(),
             detail: format!("{} is not valid UTF-8", row.path.display()),
         })?;
+        let (git_dir, common_dir) = (
+            utf8(row.git_dir.as_deref())?,
+            utf8(row.common_dir.as_deref())?,
+        );
         let added = self.db.with(|c| {
             c.execute(
-                "INSERT INTO ctxpack_repos (name, path, created, url) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT DO NOTHING",
-                &[&row.name, &path, &row.created, &row.url],
+                "INSERT INTO ctxpack_repos (name, path, created, url, git_dir, common_dir)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                &[
+                    &row.name,
+                    &path,
+                    &row.created,
+                    &row.url,
+                    &git_dir,
+                    &common_dir,
+                ],
             )
             .map_err(|e| self.db.error(&e))
         })?;
@@ -480,7 +509,7 @@ impl RegistryRows for PgRegistry {
         self.db.with(|c| {
             let rows = c
                 .query(
-                    "SELECT name, path, created, url FROM ctxpack_repos ORDER BY name",
+                    "SELECT name, path, created, url, git_dir, common_dir FROM ctxpack_repos ORDER BY name",
                     &[],
                 )
                 .map_err(|e| self.db.error(&e))?;
@@ -492,7 +521,7 @@ impl RegistryRows for PgRegistry {
         self.db.with(|c| {
             let row = c
                 .query_opt(
-                    "SELECT name, path, created, url FROM ctxpack_repos WHERE name = $1",
+                    "SELECT name, path, created, url, git_dir, common_dir FROM ctxpack_repos WHERE name = $1",
                     &[&name],
                 )
                 .map_err(|e| self.db.error(&e))?;

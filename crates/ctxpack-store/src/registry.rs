@@ -19,14 +19,16 @@ use crate::db::sql_error;
 pub const REGISTRY_FILE: &str = "registry.sqlite";
 
 /// The newest registry format this build reads and writes.
-pub const REGISTRY_VERSION: i64 = 2;
+pub const REGISTRY_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE repos (
     name TEXT PRIMARY KEY,
     path TEXT NOT NULL,
     created INTEGER NOT NULL,
-    url TEXT
+    url TEXT,
+    git_dir TEXT,
+    common_dir TEXT
 );
 CREATE TABLE tokens (
     id TEXT PRIMARY KEY,
@@ -52,6 +54,13 @@ pub struct RepoRow {
     pub created: i64,
     /// The git URL it was registered by, which each server clones into its own state.
     pub url: Option<String>,
+    /// The git directory its path resolved to when it was registered (canonical; `.git` may
+    /// be a `gitdir:` file or a link); `None` for one registered by URL or before it was
+    /// recorded.
+    pub git_dir: Option<PathBuf>,
+    /// The common directory it resolved to then (a linked worktree's main git directory,
+    /// otherwise the git directory again); `None` as for `git_dir`.
+    pub common_dir: Option<PathBuf>,
 }
 
 /// A token as stored: everything but its secret.
@@ -198,12 +207,21 @@ fn configure(dir: &Path, conn: &mut Connection) -> Result<(), StoreError> {
             tx.pragma_update(None, "user_version", REGISTRY_VERSION)
                 .map_err(err)?;
             tx.commit().map_err(err)?;
-        } else if version == 1 {
-            // Version 2: repositories registered by git URL.
+        } else if version < REGISTRY_VERSION {
             let tx = conn.transaction().map_err(err)?;
-            tx.execute_batch("ALTER TABLE repos ADD COLUMN url TEXT")
+            if version == 1 {
+                // Version 2: repositories registered by git URL.
+                tx.execute_batch("ALTER TABLE repos ADD COLUMN url TEXT")
+                    .map_err(err)?;
+            }
+            // Version 3: the git directories a registered path resolved to.
+            tx.execute_batch(
+                "ALTER TABLE repos ADD COLUMN git_dir TEXT; \
+                 ALTER TABLE repos ADD COLUMN common_dir TEXT;",
+            )
+            .map_err(err)?;
+            tx.pragma_update(None, "user_version", REGISTRY_VERSION)
                 .map_err(err)?;
-            tx.pragma_update(None, "user_version", 2).map_err(err)?;
             tx.commit().map_err(err)?;
         }
         Ok(())
@@ -219,9 +237,16 @@ impl RegistryRows for Registry {
         let added = self
             .conn()
             .execute(
-                "INSERT INTO repos (name, path, created, url) VALUES (?1, ?2, ?3, ?4) \
-                 ON CONFLICT DO NOTHING",
-                params![row.name, path, row.created, row.url],
+                "INSERT INTO repos (name, path, created, url, git_dir, common_dir) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+                params![
+                    row.name,
+                    path,
+                    row.created,
+                    row.url,
+                    utf8(&self.dir, row.git_dir.as_deref())?,
+                    utf8(&self.dir, row.common_dir.as_deref())?
+                ],
             )
             .map_err(self.err())?;
         if added == 0 {
@@ -248,7 +273,9 @@ impl RegistryRows for Registry {
     fn repos(&self) -> Result<Vec<RepoRow>, StoreError> {
         let conn = self.conn();
         let mut statement = conn
-            .prepare_cached("SELECT name, path, created, url FROM repos ORDER BY name")
+            .prepare_cached(
+                "SELECT name, path, created, url, git_dir, common_dir FROM repos ORDER BY name",
+            )
             .map_err(self.err())?;
         let rows = statement
             .query_map([], repo_row)
@@ -260,7 +287,9 @@ impl RegistryRows for Registry {
 
     fn repo(&self, name: &str) -> Result<Option<RepoRow>, StoreError> {
         self.conn()
-            .prepare_cached("SELECT name, path, created, url FROM repos WHERE name = ?1")
+            .prepare_cached(
+                "SELECT name, path, created, url, git_dir, common_dir FROM repos WHERE name = ?1",
+            )
             .map_err(self.err())?
             .query_row([name], repo_row)
             .optional()
@@ -340,7 +369,20 @@ fn repo_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RepoRow> {
         path: PathBuf::from(r.get::<_, String>(1)?),
         created: r.get(2)?,
         url: r.get(3)?,
+        git_dir: r.get::<_, Option<String>>(4)?.map(PathBuf::from),
+        common_dir: r.get::<_, Option<String>>(5)?.map(PathBuf::from),
     })
+}
+
+/// A path as the registry stores it: UTF-8, or a conflict naming it.
+fn utf8<'p>(dir: &Path, path: Option<&'p Path>) -> Result<Option<&'p str>, StoreError> {
+    path.map(|p| {
+        p.to_str().ok_or_else(|| StoreError::Conflict {
+            dir: dir.to_owned(),
+            detail: format!("{} is not valid UTF-8", p.display()),
+        })
+    })
+    .transpose()
 }
 
 fn token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TokenRow> {
@@ -382,6 +424,8 @@ mod tests {
             path: "/srv/app".into(),
             created: 5,
             url: None,
+            git_dir: Some("/srv/app/.git".into()),
+            common_dir: Some("/srv/app/.git".into()),
         };
         registry.add_repo(&repo).expect("add");
         assert!(matches!(
@@ -424,14 +468,28 @@ mod tests {
         let registry = Registry::open(dir.path(), false).expect("migrates");
         let row = registry.repo("app").expect("reads").expect("kept");
         assert_eq!((row.path.to_str(), row.url), (Some("/srv/app"), None));
+        // Rows from before git directories were recorded have none.
+        assert_eq!((row.git_dir, row.common_dir), (None, None));
         let url = RepoRow {
             name: "lib".into(),
             path: PathBuf::new(),
             created: 6,
             url: Some("https://git.example/lib.git".into()),
+            git_dir: None,
+            common_dir: None,
         };
         registry.add_repo(&url).expect("add");
         assert_eq!(registry.repo("lib").expect("reads"), Some(url));
+        let path = RepoRow {
+            name: "web".into(),
+            path: "/srv/web".into(),
+            created: 7,
+            url: None,
+            git_dir: Some("/srv/web/.git".into()),
+            common_dir: Some("/srv/main/.git".into()),
+        };
+        registry.add_repo(&path).expect("add");
+        assert_eq!(registry.repo("web").expect("reads"), Some(path));
     }
 
     #[test]

@@ -63,12 +63,16 @@ fn registry_conforms(rows: &dyn RegistryRows) {
         path: "/srv/app".into(),
         created: 5,
         url: None,
+        git_dir: Some("/srv/app/.git".into()),
+        common_dir: Some("/srv/app/.git".into()),
     };
     let lib = RepoRow {
         name: "lib".into(),
         path: std::path::PathBuf::new(),
         created: 6,
         url: Some("https://git.example/lib.git".into()),
+        git_dir: None,
+        common_dir: None,
     };
     assert_eq!(rows.repos().expect("empty"), vec![]);
     rows.add_repo(&lib).expect("add lib");
