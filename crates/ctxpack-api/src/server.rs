@@ -209,6 +209,7 @@ impl ServerRegistry {
             )),
             other => other.into(),
         })?;
+        ctxpack_store::registry::create_state_dir(dir)?;
         Ok(ServerRegistry {
             dir: dir.to_owned(),
             rows: Box::new(database.registry()),
@@ -612,6 +613,22 @@ mod tests {
         let listed = registry.tokens().expect("list");
         assert_eq!(listed.len(), 1);
         assert!(!format!("{listed:?}").contains(&token.secret[PREFIX.len() + ID_HEX + 1..]));
+    }
+
+    /// A server's state directory is its owner's alone.
+    #[test]
+    fn the_state_directory_is_created_for_its_owner_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = dir.path().join("a/state");
+        drop(ServerRegistry::open(&state, true).expect("registry"));
+        for created in [&state, &dir.path().join("a")] {
+            let mode = std::fs::metadata(created)
+                .expect("made")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", created.display());
+        }
     }
 
     #[test]

@@ -120,15 +120,26 @@ impl std::fmt::Debug for Registry {
     }
 }
 
+/// Creates a server's state directory (and any missing parent) readable by its owner alone
+/// (mode 0700): it holds every repository's store, documents and clones, which token holders
+/// reach only through the server. An existing directory is left as it is.
+pub fn create_state_dir(dir: &Path) -> Result<(), StoreError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|source| StoreError::Io {
+        path: dir.to_owned(),
+        source,
+    })
+}
+
 impl Registry {
     /// Opens the registry in the state directory `dir`, creating both when `create` is set;
     /// otherwise a missing registry is [`StoreError::NotFound`].
     pub fn open(dir: &Path, create: bool) -> Result<Registry, StoreError> {
         if create {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-                path: dir.to_owned(),
-                source,
-            })?;
+            create_state_dir(dir)?;
         }
         for name in [
             REGISTRY_FILE,
