@@ -958,14 +958,24 @@ impl Store {
         self.search_files(&files, &[], terms, k)
     }
 
-    /// Chunks by id, in the order of `ids` (missing ids are left out).
+    /// Chunks by id, in the order of `ids` (missing ids are left out). Each text is checked
+    /// against its stored checksum (rows written before checksums have none): a chunk edited
+    /// outside ctxpack is [`StoreError::Corrupt`], never packed. Every hit a pack or query
+    /// returns is read here, so this is the read path's check; it hashes only the chunks
+    /// retrieval asked for.
     pub fn chunks(&self, ids: &[i64]) -> Result<Vec<ChunkRow>, StoreError> {
+        self.chunk_rows(ids, true)
+    }
+
+    /// [`chunks`](Store::chunks), checked against their checksums when `check` is set (`verify`
+    /// reads them unchecked, to report and repair what does not match).
+    pub(crate) fn chunk_rows(&self, ids: &[i64], check: bool) -> Result<Vec<ChunkRow>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
-                 c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions \
-                 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+                 c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions, \
+                 c.checksum FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
             )
             .map_err(|e| sql_error(&self.dir, e))?;
         let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
@@ -977,23 +987,38 @@ impl Store {
                     let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
                         Ok(r.get::<_, Option<i64>>(7 + i)?.map(|v| v as u64))
                     };
-                    Ok(ChunkRow {
-                        id: r.get(0)?,
-                        file_id: r.get(1)?,
-                        path: r.get(2)?,
-                        start_line: r.get(3)?,
-                        end_line: r.get(4)?,
-                        symbol: r.get(5)?,
-                        text: r.get(6)?,
-                        costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
-                        redactions: redactions
-                            .and_then(|s| serde_json::from_str(&s).ok())
-                            .unwrap_or_default(),
-                    })
+                    Ok((
+                        ChunkRow {
+                            id: r.get(0)?,
+                            file_id: r.get(1)?,
+                            path: r.get(2)?,
+                            start_line: r.get(3)?,
+                            end_line: r.get(4)?,
+                            symbol: r.get(5)?,
+                            text: r.get(6)?,
+                            costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
+                            redactions: redactions
+                                .and_then(|s| serde_json::from_str(&s).ok())
+                                .unwrap_or_default(),
+                        },
+                        r.get::<_, Option<String>>(13)?,
+                    ))
                 })
                 .optional()
                 .map_err(|e| sql_error(&self.dir, e))?;
-            out.extend(row);
+            let Some((row, sum)) = row else {
+                continue;
+            };
+            if check && sum.is_some_and(|sum| sum != checksum(row.text.as_bytes())) {
+                return Err(StoreError::Corrupt {
+                    dir: self.dir.clone(),
+                    detail: format!(
+                        "chunk {} ({}, lines {}-{}) does not match its checksum: the store was changed outside ctxpack",
+                        row.id, row.path, row.start_line, row.end_line
+                    ),
+                });
+            }
+            out.push(row);
         }
         Ok(out)
     }

@@ -220,6 +220,30 @@ fn a_changed_chunk_fails_its_checksum() {
     assert_eq!(packs(&workspace), before);
 }
 
+/// A chunk edited in the store (its checksum left as it was) is never served: a pack or a
+/// query that reads it exits as damage, naming the chunk, until `verify --repair`.
+#[test]
+fn a_changed_chunk_is_never_packed_or_queried() {
+    let (f, workspace, before) = indexed();
+    sql(
+        &f.store(),
+        "UPDATE chunks SET text = replace(text, 'cost <= remaining', 'true') \
+         WHERE file_id IN (SELECT id FROM files WHERE path = 'src/budget.rs');",
+    );
+    let error = damage_reported(&workspace);
+    assert!(error.message().contains("checksum"), "{error}");
+    assert!(error.message().contains("src/budget.rs"), "{error}");
+    let error = workspace
+        .query(&ctxpack_api::QueryRequest {
+            goal: GOALS[0].into(),
+            ..ctxpack_api::QueryRequest::default()
+        })
+        .expect_err("damage is reported");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+    assert!(verify(&workspace, true).remaining.is_empty());
+    assert_eq!(packs(&workspace), before);
+}
+
 /// A document store with vectors synced, and the bytes of a search and a pack.
 fn documents() -> (tempfile::TempDir, Workspace, (String, String)) {
     let dir = tempfile::tempdir().expect("tmp");
