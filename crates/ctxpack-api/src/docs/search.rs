@@ -371,6 +371,11 @@ impl Approximate {
         if summary.foreign != 0 || summary.rows != store.count_documents(collection)? {
             return Ok(None);
         }
+        // An index holds one entry per stored vector: a header claiming more (a sparse file's
+        // length can match any claim) is not read, so no list is allocated beyond the data.
+        if index.len() as u64 > summary.rows {
+            return Ok(None);
+        }
         let q = query.vector.as_slice();
         let l2 = knn::dot(q, q).sqrt();
         let probes = super::ann::probes(&declaration, index.lists());
@@ -404,6 +409,12 @@ impl Approximate {
             ranking.rowids.extend(part.rowids);
             ranking.approx.extend(part.approx);
             ranking.bound.extend(part.bound);
+        }
+        // A row is in one list once: an index that lists one twice is damaged, not used.
+        let mut seen = ranking.rowids.clone();
+        seen.sort_unstable();
+        if seen.windows(2).any(|w| w[0] == w[1]) {
+            return Ok(None);
         }
         Ok(Some(ranking))
     }

@@ -379,10 +379,45 @@ fn a_damaged_index_is_ignored() {
     let mut lists = good.clone();
     lists[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
     damaged.push(("lists", lists));
+    // Every list's second entry made a copy of its first: a row listed twice.
+    let entries = offsets + 17 * 8;
+    let entry = 16 + 256;
+    let offset = |bytes: &[u8], j: usize| {
+        let at = offsets + j * 8;
+        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes")) as usize
+    };
+    let mut twice = good.clone();
+    for j in 0..16 {
+        let (from, to) = (offset(&good, j), offset(&good, j + 1));
+        if to - from >= 2 {
+            let first = entries + from * entry;
+            let copy = twice[first..first + entry].to_vec();
+            twice[first + entry..first + 2 * entry].copy_from_slice(&copy);
+        }
+    }
+    damaged.push(("a row listed twice", twice));
     for (what, bytes) in damaged {
         std::fs::write(&file, &bytes).expect("write");
         assert_exact(&workspace, what);
     }
+    // A header claiming 2^26 entries in the first list, the file sparse to the length that
+    // claims: no list is allocated for it (it would take 18 GB), the exact scan answers.
+    let claimed: u64 = 1 << 26;
+    let count = u64::from_le_bytes(good[24..32].try_into().expect("8 bytes"));
+    let mut huge = good.clone();
+    huge[24..32].copy_from_slice(&(count + claimed).to_le_bytes());
+    for j in 1..=16 {
+        let moved = offset(&good, j) as u64 + claimed;
+        huge[offsets + j * 8..offsets + j * 8 + 8].copy_from_slice(&moved.to_le_bytes());
+    }
+    std::fs::write(&file, &huge).expect("write");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .expect("open")
+        .set_len((entries as u64) + (count + claimed) * entry as u64)
+        .expect("sparse");
+    assert_exact(&workspace, "a claim of 2^26 entries");
     // A link in its place is refused, as everywhere in a store, and never followed.
     std::fs::remove_file(&file).expect("remove");
     #[cfg(unix)]
