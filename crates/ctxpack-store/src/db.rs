@@ -970,13 +970,19 @@ impl Store {
     /// [`chunks`](Store::chunks), checked against their checksums when `check` is set (`verify`
     /// reads them unchecked, to report and repair what does not match).
     pub(crate) fn chunk_rows(&self, ids: &[i64], check: bool) -> Result<Vec<ChunkRow>, StoreError> {
+        // A store of format 1, read as it is, has no checksums.
+        let sql = if self.format_version() >= 2 {
+            "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
+             c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions, \
+             c.checksum FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1"
+        } else {
+            "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
+             c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions, \
+             NULL FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1"
+        };
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
-                 c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions, \
-                 c.checksum FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
-            )
+            .prepare_cached(sql)
             .map_err(|e| sql_error(&self.dir, e))?;
         let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
         let mut out = Vec::with_capacity(ids.len());
