@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// Requests per second each token may make (bursts of as many); over it, 429.
     #[arg(long, default_value_t = 50)]
     pub rate_limit: u32,
+    /// Seconds a SIGTERM or SIGINT waits for requests in flight before the server drops them
+    /// and exits (0, logged): a client that never finishes its request cannot keep it alive.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub shutdown_timeout: u64,
     /// Serve HTTPS with this PEM certificate chain (with --tls-key).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -284,6 +288,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         _ => None,
     };
     let report = crate::web::ui::read_report(args.eval_report.as_ref())?;
+    let shutdown_timeout = args.shutdown_timeout;
     init_logs(&args.log_format);
     let app = Arc::new(App {
         registry: args.registry(state, true)?,
@@ -316,21 +321,46 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         let scheme = if tls.is_some() { "https" } else { "http" };
         note(&format!("ctxpack serve: listening on {scheme}://{local}\n"));
         tracing::info!(address = %local, scheme, "listening");
-        let served = match tls {
-            Some(config) => {
-                let listener = tls::TlsListener::new(listener, config)
-                    .map_err(|e| Error::internal(format!("no local address: {e}")))?;
-                axum::serve(listener, router)
-                    .with_graceful_shutdown(shutdown())
-                    .await
-            }
-            None => {
-                axum::serve(listener, router)
-                    .with_graceful_shutdown(shutdown())
-                    .await
+        // The signal starts the graceful shutdown and the deadline on it.
+        let stopping = Arc::new(tokio::sync::Notify::new());
+        let signalled = {
+            let stopping = stopping.clone();
+            async move {
+                shutdown().await;
+                stopping.notify_one();
             }
         };
-        served.map_err(|e| Error::internal(format!("the server failed: {e}")))
+        let deadline = async move {
+            stopping.notified().await;
+            tokio::time::sleep(Duration::from_secs(shutdown_timeout)).await;
+        };
+        let served = async move {
+            match tls {
+                Some(config) => {
+                    let listener = tls::TlsListener::new(listener, config)
+                        .map_err(|e| Error::internal(format!("no local address: {e}")))?;
+                    axum::serve(listener, router)
+                        .with_graceful_shutdown(signalled)
+                        .await
+                }
+                None => {
+                    axum::serve(listener, router)
+                        .with_graceful_shutdown(signalled)
+                        .await
+                }
+            }
+            .map_err(|e| Error::internal(format!("the server failed: {e}")))
+        };
+        tokio::select! {
+            served = served => served,
+            () = deadline => {
+                tracing::warn!(
+                    seconds = shutdown_timeout,
+                    "shutdown deadline passed: dropping the requests still in flight"
+                );
+                Ok(())
+            }
+        }
     });
     // In-flight requests have finished; blocking work still running gets a moment to end.
     runtime.shutdown_timeout(Duration::from_secs(5));

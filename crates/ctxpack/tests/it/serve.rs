@@ -648,6 +648,46 @@ fn every_scope(fx: &Fixture) {
     }
 }
 
+/// A client that never finishes its request cannot keep a stopped server alive: after SIGTERM
+/// the server waits `--shutdown-timeout` seconds for requests in flight, then drops them and
+/// exits 0, saying so. (The test bounds its own wait: a server still running a minute after the
+/// signal fails it.)
+#[test]
+fn a_stalled_request_does_not_keep_a_stopped_server_alive() {
+    let fx = Fixture::new();
+    let mut server = fx.serve(&["--shutdown-timeout", "1"]);
+    // Half a request line, never finished.
+    let mut stalled = TcpStream::connect(&server.address).expect("connect");
+    stalled.write_all(b"GET /healthz HT").expect("write");
+    // The request is in flight before the signal.
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let mut exited = None;
+    for _ in 0..600 {
+        if let Some(status) = server.child.try_wait().expect("wait") {
+            exited = Some(status);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = exited.expect("the server exits within a minute of SIGTERM");
+    assert_eq!(status.code(), Some(0));
+    let log = server
+        .log
+        .take()
+        .map(|h| h.join().expect("log"))
+        .unwrap_or_default();
+    assert!(log.contains("shutdown deadline passed"), "{log}");
+    drop(stalled);
+}
+
 /// Credentials in a git URL never reach a message: user information whatever it holds (a `/`
 /// or an `@` in the password) and every query string, whether the URL is refused or git fails
 /// to reach it.
