@@ -420,17 +420,6 @@ pub struct PgRegistry {
     db: Database,
 }
 
-/// A path as the registry stores it: UTF-8, or a conflict naming it.
-fn utf8(path: Option<&Path>) -> Result<Option<&str>, StoreError> {
-    path.map(|p| {
-        p.to_str().ok_or_else(|| StoreError::Conflict {
-            dir: PathBuf::new(),
-            detail: format!("{} is not valid UTF-8", p.display()),
-        })
-    })
-    .transpose()
-}
-
 fn repo_row(row: &postgres::Row) -> RepoRow {
     RepoRow {
         name: row.get(0),
@@ -459,14 +448,7 @@ const TOKEN_COLUMNS: &str = "id, name, digest, repo, scope, created, expires, re
 
 impl RegistryRows for PgRegistry {
     fn add_repo(&self, row: &RepoRow) -> Result<(), StoreError> {
-        let path = row.path.to_str().ok_or_else(|| StoreError::Conflict {
-            dir: PathBuf::new(),
-            detail: format!("{} is not valid UTF-8", row.path.display()),
-        })?;
-        let (git_dir, common_dir) = (
-            utf8(row.git_dir.as_deref())?,
-            utf8(row.common_dir.as_deref())?,
-        );
+        let (path, git_dir, common_dir) = row.stored_paths(Path::new(""))?;
         let added = self.db.with(|c| {
             c.execute(
                 "INSERT INTO ctxpack_repos (name, path, created, url, git_dir, common_dir)

@@ -63,6 +63,29 @@ pub struct RepoRow {
     pub common_dir: Option<PathBuf>,
 }
 
+/// A repository's paths as a registry stores them: its path, git directory and common
+/// directory, each UTF-8.
+pub type StoredPaths<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
+
+impl RepoRow {
+    /// Its paths as text, or a conflict naming the one that is not UTF-8 (`dir` is the
+    /// registry's, for the error).
+    pub fn stored_paths(&self, dir: &Path) -> Result<StoredPaths<'_>, StoreError> {
+        fn text<'p>(dir: &Path, p: &'p Path) -> Result<&'p str, StoreError> {
+            p.to_str().ok_or_else(|| StoreError::Conflict {
+                dir: dir.to_owned(),
+                detail: format!("{} is not valid UTF-8", p.display()),
+            })
+        }
+        let text = |p| text(dir, p);
+        Ok((
+            text(&self.path)?,
+            self.git_dir.as_deref().map(text).transpose()?,
+            self.common_dir.as_deref().map(text).transpose()?,
+        ))
+    }
+}
+
 /// A token as stored: everything but its secret.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenRow {
@@ -241,23 +264,13 @@ fn configure(dir: &Path, conn: &mut Connection) -> Result<(), StoreError> {
 
 impl RegistryRows for Registry {
     fn add_repo(&self, row: &RepoRow) -> Result<(), StoreError> {
-        let path = row.path.to_str().ok_or_else(|| StoreError::Conflict {
-            dir: self.dir.clone(),
-            detail: format!("{} is not valid UTF-8", row.path.display()),
-        })?;
+        let (path, git_dir, common_dir) = row.stored_paths(&self.dir)?;
         let added = self
             .conn()
             .execute(
                 "INSERT INTO repos (name, path, created, url, git_dir, common_dir) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-                params![
-                    row.name,
-                    path,
-                    row.created,
-                    row.url,
-                    utf8(&self.dir, row.git_dir.as_deref())?,
-                    utf8(&self.dir, row.common_dir.as_deref())?
-                ],
+                params![row.name, path, row.created, row.url, git_dir, common_dir],
             )
             .map_err(self.err())?;
         if added == 0 {
@@ -383,17 +396,6 @@ fn repo_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RepoRow> {
         git_dir: r.get::<_, Option<String>>(4)?.map(PathBuf::from),
         common_dir: r.get::<_, Option<String>>(5)?.map(PathBuf::from),
     })
-}
-
-/// A path as the registry stores it: UTF-8, or a conflict naming it.
-fn utf8<'p>(dir: &Path, path: Option<&'p Path>) -> Result<Option<&'p str>, StoreError> {
-    path.map(|p| {
-        p.to_str().ok_or_else(|| StoreError::Conflict {
-            dir: dir.to_owned(),
-            detail: format!("{} is not valid UTF-8", p.display()),
-        })
-    })
-    .transpose()
 }
 
 fn token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TokenRow> {
