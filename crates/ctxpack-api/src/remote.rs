@@ -98,20 +98,7 @@ pub(crate) fn redact(text: &str) -> String {
             .find(|c: char| c.is_whitespace() || "'\"`<>".contains(c))
             .unwrap_or(tail.len());
         let (url, after) = tail.split_at(end);
-        let (url, query) = match url.find('?') {
-            Some(q) => (&url[..q], true),
-            None => (url, false),
-        };
-        match url.rfind('@') {
-            Some(at) if !url[..at].contains('/') || url[..at].contains(':') => {
-                out.push('…');
-                out.push_str(&url[at..]);
-            }
-            _ => out.push_str(url),
-        }
-        if query {
-            out.push_str("?…");
-        }
+        push_redacted(&mut out, url);
         rest = after;
     }
     out.push_str(rest);
@@ -132,11 +119,18 @@ fn redact_whole(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return redact(url);
     };
+    let mut out = format!("{scheme}://");
+    push_redacted(&mut out, rest);
+    out
+}
+
+/// Pushes what follows a URL's `scheme://` with its user information and query string left
+/// out (see [`redact`] for what counts as user information).
+fn push_redacted(out: &mut String, rest: &str) {
     let (rest, query) = match rest.find('?') {
         Some(q) => (&rest[..q], true),
         None => (rest, false),
     };
-    let mut out = format!("{scheme}://");
     match rest.rfind('@') {
         Some(at) if !rest[..at].contains('/') || rest[..at].contains(':') => {
             out.push('…');
@@ -147,7 +141,6 @@ fn redact_whole(url: &str) -> String {
     if query {
         out.push_str("?…");
     }
-    out
 }
 
 /// Refuses `url` unless it is a `scheme://` URL with an allowed scheme.
