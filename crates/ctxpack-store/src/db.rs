@@ -971,18 +971,19 @@ impl Store {
     /// reads them unchecked, to report and repair what does not match).
     pub(crate) fn chunk_rows(&self, ids: &[i64], check: bool) -> Result<Vec<ChunkRow>, StoreError> {
         // A store of format 1, read as it is, has no checksums.
-        let sql = if self.format_version() >= 2 {
-            "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
-             c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions, \
-             c.checksum FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1"
+        let checksum_column = if self.format_version() >= 2 {
+            "c.checksum"
         } else {
-            "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
-             c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, c.redactions, \
-             NULL FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1"
+            "NULL"
         };
         let mut stmt = self
             .conn
-            .prepare_cached(sql)
+            .prepare_cached(&format!(
+                "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
+                 c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, \
+                 c.redactions, {checksum_column} FROM chunks c JOIN files f ON f.id = c.file_id \
+                 WHERE c.id = ?1"
+            ))
             .map_err(|e| sql_error(&self.dir, e))?;
         let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
         let mut out = Vec::with_capacity(ids.len());
