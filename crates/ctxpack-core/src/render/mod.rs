@@ -240,11 +240,24 @@ pub fn json_text(value: &serde_json::Value, pretty: bool) -> String {
 /// What a budget covering the output reserves for a candidate beside its cost; a candidate
 /// that joins a file already shown, or merges with a neighbouring span, adds less.
 pub fn markup(candidate: &Candidate, options: &RenderOptions, meter: Meter) -> String {
+    // Every candidate of a selection is measured: its text is read where it is, not copied.
     let hit = Hit {
         rank: 1,
-        candidate: candidate.clone(),
+        candidate: Candidate {
+            citation: candidate.citation.clone(),
+            family: candidate.family.clone(),
+            text: String::new(),
+            cost: candidate.cost,
+            tier: candidate.tier,
+            score: candidate.score,
+            location: candidate.location.clone(),
+            title: candidate.title.clone(),
+        },
     };
-    let group = layout::single(&hit, None);
+    let mut group = layout::single(&hit, None);
+    for range in &mut group.ranges {
+        range.text = Cow::Borrowed(&candidate.text);
+    }
     let mut out = String::new();
     match options.format.fitted() {
         Format::Markdown => markdown::write_group(&mut out, &group, meter, options.view, false),
