@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use ctxpack_core::{
     Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
     PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, around_the_evidence,
-    markup, render,
+    evidence_tokens, markup, render,
 };
 use ctxpack_index::chunk::{enclosing_from, enclosing_lines};
 use ctxpack_index::git::Repo;
@@ -136,20 +136,6 @@ impl Fit {
         (pack, spent.min(budget.get()))
     }
 
-    /// What `pack`'s printed output may still add around its evidence (header, notes, fences
-    /// or tags, the drop summary: everything but the ranges' citations and source lines),
-    /// within [`AROUND_SHARE`] of the budget; `None` when that is not held: a budget covering
-    /// the content, or one below [`AROUND_FROM`].
-    pub(crate) fn around_left(&self, pack: &Pack) -> Option<u64> {
-        let Fit::Output(rendering) = self else {
-            return None;
-        };
-        let budget = pack.budget.get();
-        (budget >= AROUND_FROM).then(|| {
-            around_allowance(budget).saturating_sub(around_the_evidence(pack, rendering).0)
-        })
-    }
-
     /// What showing `candidate` on its own adds around its evidence: its markup, less its
     /// citation (0 for a content budget).
     pub(crate) fn framing(&self, candidate: &Candidate, meter: Meter) -> u64 {
@@ -164,19 +150,24 @@ impl Fit {
     /// Leaves out the hits the selector listed last while `pack`'s output adds more than its
     /// share around the evidence (pinned hits and the first hit stay), so the budget they held
     /// goes to depth instead. Returns what they spent of the budget, as [`cost`](Fit::cost)
-    /// counts it, and what the output may still add around its evidence.
+    /// counts it, and what the output may still add around its evidence (everything but the
+    /// ranges' citations and source lines), within [`AROUND_SHARE`] of the budget: `None` when
+    /// that is not held, for a budget covering the content or one below [`AROUND_FROM`].
     pub(crate) fn hold_around(&self, pack: &mut Pack) -> (u64, Option<u64>) {
         let Fit::Output(rendering) = self else {
             return (0, None);
         };
         let meter = pack.meter;
+        let allowance = around_allowance(pack.budget.get());
         let mut freed = 0u64;
         loop {
             let extra = around_the_evidence(pack, rendering).0;
             if !over_share(pack, extra) {
-                break;
+                let left =
+                    (pack.budget.get() >= AROUND_FROM).then(|| allowance.saturating_sub(extra));
+                return (freed, left);
             }
-            let excess = extra - around_allowance(pack.budget.get());
+            let excess = extra - allowance;
             // The last listed visible hits whose markup covers the excess.
             let mut victims = Vec::new();
             let mut saved = 0u64;
@@ -193,11 +184,10 @@ impl Fit {
                 }
             }
             if victims.is_empty() {
-                break;
+                return (freed, Some(0));
             }
             leave_out(pack, victims);
         }
-        (freed, self.around_left(pack))
     }
 
     /// What selecting `candidate` spends of the budget: its content, plus, for an output
@@ -222,11 +212,14 @@ impl Fit {
         pack.presentation.fitted = Some(fitting(rendering));
         // Each round removes at least one hit; one more round measures the pack without any.
         for _ in 0..=pack.hits.len() {
-            let (extra, tokens) = around_the_evidence(pack, rendering);
+            let tokens = pack.meter.count(&render(pack, rendering));
             if tokens <= budget {
                 // Context lines and warnings come after selection held the share around the
                 // evidence: while they push past it, the lowest-value hit is left out.
-                if over_share(pack, extra) && pack.hits.len() > 1 {
+                if pack.hits.len() > 1
+                    && budget >= AROUND_FROM
+                    && over_share(pack, tokens.saturating_sub(evidence_tokens(pack)))
+                {
                     let worst = lowest_value_first(pack).into_iter().take(1).collect();
                     leave_out(pack, worst);
                     continue;

@@ -44,6 +44,6 @@ pub use pack::{
 };
 pub use render::{
     FIRST_DROPPED, Format, RenderOptions, UnknownFormat, UnknownView, View, around_the_evidence,
-    json_text, markup, pack_json, render, visible,
+    evidence_tokens, json_text, markup, pack_json, render, visible,
 };
 pub use select::{Counters, Selection, Selector, UnknownSelector, select};

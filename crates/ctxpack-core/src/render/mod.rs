@@ -295,13 +295,18 @@ fn evidence(pack: &Pack) -> Vec<(String, String)> {
 /// or tags, the drop summary: everything but what its ranges show, their citations and source
 /// lines), and the whole output, both in the pack's meter.
 pub fn around_the_evidence(pack: &Pack, options: &RenderOptions) -> (u64, u64) {
+    let printed = pack.meter.count(&render(pack, options));
+    (printed.saturating_sub(evidence_tokens(pack)), printed)
+}
+
+/// What [`evidence`] holds, in the pack's meter: the part of a printed pack that is not
+/// [around the evidence](around_the_evidence), whatever the format.
+pub fn evidence_tokens(pack: &Pack) -> u64 {
     let meter = pack.meter;
-    let printed = meter.count(&render(pack, options));
-    let shown: u64 = evidence(pack)
+    evidence(pack)
         .iter()
         .map(|(citation, text)| meter.count(citation) + meter.count(text))
-        .sum();
-    (printed.saturating_sub(shown), printed)
+        .sum()
 }
 
 /// Renders a pack. The result always ends with a newline.
