@@ -21,6 +21,7 @@
 //! damaged file can make a search miss rows but cannot make it read outside the file; rows are
 //! rescored from the table, so a damaged entry cannot invent a score either.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -426,6 +427,113 @@ fn declaration(r: &rusqlite::Row<'_>) -> rusqlite::Result<AnnDeclaration> {
         probes: r.get(2)?,
         created_at: r.get(3)?,
     })
+}
+
+impl Store {
+    /// Checks every approximate index file there is (`verify`): its header, sizes and
+    /// offsets, and that its entries name each embedded row of its field at most once, and no
+    /// other row. A missing file is no problem (searches scan exactly until it is built);
+    /// a damaged one is reported as part of the vector files, which `verify --repair` removes.
+    pub(crate) fn verify_ann(
+        &self,
+        problems: &mut Vec<crate::verify::Problem>,
+    ) -> Result<(), StoreError> {
+        let e = |err| crate::db::sql_error(&self.dir, err);
+        let declared: Vec<(String, String)> = {
+            let has_table: i64 = self
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ann_indexes'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(e)?;
+            if has_table == 0 {
+                return Ok(());
+            }
+            let mut stmt = self
+                .conn
+                .prepare("SELECT collection, field FROM ann_indexes ORDER BY collection, field")
+                .map_err(e)?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(e)?
+                .collect::<Result<_, _>>()
+                .map_err(e)?
+        };
+        for (collection, field) in declared {
+            let path = self.ann_file_path(&collection, &field);
+            if std::fs::symlink_metadata(&path).is_err() {
+                continue;
+            }
+            let problem = |detail: String| crate::verify::Problem {
+                part: "vectors",
+                detail: format!("the approximate index file of {collection}.{field}: {detail}"),
+                file_id: None,
+            };
+            let opened = crate::docs::vectors::open_header::<HEADER_BYTES>(&path)
+                .and_then(|(_, raw)| Header::parse(&raw))
+                .and_then(|header| open_checked(&path, header.dim as usize));
+            let Some(file) = opened else {
+                problems.push(problem("its header, size or offsets are damaged".into()));
+                continue;
+            };
+            // A file of an older generation is stale, not damaged: its rows may be gone since.
+            let current = current_generation(&self.conn, &collection, &field).map_err(e)?
+                == Some(file.header.generation);
+            let rows: HashSet<i64> = {
+                let mut stmt = self
+                    .conn
+                    .prepare(
+                        "SELECT rowid FROM embeddings \
+                         WHERE collection = ?1 AND field = ?2 AND length(vector) > 0",
+                    )
+                    .map_err(e)?;
+                stmt.query_map([&collection, &field], |r| r.get(0))
+                    .map_err(e)?
+                    .collect::<Result<_, _>>()
+                    .map_err(e)?
+            };
+            // Never more entries than rows (a sparse file may claim billions): no list of it
+            // is read then.
+            if file.len() > rows.len() {
+                if current {
+                    problems.push(problem(format!(
+                        "it claims {} entries for {} embedded rows",
+                        file.len(),
+                        rows.len()
+                    )));
+                }
+                continue;
+            }
+            let mut seen = HashSet::new();
+            let (mut duplicate, mut unknown, mut unreadable) = (0u64, 0u64, false);
+            let mut list = Vec::new();
+            for j in 0..file.lists() {
+                if !file.read_list(j, &mut list) {
+                    unreadable = true;
+                    break;
+                }
+                for entry in list.chunks_exact(file.entry_bytes()) {
+                    let (rowid, ..) = parse_entry(entry);
+                    if !seen.insert(rowid) {
+                        duplicate += 1;
+                    } else if current && !rows.contains(&rowid) {
+                        unknown += 1;
+                    }
+                }
+            }
+            if unreadable {
+                problems.push(problem("a list cannot be read".into()));
+            } else if duplicate > 0 {
+                problems.push(problem(format!("{duplicate} entries repeat a row")));
+            } else if unknown > 0 {
+                problems.push(problem(format!(
+                    "{unknown} entries name rows that hold no embedding"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Opens and checks an index file: header, sizes and offsets.

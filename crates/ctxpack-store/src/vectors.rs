@@ -923,7 +923,7 @@ impl Store {
                 });
             }
         }
-        Ok(())
+        self.verify_ann(problems)
     }
 }
 

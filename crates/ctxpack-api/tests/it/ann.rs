@@ -1,13 +1,13 @@
 //! Approximate vector indexes: probing every list ranks exactly as the full scan does, the
 //! default probes find most of the exact top, updates follow inserts, replaces and deletes
 //! without training again, builds are deterministic, and a stale or damaged index is never
-//! used.
+//! used and is found by `verify`.
 
 use ctxpack_api::docs::{
     AnnRequest, DeleteRequest, DocumentPackRequest, FieldRequest, ImportRequest, ImportSource,
     InsertRequest, VsearchRequest,
 };
-use ctxpack_api::{Access, Budget, Control, ErrorKind, Selector, Workspace};
+use ctxpack_api::{Access, Budget, Control, ErrorKind, Selector, VerifyRequest, Workspace};
 use serde_json::json;
 
 use crate::fast_paths::Lcg;
@@ -366,6 +366,10 @@ fn a_damaged_index_is_ignored() {
     workspace.create_ann(&ann(16, 1)).expect("create");
     let file = ann_file(&path);
     let good = std::fs::read(&file).expect("read");
+    let sound = workspace
+        .verify(&VerifyRequest { repair: false }, &Control::new())
+        .expect("verify runs");
+    assert!(sound.found.is_empty(), "a sound file: {sound}");
     let offsets = 64 + 16 * 256 * 4;
     let mut damaged: Vec<(&str, Vec<u8>)> = vec![
         ("truncated", good[..good.len() - 1].to_vec()),
@@ -396,9 +400,22 @@ fn a_damaged_index_is_ignored() {
         }
     }
     damaged.push(("a row listed twice", twice));
+    let verified = |what: &str| {
+        let report = workspace
+            .verify(&VerifyRequest { repair: false }, &Control::new())
+            .expect("verify runs");
+        assert!(
+            report
+                .found
+                .iter()
+                .any(|p| p.part == "vectors" && p.detail.contains("approximate index file")),
+            "{what}: {report}"
+        );
+    };
     for (what, bytes) in damaged {
         std::fs::write(&file, &bytes).expect("write");
         assert_exact(&workspace, what);
+        verified(what);
     }
     // A header claiming 2^26 entries in the first list, the file sparse to the length that
     // claims: no list is allocated for it (it would take 18 GB), the exact scan answers.
@@ -418,6 +435,7 @@ fn a_damaged_index_is_ignored() {
         .set_len((entries as u64) + (count + claimed) * entry as u64)
         .expect("sparse");
     assert_exact(&workspace, "a claim of 2^26 entries");
+    verified("a claim of 2^26 entries");
     // A link in its place is refused, as everywhere in a store, and never followed.
     std::fs::remove_file(&file).expect("remove");
     #[cfg(unix)]
@@ -435,5 +453,13 @@ fn a_damaged_index_is_ignored() {
             .expect_err("a link");
         assert_eq!(refused.kind(), ErrorKind::Damaged, "{refused}");
         assert!(refused.to_string().contains("symbolic link"), "{refused}");
+        std::fs::remove_file(&file).expect("remove");
     }
+    std::fs::write(&file, &huge).expect("write");
+    // `verify --repair` removes it; searches scan exactly until it is built again.
+    let report = workspace
+        .verify(&VerifyRequest { repair: true }, &Control::new())
+        .expect("verify runs");
+    assert!(report.remaining.is_empty(), "{report}");
+    assert!(std::fs::symlink_metadata(&file).is_err());
 }
