@@ -1,12 +1,14 @@
 //! `verify`: the full check of a store, and with `repair` the way back to a working store from
 //! the git objects.
 //!
-//! Beyond the store's own checks (the database's integrity, every checksum, the lexical index
-//! against its checksums and the chunks, the vector files against the embeddings, the
-//! ledger's records and texts), every file version a snapshot lists is chunked again from its
-//! blob: a stored chunk that differs from what the blob gives was damaged or forged.
+//! Beyond the store's own checks (the database's integrity, every checksum, every manifest
+//! against its record and its file versions, the lexical index against its checksums and the
+//! chunks, the vector files against the embeddings, the ledger's records and texts), every
+//! file version a snapshot lists is chunked again from its blob: a stored chunk that differs
+//! from what the blob gives was damaged or forged. A snapshot whose manifest is damaged is
+//! indexed again from its commit, which is what its manifest was made from.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use ctxpack_index::indexer::{IndexOptions, STORED_CHUNKER, prepare_text};
 use ctxpack_store::verify::{ListedVersion, Problem};
@@ -24,16 +26,18 @@ use crate::workspace::Workspace;
 #[serde(default, deny_unknown_fields)]
 pub struct VerifyRequest {
     /// Repair what can be repaired: rebuild the lexical index and the vector files, chunk
-    /// damaged file versions again from their blobs, drop damaged embeddings (`vsync`
-    /// computes them again), and move an unreadable database aside and index HEAD afresh.
+    /// damaged file versions again from their blobs, index snapshots whose manifest is
+    /// damaged again from their commits, record the manifests of snapshots committed before
+    /// stores recorded them, drop damaged embeddings (`vsync` computes them again), and move
+    /// an unreadable database aside and index HEAD afresh.
     pub repair: bool,
 }
 
 /// One problem found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct VerifyProblem {
-    /// The part of the store: `store` (it cannot be opened), `database`, `lexical`,
-    /// `chunk`, `embedding`, `vectors`, `ledger`.
+    /// The part of the store: `store` (it cannot be opened), `database`, `manifest`,
+    /// `lexical`, `chunk`, `embedding`, `vectors`, `ledger`.
     pub part: String,
     /// What is wrong.
     pub detail: String,
@@ -52,6 +56,10 @@ pub struct VerifyReport {
     pub repaired: Vec<String>,
     /// What is still wrong (empty for a sound store).
     pub remaining: Vec<VerifyProblem>,
+    /// Snapshots, after any repair, whose manifest has no record to check it against: they
+    /// were committed by a ctxpack that kept none, so only their manifests' file versions were
+    /// checked. Not a problem; a repair records them as they stand.
+    pub unrecorded: u64,
 }
 
 impl VerifyReport {
@@ -75,6 +83,13 @@ impl std::fmt::Display for VerifyReport {
         }
         for r in &self.repaired {
             writeln!(f, "repaired: {r}")?;
+        }
+        if self.unrecorded > 0 {
+            writeln!(
+                f,
+                "snapshots whose manifest has no record to check it against (committed by an older ctxpack; a repair records them): {}",
+                self.unrecorded
+            )?;
         }
         if self.remaining.is_empty() {
             writeln!(f, "ok")
@@ -101,7 +116,7 @@ impl Workspace {
         };
         let mut found = self.check(&mut report, control)?;
         report.found = found.iter().map(problem).collect();
-        if request.repair && !found.is_empty() {
+        if request.repair && (!found.is_empty() || report.unrecorded > 0) {
             self.require_write("repairing a store")?;
             self.repair(&found, &mut report, control)?;
             found = self.check(&mut report, control)?;
@@ -112,6 +127,7 @@ impl Workspace {
 
     /// The store's own checks plus the chunks re-derived from the blobs.
     fn check(&self, report: &mut VerifyReport, control: &Control) -> Result<Vec<Problem>> {
+        report.unrecorded = 0;
         let store = match self.try_open_store() {
             Ok(Some(store)) => store,
             Ok(None) => return Ok(Vec::new()),
@@ -130,6 +146,7 @@ impl Workspace {
         {
             return Ok(problems);
         }
+        report.unrecorded = store.unrecorded_manifests()?.len() as u64;
         let Ok(repo) = self.repo() else {
             return Ok(problems);
         };
@@ -224,6 +241,60 @@ impl Workspace {
                 }
             }
         }
+        if parts.contains("chunk") {
+            // Chunks of a file version that is missing would otherwise come back with the next
+            // version given its id.
+            let dropped = store.drop_orphan_chunks()?;
+            if dropped > 0 {
+                report.repaired.push(format!(
+                    "removed {dropped} chunks whose file version is missing"
+                ));
+            }
+        }
+        // Snapshots whose manifest is damaged go, and their commits are indexed again below
+        // (the writer lock is released first: indexing takes it), oldest first.
+        let mut again: Vec<(String, bool)> = Vec::new();
+        if parts.contains("manifest") {
+            let repo = self.repo().ok();
+            let pinned: HashSet<String> = store
+                .snapshots()?
+                .into_iter()
+                .filter(|s| s.pinned)
+                .map(|s| s.sha)
+                .collect();
+            let mut doomed = Vec::new();
+            for (sha, _) in store.damaged_manifests()? {
+                let in_repository = repo
+                    .as_ref()
+                    .is_some_and(|repo| repo.resolve(&sha).is_ok_and(|found| found == sha));
+                if in_repository {
+                    doomed.push(sha);
+                } else {
+                    report.repaired.push(format!(
+                        "could not index snapshot {sha} again: the commit is not in the repository"
+                    ));
+                }
+            }
+            if !doomed.is_empty() {
+                control.check()?;
+                store.remove_snapshots(&doomed)?;
+                again = doomed
+                    .into_iter()
+                    .rev()
+                    .map(|sha| {
+                        let pinned = pinned.contains(&sha);
+                        (sha, pinned)
+                    })
+                    .collect();
+            }
+        }
+        let recorded = store.record_manifests()?;
+        if !recorded.is_empty() {
+            report.repaired.push(match recorded.len() {
+                1 => "recorded the manifest of 1 snapshot as it stands".to_owned(),
+                n => format!("recorded the manifests of {n} snapshots as they stand"),
+            });
+        }
         if parts.contains("embedding") {
             let dropped = store.drop_damaged_embeddings()?;
             report.repaired.push(format!(
@@ -242,6 +313,22 @@ impl Workspace {
         }
         drop(store);
         drop(lock);
+        for (sha, pinned) in again {
+            let request = IndexRequest {
+                at: sha.clone(),
+                // The snapshot is gone already: a writer that took the lock in between (a
+                // hook indexing a new commit) is waited for rather than left to fail this.
+                wait: true,
+                ..IndexRequest::default()
+            };
+            self.index(&request, control)?;
+            if pinned {
+                self.pin(&sha, true)?;
+            }
+            report.repaired.push(format!(
+                "indexed snapshot {sha} again from its commit: its manifest was damaged"
+            ));
+        }
         if moved.is_some() {
             let summary = self.index(&IndexRequest::default(), control)?;
             report

@@ -173,6 +173,13 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE ctxpack_repos ADD COLUMN git_dir TEXT;
     ALTER TABLE ctxpack_repos ADD COLUMN common_dir TEXT;
 ",
+    // Each snapshot's record of its whole manifest as published (how many paths it lists and
+    // their digest), checked whenever the manifest is read; snapshots published before have
+    // none and are read as they are.
+    "
+    ALTER TABLE ctxpack_snapshots ADD COLUMN manifest_files BIGINT;
+    ALTER TABLE ctxpack_snapshots ADD COLUMN manifest_digest TEXT;
+",
 ];
 
 /// The newest schema version this build reads and writes.

@@ -5,11 +5,18 @@
 //! another process copies a published snapshot into its cache before it packs it. One writer
 //! per repository across every process holds a session advisory lock, which PostgreSQL
 //! releases when the session ends, however it ends.
+//!
+//! Each snapshot records what its whole manifest was when it was published (schema version
+//! 7): how many paths it lists and their [`ManifestDigest`] (rows `path NUL blob NUL chunker
+//! LF`). Reading a manifest checks both, so a manifest changed in the database is damage,
+//! never a file silently missing from the caches filled from it. A manifest is read only to
+//! fill a cache or to publish a child, never per pack, and the fold that reads it costs more
+//! than hashing what it folded.
 
 use std::collections::{BTreeMap, HashMap};
 
 use ctxpack_store::artifacts::{Added, ArtifactRow, NewArtifact};
-use ctxpack_store::{NewChunk, NewFile, SnapshotStats, StoreError};
+use ctxpack_store::{ManifestDigest, NewChunk, NewFile, SnapshotStats, StoreError};
 use serde_json::{Value, json};
 
 use crate::{Database, RepoLock};
@@ -22,6 +29,22 @@ const BATCH: usize = 256;
 
 /// One file of a manifest: path, blob and the chunker version of the file version.
 pub type Entry = (String, String, u32);
+
+/// The digest of a whole manifest.
+fn digest(entries: &[Entry]) -> ManifestDigest {
+    let mut digest = ManifestDigest::default();
+    for (path, blob, chunker) in entries {
+        digest.add(&[
+            path.as_bytes(),
+            b"\0",
+            blob.as_bytes(),
+            b"\0",
+            chunker.to_string().as_bytes(),
+            b"\n",
+        ]);
+    }
+    digest
+}
 
 /// A published snapshot's row.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,10 +209,12 @@ impl PgSnapshots {
         })
     }
 
-    /// The manifest of the published snapshot `sha`, by path.
+    /// The manifest of the published snapshot `sha`, by path, checked against the record
+    /// published with it (snapshots published before records have none, and are not).
     pub fn manifest(&self, sha: &str) -> Result<Vec<Entry>, StoreError> {
         // Newest first: each layer's entries win over the older ones'.
         let mut layers: Vec<Value> = Vec::new();
+        let mut record: Option<(Option<i64>, Option<String>)> = None;
         let mut next = Some(sha.to_owned());
         while let Some(at) = next.take() {
             if layers.len() > MAX_DEPTH as usize + 1 {
@@ -197,12 +222,16 @@ impl PgSnapshots {
             }
             let row = self.db.with(|c| {
                 c.query_opt(
-                    "SELECT parent, manifest FROM ctxpack_snapshots WHERE repo = $1 AND sha = $2",
+                    "SELECT parent, manifest, manifest_files, manifest_digest FROM ctxpack_snapshots
+                     WHERE repo = $1 AND sha = $2",
                     &[&self.repo, &at],
                 )
                 .map_err(|e| self.error(&e))
             })?;
             let row = row.ok_or_else(|| self.corrupt(format!("snapshot {at} is missing")))?;
+            if record.is_none() {
+                record = Some((row.get(2), row.get(3)));
+            }
             let manifest: String = row.get(1);
             let manifest: Value = serde_json::from_str(&manifest)
                 .map_err(|e| self.corrupt(format!("the manifest of {at}: {e}")))?;
@@ -235,10 +264,24 @@ impl PgSnapshots {
                 }
             }
         }
-        Ok(files
+        let entries: Vec<Entry> = files
             .into_iter()
             .filter_map(|(path, key)| key.map(|(blob, chunker)| (path, blob, chunker)))
-            .collect())
+            .collect();
+        if let Some((Some(files), Some(recorded))) = record {
+            let wrong = if usize::try_from(files).ok() != Some(entries.len()) {
+                format!(
+                    "the manifest of snapshot {sha} lists {} files where {files} were published",
+                    entries.len()
+                )
+            } else if ManifestDigest::from_hex(&recorded) != Some(digest(&entries)) {
+                format!("the manifest of snapshot {sha} differs from the one published")
+            } else {
+                return Ok(entries);
+            };
+            return Err(self.corrupt(format!("{wrong}: the database was changed outside ctxpack")));
+        }
+        Ok(entries)
     }
 
     /// The file versions `entries` name, in their order.
@@ -370,6 +413,8 @@ impl PgSnapshots {
             serde_json::to_string(&snapshot.stats.skipped).expect("a map of counts serializes");
         let files = i64::try_from(snapshot.stats.files).unwrap_or(i64::MAX);
         let chunks = i64::try_from(snapshot.stats.chunks).unwrap_or(i64::MAX);
+        let listed = i64::try_from(snapshot.manifest.len()).unwrap_or(i64::MAX);
+        let manifest_digest = digest(snapshot.manifest).to_hex();
         self.db.with(|c| {
             let error = |e: postgres::Error| self.error(&e);
             let mut tx = c.transaction().map_err(error)?;
@@ -430,8 +475,10 @@ impl PgSnapshots {
             ctxpack_store::failpoint("publish:files-written");
             tx.execute(
                 "INSERT INTO ctxpack_snapshots
-                   (repo, sha, parent, depth, files, chunks, skipped, seconds, basis, manifest, published)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, extract(epoch from now())::bigint)
+                   (repo, sha, parent, depth, files, chunks, skipped, seconds, basis, manifest,
+                    manifest_files, manifest_digest, published)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                         extract(epoch from now())::bigint)
                  ON CONFLICT DO NOTHING",
                 &[
                     &self.repo,
@@ -444,6 +491,8 @@ impl PgSnapshots {
                     &snapshot.stats.seconds,
                     &snapshot.basis,
                     &manifest,
+                    &listed,
+                    &manifest_digest,
                 ],
             )
             .map_err(error)?;

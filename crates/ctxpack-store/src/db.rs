@@ -14,8 +14,9 @@ use crate::lock::WriterLock;
 
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
-/// 5: every vector raw) are read as they are and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 6;
+/// 5: every vector raw; 6: no manifest records) are read as they are and migrated by the
+/// first writer.
+pub const FORMAT_VERSION: i64 = 7;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -122,6 +123,15 @@ CREATE TABLE field_values (
     PRIMARY KEY (collection, field, key, seq)
 ) WITHOUT ROWID;
 CREATE INDEX field_values_by_seq ON field_values (seq);
+";
+
+/// What format 7 adds: each snapshot's record of its manifest as committed (`manifest`'s
+/// `Record`), checked whenever the manifest is read. Snapshots committed before have none
+/// (NULL) and are read as they are until `verify --repair` records them.
+const FORMAT_7: &str = "
+ALTER TABLE snapshots ADD COLUMN manifest_files INTEGER;
+ALTER TABLE snapshots ADD COLUMN manifest_ids INTEGER;
+ALTER TABLE snapshots ADD COLUMN manifest_digest TEXT;
 ";
 
 /// The checksum of stored text or bytes: the first 16 bytes of their SHA-256, in hex. It
@@ -548,6 +558,7 @@ impl Store {
         let tx = store.conn.transaction().map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(SCHEMA).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_5).map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FORMAT_7).map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -633,6 +644,11 @@ impl Store {
         // Format 6: embedding vectors may be stored by their counts (`vector_blob`). Vectors
         // written before are raw and read as they are, so nothing is rewritten; the number
         // keeps older ctxpack versions, which cannot read counted vectors, from opening it.
+        if from < 7 {
+            // Format 7: manifest records. Existing snapshots get none: they are read as they
+            // were, and `verify --repair` records their manifests as they stand.
+            tx.execute_batch(FORMAT_7).map_err(e)?;
+        }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(e)?;
@@ -962,7 +978,8 @@ impl Store {
     /// against its stored checksum (rows written before checksums have none): a chunk edited
     /// outside ctxpack is [`StoreError::Corrupt`], never packed. Every hit a pack or query
     /// returns is read here, so this is the read path's check; it hashes only the chunks
-    /// retrieval asked for.
+    /// retrieval asked for. A chunk whose file version is gone is damage too (`gc` deletes a
+    /// version's chunks with it), not a hit without a path.
     pub fn chunks(&self, ids: &[i64]) -> Result<Vec<ChunkRow>, StoreError> {
         self.chunk_rows(ids, true)
     }
@@ -981,7 +998,7 @@ impl Store {
             .prepare_cached(&format!(
                 "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
                  c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, \
-                 c.redactions, {checksum_column} FROM chunks c JOIN files f ON f.id = c.file_id \
+                 c.redactions, {checksum_column} FROM chunks c LEFT JOIN files f ON f.id = c.file_id \
                  WHERE c.id = ?1"
             ))
             .map_err(|e| sql_error(&self.dir, e))?;
@@ -994,11 +1011,14 @@ impl Store {
                     let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
                         Ok(r.get::<_, Option<i64>>(7 + i)?.map(|v| v as u64))
                     };
-                    Ok((
+                    let Some(path) = r.get::<_, Option<String>>(2)? else {
+                        return Ok(Err((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+                    };
+                    Ok(Ok((
                         ChunkRow {
                             id: r.get(0)?,
                             file_id: r.get(1)?,
-                            path: r.get(2)?,
+                            path,
                             start_line: r.get(3)?,
                             end_line: r.get(4)?,
                             symbol: r.get(5)?,
@@ -1009,12 +1029,21 @@ impl Store {
                                 .unwrap_or_default(),
                         },
                         r.get::<_, Option<String>>(13)?,
-                    ))
+                    )))
                 })
                 .optional()
                 .map_err(|e| sql_error(&self.dir, e))?;
-            let Some((row, sum)) = row else {
-                continue;
+            let (row, sum) = match row {
+                None => continue,
+                Some(Ok(found)) => found,
+                Some(Err((chunk, file))) => {
+                    return Err(StoreError::Corrupt {
+                        dir: self.dir.clone(),
+                        detail: format!(
+                            "chunk {chunk} belongs to file version {file}, which is missing: the store was changed outside ctxpack"
+                        ),
+                    });
+                }
             };
             if check && sum.is_some_and(|sum| sum != checksum(row.text.as_bytes())) {
                 return Err(StoreError::Corrupt {
@@ -1049,17 +1078,22 @@ impl Store {
             .prepare_cached("SELECT blob, chunker FROM files WHERE id = ?1")
             .map_err(|e| sql_error(&self.dir, e))?;
         let mut out = Vec::new();
+        // The manifest and its versions from one read of the database.
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
         for (path, id) in self.manifest(sha)? {
             let (blob, chunker): (String, u32) = stmt
                 .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(|e| sql_error(&self.dir, e))?;
+                .optional()
+                .map_err(|e| sql_error(&self.dir, e))?
+                .ok_or_else(|| self.missing_version(sha, &path, id))?;
             out.push((path, blob, chunker, id));
         }
         Ok(out)
     }
 
     /// A stored file version as it was written — its size, skip reason and chunks, every field
-    /// [`Store::insert_files`] takes — for copying it to another store.
+    /// [`Store::insert_files`] takes — for copying it to another store. Callers take `id` from
+    /// a manifest or an artifact, so a version that is not there is damage.
     pub fn export_file(&self, id: i64) -> Result<NewFile, StoreError> {
         let e = |err| sql_error(&self.dir, err);
         let (path, blob, bytes, skip_reason): (String, String, i64, Option<String>) = self
@@ -1067,7 +1101,14 @@ impl Store {
             .prepare_cached("SELECT path, blob, bytes, skip_reason FROM files WHERE id = ?1")
             .map_err(e)?
             .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .map_err(e)?;
+            .optional()
+            .map_err(e)?
+            .ok_or_else(|| StoreError::Corrupt {
+                dir: self.dir.clone(),
+                detail: format!(
+                    "file version {id} is missing: the store was changed outside ctxpack"
+                ),
+            })?;
         let mut stmt = self
             .conn
             .prepare_cached(

@@ -47,5 +47,5 @@ pub use ledger::{
 };
 pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, TermReader, analyze};
 pub use lock::WriterLock;
-pub use manifest::{Manifest, NewSnapshot};
+pub use manifest::{Manifest, ManifestDigest, NewSnapshot};
 pub use scope::ChunkStart;

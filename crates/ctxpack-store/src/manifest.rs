@@ -15,6 +15,15 @@
 //! the kept snapshots above them, so a chain only ever ends at a whole manifest.
 //!
 //! Stores of format 3 and older have no bases: every manifest there is whole.
+//!
+//! Since format 7 each snapshot also records what its whole manifest was when it was
+//! committed ([`Record`]): how many paths it lists, a sum over the file versions it lists, and
+//! a digest of its rows. Every read that folds a manifest compares the count and the sum with
+//! the record (the fold has both in hand, so this costs a pass over integers), so a row deleted,
+//! added or pointed at another or a missing file version is damage, never a file silently
+//! missing from a pack; `verify` compares the digest too. A child's record is its parent's
+//! updated by the child's changes, so committing a one-file change never reads the whole
+//! manifest. Snapshots committed before format 7 have no record and are read as they are.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -61,6 +70,132 @@ pub(crate) struct Link {
     pub(crate) seq: i64,
 }
 
+/// A digest of a set of manifest rows that neither depends on their order nor needs them all to
+/// be updated: the sum, modulo 2^256, of the SHA-256 of each row (an additive multiset hash).
+/// Adding a row adds its hash and removing one subtracts it, so a snapshot stored as a few
+/// changed rows gets the digest of its whole manifest from its parent's in as many steps. Like
+/// [`checksum`](crate::checksum) it detects damage, not forgery. A store hashes a row as
+/// `path NUL id LF` (the file version's id in decimal: ids are the store's own), the
+/// PostgreSQL backend as `path NUL blob NUL chunker LF`; git paths hold no NUL.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ManifestDigest([u64; 4]);
+
+impl ManifestDigest {
+    /// The SHA-256 of the concatenated `parts`, as a 256-bit number (least significant limb
+    /// first).
+    fn hash(parts: &[&[u8]]) -> [u64; 4] {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        for part in parts {
+            hasher.update(part);
+        }
+        let bytes = hasher.finalize();
+        let mut limbs = [0u64; 4];
+        for (limb, eight) in limbs.iter_mut().zip(bytes.chunks_exact(8)) {
+            *limb = u64::from_le_bytes(eight.try_into().expect("chunks of eight bytes"));
+        }
+        limbs
+    }
+
+    /// Adds the row whose bytes are the concatenated `parts`.
+    pub fn add(&mut self, parts: &[&[u8]]) {
+        let mut carry = false;
+        for (limb, term) in self.0.iter_mut().zip(Self::hash(parts)) {
+            let (sum, over) = limb.overflowing_add(term);
+            let (sum, over_carry) = sum.overflowing_add(u64::from(carry));
+            *limb = sum;
+            carry = over || over_carry;
+        }
+    }
+
+    /// Removes the row whose bytes are the concatenated `parts` (added before).
+    pub fn remove(&mut self, parts: &[&[u8]]) {
+        let mut borrow = false;
+        for (limb, term) in self.0.iter_mut().zip(Self::hash(parts)) {
+            let (difference, under) = limb.overflowing_sub(term);
+            let (difference, under_borrow) = difference.overflowing_sub(u64::from(borrow));
+            *limb = difference;
+            borrow = under || under_borrow;
+        }
+    }
+
+    /// 64 lowercase hex digits, most significant first: how the digest is stored.
+    pub fn to_hex(&self) -> String {
+        self.0
+            .iter()
+            .rev()
+            .map(|limb| format!("{limb:016x}"))
+            .collect()
+    }
+
+    /// The digest [`to_hex`](ManifestDigest::to_hex) wrote; `None` for any other text.
+    pub fn from_hex(text: &str) -> Option<ManifestDigest> {
+        if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let mut limbs = [0u64; 4];
+        for (i, limb) in limbs.iter_mut().rev().enumerate() {
+            *limb = u64::from_str_radix(&text[i * 16..(i + 1) * 16], 16).ok()?;
+        }
+        Some(ManifestDigest(limbs))
+    }
+}
+
+/// A snapshot's record of its whole manifest as committed (format 7).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Record {
+    /// The paths it lists (skipped files included).
+    pub(crate) files: u64,
+    /// The wrapping sum of [`mix`] over the ids of the file versions it lists: what a read
+    /// that has only the ids in hand (a search's) can check, with no path to hash. Mixed, so
+    /// that rows changed together do not cancel out as plain ids moved up and down by one
+    /// would.
+    pub(crate) ids: u64,
+    /// The digest of its rows.
+    pub(crate) digest: ManifestDigest,
+}
+
+impl Record {
+    /// The record of a whole manifest.
+    pub(crate) fn of<'a>(rows: impl IntoIterator<Item = (&'a str, i64)>) -> Record {
+        let mut record = Record::default();
+        for (path, id) in rows {
+            record.add(path, id);
+        }
+        record
+    }
+
+    /// Lists `path` with file version `id`.
+    pub(crate) fn add(&mut self, path: &str, id: i64) {
+        self.files += 1;
+        self.ids = self.ids.wrapping_add(mix(id));
+        self.digest
+            .add(&[path.as_bytes(), b"\0", id.to_string().as_bytes(), b"\n"]);
+    }
+
+    /// No longer lists `path` with file version `id`.
+    pub(crate) fn remove(&mut self, path: &str, id: i64) {
+        self.files = self.files.wrapping_sub(1);
+        self.ids = self.ids.wrapping_sub(mix(id));
+        self.digest
+            .remove(&[path.as_bytes(), b"\0", id.to_string().as_bytes(), b"\n"]);
+    }
+}
+
+/// Spreads a file version id over 64 bits (the SplitMix64 finalizer), for [`Record::ids`].
+pub(crate) fn mix(id: i64) -> u64 {
+    let mut z = id.cast_unsigned().wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The sum a [`Record`] keeps of these file version ids.
+fn sum_ids(ids: impl IntoIterator<Item = i64>) -> u64 {
+    ids.into_iter()
+        .fold(0u64, |sum, id| sum.wrapping_add(mix(id)))
+}
+
 /// Folds deltas given newest first into one: the first row for a path wins.
 fn fold(layers: impl IntoIterator<Item = Rows>) -> BTreeMap<String, Option<i64>> {
     let mut out = BTreeMap::new();
@@ -99,7 +234,20 @@ impl Store {
     }
 
     /// The manifest of snapshot `sha`: every listed path with its file version, by path.
+    /// Checked against the snapshot's record: a manifest changed since it was committed is
+    /// [`StoreError::Corrupt`].
     pub fn manifest(&self, sha: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        // The chain, its rows and the record from one read of the database: a `gc` committing
+        // in between would otherwise be read half before and half after.
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+        let listing = self.listing(sha)?;
+        self.check_listing(sha, listing.len(), || listing.iter().map(|(_, id)| *id))?;
+        Ok(listing)
+    }
+
+    /// [`Store::manifest`] as the rows stand, unchecked: what `verify` compares with the
+    /// record, and what a record is made from.
+    pub(crate) fn listing(&self, sha: &str) -> Result<Vec<(String, i64)>, StoreError> {
         let chain = self.chain(sha)?;
         let Some((whole, deltas)) = chain.split_last() else {
             return Ok(Vec::new());
@@ -128,7 +276,16 @@ impl Store {
 
     /// The file versions snapshot `sha` lists, in no particular order: [`Store::manifest`]
     /// without the paths, which a search needs and which it reads without copying them.
+    /// Checked against the snapshot's record as [`Store::manifest`] is.
     pub fn manifest_ids(&self, sha: &str) -> Result<Vec<i64>, StoreError> {
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+        let ids = self.listed_ids(sha)?;
+        self.check_listing(sha, ids.len(), || ids.iter().copied())?;
+        Ok(ids)
+    }
+
+    /// [`Store::manifest_ids`], unchecked.
+    fn listed_ids(&self, sha: &str) -> Result<Vec<i64>, StoreError> {
         let chain = self.chain(sha)?;
         let Some((whole, deltas)) = chain.split_last() else {
             return Ok(Vec::new());
@@ -162,11 +319,17 @@ impl Store {
 
     /// The file version snapshot `sha` lists for `path`, if it lists the path.
     pub fn manifest_entry(&self, sha: &str, path: &str) -> Result<Option<i64>, StoreError> {
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+        self.entry_on(&self.chain(sha)?, path)
+    }
+
+    /// The file version the snapshot at the top of `chain` lists for `path`, if any.
+    fn entry_on(&self, chain: &[Link], path: &str) -> Result<Option<i64>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT file_id FROM manifest WHERE snapshot = ?1 AND path = ?2")
             .map_err(|e| sql_error(&self.dir, e))?;
-        for link in self.chain(sha)? {
+        for link in chain {
             let row: Option<Option<i64>> = stmt
                 .query_row([&link.sha, path], |r| r.get(0))
                 .optional()
@@ -176,6 +339,140 @@ impl Store {
             }
         }
         Ok(None)
+    }
+
+    /// The record of snapshot `sha`'s manifest; `None` when it has none (committed before
+    /// format 7, or not indexed).
+    pub(crate) fn record(&self, sha: &str) -> Result<Option<Record>, StoreError> {
+        if self.format_version() < 7 {
+            return Ok(None);
+        }
+        let row: Option<(Option<i64>, Option<i64>, Option<String>)> = self
+            .conn
+            .prepare_cached(
+                "SELECT manifest_files, manifest_ids, manifest_digest FROM snapshots WHERE sha = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([sha], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let Some((Some(files), Some(ids), Some(digest))) = row else {
+            return Ok(None);
+        };
+        let corrupt = || StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: format!("the manifest record of snapshot {sha} is not one ctxpack writes"),
+        };
+        Ok(Some(Record {
+            files: u64::try_from(files).map_err(|_| corrupt())?,
+            ids: ids.cast_unsigned(),
+            digest: ManifestDigest::from_hex(&digest).ok_or_else(corrupt)?,
+        }))
+    }
+
+    /// Compares a fold of snapshot `sha`'s manifest — `files` paths listing the versions
+    /// `ids` gives — with its record, if it has one. Only the count and the sum of the ids: a
+    /// fold has both in hand, while the digest would hash every path (that is `verify`'s).
+    fn check_listing<I: Iterator<Item = i64>>(
+        &self,
+        sha: &str,
+        files: usize,
+        ids: impl FnOnce() -> I,
+    ) -> Result<(), StoreError> {
+        let Some(record) = self.record(sha)? else {
+            return Ok(());
+        };
+        let detail = if record.files != files as u64 {
+            format!(
+                "the manifest of snapshot {sha} lists {files} files where {} were committed",
+                record.files
+            )
+        } else if record.ids != sum_ids(ids()) {
+            match self.missing_reference(sha)? {
+                Some((path, id)) => format!(
+                    "the manifest of snapshot {sha} lists file version {id} for {path}, which is missing"
+                ),
+                None => format!(
+                    "the manifest of snapshot {sha} lists other file versions than were committed"
+                ),
+            }
+        } else {
+            return Ok(());
+        };
+        Err(StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: format!("{detail}: the store was changed outside ctxpack"),
+        })
+    }
+
+    /// A row of snapshot `sha`'s chain naming a file version that does not exist, if there
+    /// is one: what a damaged manifest's error names (never read on the way to a pack).
+    fn missing_reference(&self, sha: &str) -> Result<Option<(String, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path, file_id FROM manifest m WHERE snapshot = ?1 AND file_id IS NOT NULL \
+                 AND NOT EXISTS (SELECT 1 FROM files f WHERE f.id = m.file_id) ORDER BY path LIMIT 1",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        for link in self.chain(sha)? {
+            let row = stmt
+                .query_row([&link.sha], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(|e| sql_error(&self.dir, e))?;
+            if row.is_some() {
+                return Ok(row);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The error for a manifest row of snapshot `sha` naming file version `id`, which is not
+    /// in the store.
+    pub(crate) fn missing_version(&self, sha: &str, path: &str, id: i64) -> StoreError {
+        StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: format!(
+                "the manifest of snapshot {sha} lists file version {id} for {path}, which is missing: the store was changed outside ctxpack"
+            ),
+        }
+    }
+
+    /// The record of the manifest that `changes` make of the manifest of `parent`'s top:
+    /// the parent's record updated row by row, or, when the parent has none (it was committed
+    /// before format 7), the whole manifest's.
+    fn record_after(&self, parent: &[Link], changes: &Rows) -> Result<Record, StoreError> {
+        let Some(top) = parent.first() else {
+            // Changes against nothing: they list what they list.
+            return Ok(Record::of(
+                changes
+                    .iter()
+                    .filter_map(|(path, id)| id.map(|id| (path.as_str(), id))),
+            ));
+        };
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+        if let Some(mut record) = self.record(&top.sha)? {
+            for (path, id) in changes {
+                if let Some(old) = self.entry_on(parent, path)? {
+                    record.remove(path, old);
+                }
+                if let Some(id) = id {
+                    record.add(path, *id);
+                }
+            }
+            return Ok(record);
+        }
+        let mut whole: BTreeMap<String, i64> = self.listing(&top.sha)?.into_iter().collect();
+        for (path, id) in changes {
+            match id {
+                Some(id) => whole.insert(path.clone(), *id),
+                None => whole.remove(path),
+            };
+        }
+        Ok(Record::of(
+            whole.iter().map(|(path, id)| (path.as_str(), *id)),
+        ))
     }
 
     /// The rows stored for snapshot `sha` itself (its whole manifest, or its changes against
@@ -221,7 +518,14 @@ impl Store {
         for id in ids {
             let (skip, chunks): (Option<String>, i64) = stmt
                 .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(|e| sql_error(&self.dir, e))?;
+                .optional()
+                .map_err(|e| sql_error(&self.dir, e))?
+                .ok_or_else(|| StoreError::Corrupt {
+                    dir: self.dir.clone(),
+                    detail: format!(
+                        "file version {id} is missing: the store was changed outside ctxpack"
+                    ),
+                })?;
             stats.chunks += chunks as u64;
             if let Some(reason) = skip {
                 *stats.skipped.entry(reason).or_default() += 1;
@@ -282,6 +586,11 @@ impl Store {
                 (base, seq, stored, listed)
             }
         };
+        // What the whole manifest is, recorded with the snapshot.
+        let record = match &snapshot.manifest {
+            Manifest::Whole(rows) => Record::of(rows.iter().map(|(p, id)| (p.as_str(), *id))),
+            Manifest::Changes(changes) => self.record_after(&parent, changes)?,
+        };
         let tx = self.conn.transaction().map_err(e)?;
         {
             let mut ready = tx
@@ -296,8 +605,9 @@ impl Store {
                 .map_or(0, |d| d.as_secs() as i64);
             let stats = &snapshot.stats;
             tx.execute(
-                "INSERT INTO snapshots (sha, indexed_at, files, chunks, skipped, seconds, base, seq, basis) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO snapshots (sha, indexed_at, files, chunks, skipped, seconds, base, seq, basis, \
+                 manifest_files, manifest_ids, manifest_digest) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     snapshot.sha,
                     now,
@@ -308,6 +618,9 @@ impl Store {
                     base,
                     seq,
                     snapshot.basis,
+                    record.files as i64,
+                    record.ids.cast_signed(),
+                    record.digest.to_hex(),
                 ],
             )
             .map_err(e)?;
@@ -430,4 +743,231 @@ pub(crate) fn write_rows(
         entry.execute(params![sha, path, id])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::db::NewFile;
+
+    #[test]
+    fn a_digest_ignores_order_and_a_removal_undoes_an_addition() {
+        let rows: [&[&[u8]]; 3] = [
+            &[b"a.rs\0", b"1\n"],
+            &[b"b.rs\0", b"2\n"],
+            &[b"c.rs\0", b"3\n"],
+        ];
+        let mut forward = ManifestDigest::default();
+        rows.iter().for_each(|row| forward.add(row));
+        let mut backward = ManifestDigest::default();
+        rows.iter().rev().for_each(|row| backward.add(row));
+        assert_eq!(forward, backward);
+        assert_ne!(forward, ManifestDigest::default());
+        let mut two = forward;
+        two.remove(rows[1]);
+        let mut expected = ManifestDigest::default();
+        expected.add(rows[0]);
+        expected.add(rows[2]);
+        assert_eq!(two, expected);
+        // A sum that wraps round 2^256 comes back: every row removed is the empty digest.
+        rows.iter().for_each(|row| forward.remove(row));
+        assert_eq!(forward, ManifestDigest::default());
+        let hex = expected.to_hex();
+        assert_eq!(hex.len(), 64);
+        assert_eq!(ManifestDigest::from_hex(&hex), Some(expected));
+        for bad in ["", "zz", &hex[1..], &format!("+{}", &hex[1..])] {
+            assert_eq!(ManifestDigest::from_hex(bad), None, "{bad}");
+        }
+    }
+
+    /// A store with `n` skipped file versions `f0.rs` … (skipped, so nothing is chunked or
+    /// indexed); their ids in order.
+    fn store_with_files(n: usize) -> (tempfile::TempDir, Store, Vec<i64>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open_or_create(&dir.path().join("s")).expect("create");
+        let files: Vec<NewFile> = (0..n)
+            .map(|i| NewFile {
+                path: format!("f{}.rs", i % 8),
+                blob: format!("{i:040x}"),
+                bytes: 1,
+                skip_reason: Some("binary".into()),
+                chunks: Vec::new(),
+            })
+            .collect();
+        let ids = store.insert_files(&files, 1).expect("files");
+        (dir, store, ids)
+    }
+
+    fn commit(store: &mut Store, sha: &str, parent: Option<&str>, manifest: Manifest) {
+        store
+            .commit_snapshot(&NewSnapshot {
+                sha,
+                parent,
+                manifest,
+                stats: SnapshotStats::default(),
+                basis: None,
+            })
+            .expect("commits");
+    }
+
+    /// The record kept with the snapshot is the record of its whole manifest.
+    fn assert_recorded(store: &Store, sha: &str) {
+        let listing = store.listing(sha).expect("a manifest");
+        assert_eq!(
+            store.record(sha).expect("reads"),
+            Some(Record::of(listing.iter().map(|(p, id)| (p.as_str(), *id)))),
+            "{sha}"
+        );
+        assert_eq!(store.manifest(sha).expect("checked"), listing);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Records kept change by change (the parent's record updated row by row, down chains
+        /// of skip deltas) equal the record of each whole manifest, and still do after `gc`
+        /// removes snapshots from the middle of the chains.
+        #[test]
+        fn records_kept_by_changes_are_those_of_the_whole_manifests(
+            steps in prop::collection::vec(prop::collection::vec((0usize..8, 0usize..5), 1..4), 1..12),
+            doomed in prop::collection::vec(any::<bool>(), 12),
+        ) {
+            // Five versions of each of eight paths; version 4 of a path means "not listed".
+            let (_dir, mut store, ids) = store_with_files(40);
+            let id = |path: usize, version: usize| ids[version * 8 + path];
+            let whole: Vec<(String, i64)> =
+                (0..8).map(|p| (format!("f{p}.rs"), id(p, 0))).collect();
+            commit(&mut store, "s0", None, Manifest::Whole(whole));
+            assert_recorded(&store, "s0");
+            let mut shas = vec!["s0".to_owned()];
+            for (n, step) in steps.iter().enumerate() {
+                let sha = format!("s{}", n + 1);
+                let mut changes: BTreeMap<String, Option<i64>> = BTreeMap::new();
+                for &(path, version) in step {
+                    changes.insert(format!("f{path}.rs"), (version < 4).then(|| id(path, version)));
+                }
+                let parent = shas.last().cloned();
+                commit(&mut store, &sha, parent.as_deref(), Manifest::Changes(changes.into_iter().collect()));
+                assert_recorded(&store, &sha);
+                shas.push(sha);
+            }
+            let before: Vec<_> = shas.iter().map(|s| store.listing(s).expect("reads")).collect();
+            let removed: Vec<String> = shas
+                .iter()
+                .zip(&doomed)
+                .filter(|(_, gone)| **gone)
+                .map(|(sha, _)| sha.clone())
+                .collect();
+            store.remove_snapshots(&removed).expect("gc");
+            for (sha, listing) in shas.iter().zip(&before) {
+                if !removed.contains(sha) {
+                    prop_assert_eq!(&store.listing(sha).expect("reads"), listing);
+                    assert_recorded(&store, sha);
+                }
+            }
+            prop_assert!(store.damaged_manifests().expect("verifies").is_empty());
+        }
+    }
+
+    #[test]
+    fn a_changed_manifest_is_damage_on_every_read_that_folds_it() {
+        let (_dir, mut store, ids) = store_with_files(16);
+        let whole: Vec<(String, i64)> = (0..8).map(|p| (format!("f{p}.rs"), ids[p])).collect();
+        commit(&mut store, "s0", None, Manifest::Whole(whole));
+        commit(
+            &mut store,
+            "s1",
+            Some("s0"),
+            Manifest::Changes(vec![("f1.rs".into(), Some(ids[9]))]),
+        );
+        let corrupt = |store: &Store, sha: &str, needle: &str| {
+            for result in [
+                store.manifest(sha).map(|_| ()),
+                store.manifest_ids(sha).map(|_| ()),
+            ] {
+                match result {
+                    Err(StoreError::Corrupt { detail, .. }) => {
+                        assert!(detail.contains(needle), "{detail}");
+                    }
+                    other => panic!("{sha}: {other:?}"),
+                }
+            }
+        };
+        // A row of the base deleted: both snapshots list one file fewer than they recorded.
+        store
+            .conn
+            .execute(
+                "DELETE FROM manifest WHERE snapshot = 's0' AND path = 'f5.rs'",
+                [],
+            )
+            .expect("tamper");
+        corrupt(&store, "s0", "lists 7 files where 8 were committed");
+        corrupt(&store, "s1", "lists 7 files where 8 were committed");
+        let damaged = store.damaged_manifests().expect("verifies");
+        assert_eq!(damaged.len(), 2, "{damaged:?}");
+        // Put back, then pointed at a version that does not exist (as a tool that does not
+        // enforce foreign keys may leave it): named in the error.
+        store
+            .conn
+            .pragma_update(None, "foreign_keys", "OFF")
+            .expect("pragma");
+        store
+            .conn
+            .execute(
+                "INSERT INTO manifest (snapshot, path, file_id) VALUES ('s0', 'f5.rs', 999)",
+                [],
+            )
+            .expect("tamper");
+        corrupt(
+            &store,
+            "s1",
+            "lists file version 999 for f5.rs, which is missing",
+        );
+        // Pointed at another version that exists: the sum of the ids tells.
+        store
+            .conn
+            .execute(
+                "UPDATE manifest SET file_id = ?1 WHERE snapshot = 's0' AND path = 'f5.rs'",
+                [ids[13]],
+            )
+            .expect("tamper");
+        corrupt(
+            &store,
+            "s1",
+            "lists other file versions than were committed",
+        );
+        // As committed again: sound.
+        store
+            .conn
+            .execute(
+                "UPDATE manifest SET file_id = ?1 WHERE snapshot = 's0' AND path = 'f5.rs'",
+                [ids[5]],
+            )
+            .expect("restore");
+        assert!(store.manifest("s1").is_ok());
+        assert!(store.damaged_manifests().expect("verifies").is_empty());
+        // A snapshot without a record (as a store before format 7 left it) is read as it is,
+        // and recording it makes its manifest as it stands the one checked.
+        store
+            .conn
+            .execute(
+                "UPDATE snapshots SET manifest_files = NULL, manifest_ids = NULL, manifest_digest = NULL",
+                [],
+            )
+            .expect("forget");
+        store
+            .conn
+            .execute(
+                "DELETE FROM manifest WHERE snapshot = 's0' AND path = 'f6.rs'",
+                [],
+            )
+            .expect("tamper");
+        assert_eq!(store.manifest("s1").expect("unchecked").len(), 7);
+        assert_eq!(store.unrecorded_manifests().expect("reads"), ["s1", "s0"]);
+        assert_eq!(store.record_manifests().expect("records").len(), 2);
+        assert!(store.unrecorded_manifests().expect("reads").is_empty());
+        assert_recorded(&store, "s1");
+    }
 }

@@ -1,9 +1,11 @@
 //! The full check of a store (`ctxpack verify`) and the repairs it can make from what the
 //! store holds. Opening a store makes only cheap checks (the format, the lexical index's
 //! presence and size); this reads everything: the database's own integrity check, every
-//! chunk's and embedding's checksum, every file of the lexical index against its checksum and
-//! its size against the chunks, and the ledger's records and texts.
+//! chunk's and embedding's checksum, every snapshot's manifest against its record (count, sum
+//! of ids and digest) and every manifest row's file version, every file of the lexical index
+//! against its checksum and its size against the chunks, and the ledger's records and texts.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use rusqlite::params;
@@ -11,12 +13,13 @@ use rusqlite::params;
 use crate::db::{Store, checksum, sql_error};
 use crate::error::StoreError;
 use crate::ledger::Ledger;
+use crate::manifest::Record;
 
 /// One thing `verify` found wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
-    /// What part of the store: `database`, `lexical`, `chunk`, `embedding`, `vectors`,
-    /// `ledger`.
+    /// What part of the store: `database`, `manifest`, `lexical`, `chunk`, `embedding`,
+    /// `vectors`, `ledger`.
     pub part: &'static str,
     /// What is wrong, naming the row, file or record.
     pub detail: String,
@@ -68,6 +71,22 @@ impl Store {
         if self.format_version() >= 2 {
             self.verify_checksums(&mut problems)?;
         }
+        let orphans = self.orphan_chunks()?;
+        if let Some((chunk, file)) = orphans.first() {
+            problems.push(Problem::new(
+                "chunk",
+                format!(
+                    "{} chunks belong to file versions that are missing (chunk {chunk} to version {file})",
+                    orphans.len()
+                ),
+            ));
+        }
+        for (sha, detail) in self.damaged_manifests()? {
+            problems.push(Problem::new(
+                "manifest",
+                format!("snapshot {sha}: {detail}"),
+            ));
+        }
         self.verify_lexical(&mut problems)?;
         self.verify_vectors(&mut problems)?;
         if self.format_version() >= 5 {
@@ -75,6 +94,176 @@ impl Store {
         }
         verify_ledger(&self.dir, &mut problems)?;
         Ok(problems)
+    }
+
+    /// Checks every snapshot's manifest: each row's file version exists, and the whole
+    /// manifest, folded, matches the snapshot's record (count, sum of ids, digest) when it
+    /// has one. A snapshot whose chain cannot be read (a missing base) is damaged too.
+    /// Returns the damaged snapshots, `(sha, what is wrong)`, most recent first: their
+    /// commits can be indexed again from git.
+    pub fn damaged_manifests(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        let _batch = self.read_batch().map_err(e)?;
+        let mut damaged = Vec::new();
+        // Every stored row naming a file version that is not there, once for all snapshots:
+        // a snapshot listing one of them is damaged whichever snapshot stores the row.
+        let missing: HashSet<i64> = self
+            .query_ids(
+                "SELECT DISTINCT file_id FROM manifest m WHERE file_id IS NOT NULL \
+             AND NOT EXISTS (SELECT 1 FROM files f WHERE f.id = m.file_id)",
+                [],
+            )?
+            .into_iter()
+            .collect();
+        for snapshot in self.snapshots()? {
+            match self.manifest_damage(&snapshot.sha, &missing) {
+                Ok(None) => {}
+                Ok(Some(wrong)) | Err(StoreError::Corrupt { detail: wrong, .. }) => {
+                    damaged.push((snapshot.sha, wrong));
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(damaged)
+    }
+
+    /// What is wrong with snapshot `sha`'s manifest, if anything, given the file versions
+    /// manifest rows name that are `missing`.
+    fn manifest_damage(
+        &self,
+        sha: &str,
+        missing: &HashSet<i64>,
+    ) -> Result<Option<String>, StoreError> {
+        let listing = self.listing(sha)?;
+        if let Some((path, id)) = listing.iter().find(|(_, id)| missing.contains(id)) {
+            return Ok(Some(format!(
+                "its manifest lists file version {id} for {path}, which is missing"
+            )));
+        }
+        let Some(record) = self.record(sha)? else {
+            return Ok(None);
+        };
+        let found = Record::of(listing.iter().map(|(p, id)| (p.as_str(), *id)));
+        Ok(if found.files != record.files {
+            Some(format!(
+                "its manifest lists {} files where {} were committed",
+                found.files, record.files
+            ))
+        } else if found.ids != record.ids || found.digest != record.digest {
+            Some("its manifest's rows differ from those committed".to_owned())
+        } else {
+            None
+        })
+    }
+
+    /// Chunks whose file version is missing, `(chunk id, file version id)`: `gc` deletes a
+    /// version's chunks with it, so only a change outside ctxpack leaves them, and a version
+    /// stored later may be given the missing one's id and with it these chunks.
+    fn orphan_chunks(&self) -> Result<Vec<(i64, i64)>, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT c.id, c.file_id FROM chunks c \
+                 WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.id = c.file_id) ORDER BY c.id",
+            )
+            .map_err(e)?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(e)?
+            .collect::<Result<_, _>>()
+            .map_err(e)
+    }
+
+    /// Deletes the chunks whose file version is missing, and their lexical entries first (as
+    /// `gc` does: a run stopped in between leaves chunks the next repair finds again);
+    /// returns how many.
+    pub fn drop_orphan_chunks(&mut self) -> Result<u64, StoreError> {
+        self.require_writable()?;
+        let orphans = self.orphan_chunks()?;
+        let mut versions: Vec<i64> = orphans.iter().map(|(_, file)| *file).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        if versions.is_empty() {
+            return Ok(0);
+        }
+        self.delete_lexical(&versions)?;
+        let dir = self.dir.clone();
+        let e = |err| sql_error(&dir, err);
+        let tx = self.conn.transaction().map_err(e)?;
+        let mut dropped = 0;
+        {
+            let mut delete = tx
+                .prepare("DELETE FROM chunks WHERE file_id = ?1 AND NOT EXISTS (SELECT 1 FROM files f WHERE f.id = ?1)")
+                .map_err(e)?;
+            for id in &versions {
+                dropped += delete.execute([id]).map_err(e)? as u64;
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(dropped)
+    }
+
+    /// The snapshots with no record of their manifest (committed before format 7): only
+    /// their rows' file versions can be checked. [`Store::record_manifests`] records them.
+    pub fn unrecorded_manifests(&self) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        for snapshot in self.snapshots()? {
+            match self.record(&snapshot.sha) {
+                Ok(None) => out.push(snapshot.sha),
+                // A record that cannot be read is damage, which `damaged_manifests` reports.
+                Ok(Some(_)) | Err(StoreError::Corrupt { .. }) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records the manifest of every snapshot that has no record, as it stands (what a
+    /// store written before format 7 lacks), in one transaction; returns their SHAs. A
+    /// snapshot whose manifest cannot be folded is left without one.
+    pub fn record_manifests(&mut self) -> Result<Vec<String>, StoreError> {
+        self.require_writable()?;
+        let mut records = Vec::new();
+        {
+            let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+            for snapshot in self.snapshots()? {
+                match self.record(&snapshot.sha) {
+                    Ok(None) => {}
+                    Ok(Some(_)) | Err(StoreError::Corrupt { .. }) => continue,
+                    Err(other) => return Err(other),
+                }
+                let listing = match self.listing(&snapshot.sha) {
+                    Ok(listing) => listing,
+                    Err(StoreError::Corrupt { .. }) => continue,
+                    Err(other) => return Err(other),
+                };
+                let record = Record::of(listing.iter().map(|(p, id)| (p.as_str(), *id)));
+                records.push((snapshot.sha, record));
+            }
+        }
+        let dir = self.dir.clone();
+        let e = |err| sql_error(&dir, err);
+        let tx = self.conn.transaction().map_err(e)?;
+        {
+            let mut update = tx
+                .prepare(
+                    "UPDATE snapshots SET manifest_files = ?2, manifest_ids = ?3, \
+                     manifest_digest = ?4 WHERE sha = ?1",
+                )
+                .map_err(e)?;
+            for (sha, record) in &records {
+                update
+                    .execute(params![
+                        sha,
+                        record.files as i64,
+                        record.ids.cast_signed(),
+                        record.digest.to_hex()
+                    ])
+                    .map_err(e)?;
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(records.into_iter().map(|(sha, _)| sha).collect())
     }
 
     /// Compares each collection's kept document count with a count of its documents (searches

@@ -21,7 +21,7 @@ use ctxpack_store::{Ledger, LedgerStore, StoreError};
 use crate::fixture::{Workspaces, project, project_script};
 
 /// A scratch database, or `None` (with a note) when no server is configured outside CI.
-fn postgres() -> Option<Scratch> {
+pub(crate) fn postgres() -> Option<Scratch> {
     let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     match std::env::var("CTXPACK_TEST_DATABASE") {
         Ok(url) if !url.is_empty() => {

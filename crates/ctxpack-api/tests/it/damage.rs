@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use ctxpack_api::docs::{DocumentPackRequest, FieldRequest, InsertRequest, VsearchRequest};
 use ctxpack_api::{
-    Access, Control, ErrorKind, Format, IndexRequest, PackOptions, RenderOptions,
+    Access, Control, ErrorKind, Format, Hint, IndexRequest, PackOptions, RenderOptions,
     SnapshotPackRequest, VerifyReport, VerifyRequest, View, Workspace, pack_json,
 };
 use serde_json::{Value, json};
@@ -242,6 +242,195 @@ fn a_changed_chunk_is_never_packed_or_queried() {
     assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
     assert!(verify(&workspace, true).remaining.is_empty());
     assert_eq!(packs(&workspace), before);
+}
+
+/// A manifest that lost a row (or a snapshot that lost a file) is damage on the read path,
+/// not a pack without the file: the folded manifest is counted against the record committed
+/// with the snapshot. Here the row is in the base the packed snapshot is stored against.
+#[test]
+fn a_deleted_manifest_row_fails_the_pack_and_verify() {
+    let (f, workspace, _) = indexed();
+    f.write(
+        "src/spend.rs",
+        "pub fn spend(budget: u64, cost: u64) -> Option<u64> { budget.checked_sub(cost) }\n",
+    );
+    f.commit("second");
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes HEAD as changes against the first commit");
+    let before = packs(&workspace);
+    sql(
+        &f.store(),
+        "DELETE FROM manifest WHERE path = 'src/budget.rs';",
+    );
+    let error = damage_reported(&workspace);
+    assert!(
+        error
+            .message()
+            .contains("lists 4 files where 5 were committed"),
+        "{error}"
+    );
+    assert_eq!(error.hint(), Some(&Hint::RebuildStore), "{error}");
+    // Both snapshots list it through the same row, and both are indexed again.
+    let report = verify(&workspace, false);
+    assert_eq!(parts(&report), ["manifest", "manifest"], "{report}");
+    assert!(report.remaining.len() == 2, "{report}");
+    let report = verify(&workspace, true);
+    assert!(report.remaining.is_empty(), "{report}");
+    assert_eq!(packs(&workspace), before);
+    assert!(verify(&workspace, false).found.is_empty());
+}
+
+/// A manifest row pointed at a file version that is not there (as a tool that does not enforce
+/// foreign keys can leave it) fails the pack, naming the row, until `verify --repair`.
+#[test]
+fn a_manifest_row_naming_a_missing_file_fails_the_pack() {
+    let (f, workspace, before) = indexed();
+    sql(
+        &f.store(),
+        "PRAGMA foreign_keys = OFF; \
+         UPDATE manifest SET file_id = (SELECT max(id) + 1000 FROM files) \
+         WHERE path = 'src/budget.rs';",
+    );
+    let error = damage_reported(&workspace);
+    assert!(
+        error
+            .message()
+            .contains("for src/budget.rs, which is missing"),
+        "{error}"
+    );
+    found_then_repaired(&workspace, "manifest", "src/budget.rs", &before);
+}
+
+/// A file version deleted under a manifest that still lists it: the count and the ids still
+/// match the record, but a pack that reads one of its chunks finds the chunk's file missing,
+/// and `verify` names the row (and the chunks and lexical entries left without it, which
+/// `--repair` removes before it indexes the snapshot again).
+#[test]
+fn a_file_version_deleted_under_its_manifest_fails_the_pack_and_verify() {
+    let (f, workspace, before) = indexed();
+    sql(
+        &f.store(),
+        "PRAGMA foreign_keys = OFF; DELETE FROM files WHERE path = 'src/budget.rs';",
+    );
+    let error = damage_reported(&workspace);
+    assert!(error.message().contains("which is missing"), "{error}");
+    let report = verify(&workspace, false);
+    assert_eq!(parts(&report), ["chunk", "manifest", "lexical"], "{report}");
+    assert!(
+        report.found[1]
+            .detail
+            .contains("for src/budget.rs, which is missing"),
+        "{report}"
+    );
+    let report = verify(&workspace, true);
+    assert!(report.remaining.is_empty(), "{report}");
+    assert_eq!(packs(&workspace), before);
+}
+
+/// A store written before snapshots recorded their manifests (format 6) packs as it always
+/// did and `verify` finds nothing wrong with it; `verify --repair` records its manifests as
+/// they stand, after which they are checked like any other.
+#[test]
+fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
+    let (f, workspace, before) = indexed();
+    sql(
+        &f.store(),
+        "ALTER TABLE snapshots DROP COLUMN manifest_files; \
+         ALTER TABLE snapshots DROP COLUMN manifest_ids; \
+         ALTER TABLE snapshots DROP COLUMN manifest_digest; \
+         PRAGMA user_version = 6;",
+    );
+    let reader = f.workspace_with(Access::ReadOnly, None);
+    assert_eq!(packs(&reader), before);
+    let report = verify(&reader, false);
+    assert!(report.found.is_empty(), "{report}");
+    assert_eq!(report.unrecorded, 1, "{report}");
+    assert!(
+        report.to_string().contains("a repair records them"),
+        "{report}"
+    );
+    let report = verify(&workspace, true);
+    assert!(report.remaining.is_empty(), "{report}");
+    assert_eq!(
+        report.repaired,
+        ["recorded the manifest of 1 snapshot as it stands"],
+        "{report}"
+    );
+    assert_eq!(report.unrecorded, 0, "{report}");
+    assert_eq!(packs(&workspace), before);
+    // Recorded, the manifest is checked: a row deleted now is damage.
+    sql(
+        &f.store(),
+        "DELETE FROM manifest WHERE path = 'src/budget.rs';",
+    );
+    damage_reported(&workspace);
+}
+
+/// The PostgreSQL backend records each published manifest too: a process filling its cache
+/// from a manifest changed in the database fails as damage instead of packing without a file.
+#[test]
+fn a_changed_published_manifest_fails_the_pack_from_a_fresh_cache() {
+    use ctxpack_api::server::{Grant, Scope, ServerRegistry};
+    let Some(db) = crate::backends::postgres() else {
+        return;
+    };
+    let (f, _) = project();
+    let state = tempfile::tempdir().expect("tempdir");
+    let registry = ServerRegistry::open_database(db.url(), state.path()).expect("opens");
+    registry.add_repo("app", f.path()).expect("registers");
+    let grant = Grant {
+        token: "ci".into(),
+        repo: "app".into(),
+        scope: Scope::Write,
+    };
+    let roots = [f.path().canonicalize().expect("canonical")];
+    let workspace = registry.workspace(&grant, &roots).expect("a workspace");
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes and publishes");
+    let mut client = postgres::Client::connect(db.url(), postgres::NoTls).expect("a client");
+    let text: String = client
+        .query_one(
+            "SELECT manifest FROM ctxpack_snapshots WHERE repo = 'app'",
+            &[],
+        )
+        .expect("one snapshot")
+        .get(0);
+    let mut manifest: Value = serde_json::from_str(&text).expect("JSON");
+    let entries = manifest["whole"].as_array_mut().expect("a whole manifest");
+    let listed = entries.len();
+    entries.retain(|entry| entry[0] != "src/budget.rs");
+    assert_eq!(entries.len(), listed - 1);
+    client
+        .execute(
+            "UPDATE ctxpack_snapshots SET manifest = $1 WHERE repo = 'app'",
+            &[&manifest.to_string()],
+        )
+        .expect("tamper");
+    let other_state = tempfile::tempdir().expect("tempdir");
+    let other = ServerRegistry::open_database(db.url(), other_state.path())
+        .expect("opens")
+        .workspace(&grant, &roots)
+        .expect("a workspace");
+    let error = other
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: GOALS[0].into(),
+                index: false,
+                ..SnapshotPackRequest::default()
+            },
+            &PackOptions::default(),
+        )
+        .expect_err("damage is reported");
+    assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
+    assert!(
+        error.message().contains(&format!(
+            "lists {} files where {listed} were published",
+            listed - 1
+        )),
+        "{error}"
+    );
 }
 
 /// A document store with vectors synced, and the bytes of a search and a pack.

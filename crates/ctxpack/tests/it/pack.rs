@@ -646,6 +646,25 @@ fn damaged_stores_and_repositories_exit_4_with_a_way_out() {
         run.stdout
     );
     assert_eq!(f.run(&["pack", "budget"]).code, 0);
+    // A manifest that lost a row is damage too, never a pack without the file.
+    rusqlite::Connection::open(store.join("ctxpack.sqlite"))
+        .and_then(|c| c.execute("DELETE FROM manifest WHERE path = 'src/budget.rs'", []))
+        .expect("a row deleted");
+    let run = f.run(&["pack", "budget"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("were committed") && run.stderr.contains("ctxpack verify --repair"),
+        "{}",
+        run.stderr
+    );
+    let run = f.run(&["verify", "--repair"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("again from its commit"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(f.run(&["pack", "budget"]).code, 0);
     // Rebuilding says where an unreadable database went (it is never deleted).
     std::fs::write(
         store.join("ctxpack.sqlite"),
