@@ -124,18 +124,16 @@ impl Workspace {
         }
     }
 
-    /// The recorded packs, newest first, at most `limit` of them.
+    /// The recorded packs, newest first, at most `limit` of them (read through the ledger's
+    /// index: the records of the page alone).
     pub fn log(&self, limit: usize) -> Result<Log> {
-        let contents = self.ledger()?.read()?;
+        let page = self.ledger()?.page(&LogFilter {
+            limit,
+            ..LogFilter::default()
+        })?;
         Ok(Log {
-            entries: contents
-                .records
-                .iter()
-                .rev()
-                .take(limit)
-                .map(LogEntry::from)
-                .collect(),
-            torn: contents.torn,
+            entries: page.records.iter().map(LogEntry::from).collect(),
+            torn: page.torn,
         })
     }
 

@@ -311,6 +311,12 @@ impl Workspace {
                     .into(),
             );
         }
+        if parts.contains(ctxpack_store::verify::LEDGER_INDEX) {
+            ctxpack_store::Ledger::new(&dir).rebuild_index()?;
+            report
+                .repaired
+                .push("wrote the ledger's index again from its records".into());
+        }
         drop(store);
         drop(lock);
         for (sha, pinned) in again {

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ctxpack_core::Pack;
-use ctxpack_store::ledger::{replay, text_matches};
+use ctxpack_store::ledger::{INDEXED_GOAL_CHARS, indexed_goal, replay, text_matches};
 use ctxpack_store::registry::{RegistryRows, RepoRow, TokenRow};
 use ctxpack_store::{
     Ledger, LedgerContents, LedgerPage, LedgerQuery, LedgerRecord, LedgerStore, RecordContext,
@@ -648,7 +648,13 @@ impl LedgerStore for PgLedger {
             tx.execute(
                 "INSERT INTO ctxpack_ledger (repo, id, time, record, goal)
                  VALUES ($1, $2, $3, $4, $5)",
-                &[&self.repo, &record.id, &time, &line, &record.goal],
+                &[
+                    &self.repo,
+                    &record.id,
+                    &time,
+                    &line,
+                    &indexed_goal(&record.goal).0,
+                ],
             )
             .map_err(error)?;
             tx.commit().map_err(error)
@@ -675,14 +681,17 @@ impl LedgerStore for PgLedger {
     }
 
     fn page(&self, query: &LedgerQuery) -> Result<LedgerPage, StoreError> {
-        // Times and goals of every record, newest first (short rows; a record written before
-        // goals had their column is read for its goal, and left out if it cannot be read, as
-        // `read` reports it), then the page's records alone.
+        // Times and goals of every record, newest first (short rows: a goal column keeps the
+        // start of a long goal; a record written before goals had their column, or whose goal
+        // is longer than its column when the query filters on goals, is read for its goal, and
+        // left out if it cannot be read, as `read` reports it), then the page's records alone.
+        let cap = i32::try_from(INDEXED_GOAL_CHARS).unwrap_or(i32::MAX);
         let rows = self.db.with(|c| {
             c.query(
-                "SELECT seq, time, goal, CASE WHEN goal IS NULL THEN record END
+                "SELECT seq, time, goal,
+                        CASE WHEN goal IS NULL OR ($2 AND char_length(goal) >= $3) THEN record END
                  FROM ctxpack_ledger WHERE repo = $1 ORDER BY seq DESC",
-                &[&self.repo],
+                &[&self.repo, &query.goal.is_some(), &cap],
             )
             .map_err(|e| self.db.error(&e))
         })?;
@@ -690,13 +699,9 @@ impl LedgerStore for PgLedger {
             .iter()
             .filter_map(|row| {
                 let time = u64::try_from(row.get::<_, i64>(1)).unwrap_or(0);
-                let goal = match row.get::<_, Option<String>>(2) {
-                    Some(goal) => goal,
-                    None => {
-                        serde_json::from_str::<LedgerRecord>(row.get::<_, Option<&str>>(3)?)
-                            .ok()?
-                            .goal
-                    }
+                let goal = match row.get::<_, Option<&str>>(3) {
+                    None => row.get::<_, Option<String>>(2)?,
+                    Some(record) => serde_json::from_str::<LedgerRecord>(record).ok()?.goal,
                 };
                 Some((row.get(0), time, goal))
             })
@@ -707,7 +712,11 @@ impl LedgerStore for PgLedger {
             "SELECT record FROM ctxpack_ledger WHERE seq = ANY($1) ORDER BY seq DESC",
             &[&seqs],
         )?;
-        Ok(LedgerPage { records, total })
+        Ok(LedgerPage {
+            records,
+            total,
+            torn: Vec::new(),
+        })
     }
 
     fn find(&self, prefix: &str) -> Result<LedgerContents, StoreError> {

@@ -10,8 +10,9 @@
 //! only the records it names.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use ctxpack_core::{
@@ -24,6 +25,7 @@ use sha2::{Digest, Sha256};
 use crate::error::StoreError;
 use crate::guard;
 use crate::ledger_index;
+pub use crate::ledger_index::{INDEXED_GOAL_CHARS, indexed_goal};
 
 /// One selected hit, with its text stored by hash.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -225,18 +227,27 @@ pub struct LedgerQuery {
 }
 
 impl LedgerQuery {
+    /// Whether a record built at `time` is in the query's time range.
+    pub fn keeps_time(&self, time: u64) -> bool {
+        self.from.is_none_or(|from| time >= from) && self.until.is_none_or(|until| time < until)
+    }
+
+    /// The text goals must contain, lowercased.
+    pub fn needle(&self) -> Option<String> {
+        self.goal.as_deref().map(str::to_lowercase)
+    }
+
     /// Of records given newest first by their time and goal, the positions of those on this
     /// page, and how many match in all.
     pub fn select<'a>(&self, records: impl Iterator<Item = (u64, &'a str)>) -> (Vec<usize>, usize) {
-        let goal = self.goal.as_deref().map(str::to_lowercase);
+        let needle = self.needle();
         let mut total = 0;
         let mut page = Vec::with_capacity(self.limit.min(1000));
         for (position, (time, text)) in records.enumerate() {
-            let matches = self.from.is_none_or(|from| time >= from)
-                && self.until.is_none_or(|until| time < until)
-                && goal
+            let matches = self.keeps_time(time)
+                && needle
                     .as_deref()
-                    .is_none_or(|goal| text.to_lowercase().contains(goal));
+                    .is_none_or(|needle| text.to_lowercase().contains(needle));
             if matches {
                 if total >= self.offset && page.len() < self.limit {
                     page.push(position);
@@ -255,12 +266,9 @@ pub struct LedgerPage {
     pub records: Vec<LedgerRecord>,
     /// How many records match in all.
     pub total: usize,
-}
-
-/// The lines of the records file and the file to read the unread ones from.
-struct Indexed {
-    file: std::fs::File,
-    lines: Vec<ledger_index::Line>,
+    /// 1-based line numbers of records that could not be read (torn by a crash), where the
+    /// backend knows them.
+    pub torn: Vec<usize>,
 }
 
 /// The ledger of one store directory.
@@ -281,19 +289,17 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
-/// The bytes of `file` (at `path`) from `start` up to `end`.
-fn read_between(
-    file: &mut std::fs::File,
-    path: &Path,
-    start: u64,
-    end: u64,
-) -> Result<Vec<u8>, StoreError> {
-    let mut bytes = Vec::new();
-    file.seek(SeekFrom::Start(start)).map_err(io(path))?;
-    file.take(end.saturating_sub(start))
-        .read_to_end(&mut bytes)
-        .map_err(io(path))?;
-    Ok(bytes)
+/// An index entry in a few words, for `verify`.
+fn describe(entry: &ledger_index::Entry) -> String {
+    match &entry.id {
+        Some(id) => format!(
+            "record {} at byte {} ({} bytes)",
+            id.chars().take(12).collect::<String>().escape_debug(),
+            entry.offset,
+            entry.len
+        ),
+        None => format!("a torn line at byte {} ({} bytes)", entry.offset, entry.len),
+    }
 }
 
 /// Whether `hash` can name a text: a SHA-256 in lowercase hex, so no record can point a path
@@ -452,14 +458,13 @@ impl Ledger {
         let len = file.metadata().map_err(io(&path))?.len();
         // The index is derived: if it cannot be brought up to date, the record is still
         // written, and the next append tries again.
-        let number = self.index_up_to(&mut file, len).ok();
+        let number = self.index_up_to(&file, len).ok();
         // A crash may have left a torn last line without its newline: start on a fresh line
         // so this record stays readable.
         let mut offset = len;
         if len > 0 {
             let mut last = [0u8; 1];
-            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path))?;
-            file.read_exact(&mut last).map_err(io(&path))?;
+            file.read_exact_at(&mut last, len - 1).map_err(io(&path))?;
             if last[0] != b'\n' {
                 line.insert(0, b'\n');
                 offset += 1;
@@ -467,23 +472,17 @@ impl Ledger {
         }
         file.write_all(&line).map_err(io(&path))?;
         if let Some(number) = number {
-            let entry = ledger_index::Entry {
-                line: number,
-                offset,
-                len: (len + line.len() as u64) - offset - 1,
-                id: Some(record.id.clone()),
-                time: record.time,
-                goal: record.goal.clone(),
-            };
+            let len = (len + line.len() as u64) - offset - 1;
+            let entry = ledger_index::Entry::new(number, offset, len, Some(&record));
             let _ = self.append_index(&ledger_index::text(&[entry]));
         }
         Ok(record)
     }
 
     /// Brings the index up to the `len` bytes of the records file `file` (reading what it
-    /// does not cover, rewriting it when it is damaged) and returns the line number the next
-    /// record goes on.
-    fn index_up_to(&self, file: &mut std::fs::File, len: u64) -> Result<usize, StoreError> {
+    /// does not cover, rewriting it when it is damaged or holds whole goals) and returns the
+    /// line number the next record goes on.
+    fn index_up_to(&self, file: &File, len: u64) -> Result<usize, StoreError> {
         let path = self.root.join(Self::file());
         // The usual case, read from the ends of both files: the index's last line is the
         // records file's last record, where it says.
@@ -492,30 +491,35 @@ impl Ledger {
             && last.end() == len
         {
             let mut newline = [0u8; 1];
-            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path))?;
-            file.read_exact(&mut newline).map_err(io(&path))?;
+            file.read_exact_at(&mut newline, len - 1)
+                .map_err(io(&path))?;
             if newline[0] == b'\n' && ledger_index::record_at(file, &last, &path)?.is_some() {
                 return Ok(last.line + 1);
             }
         }
-        let mut loaded = ledger_index::load(&self.root, len)?;
+        let mut entries = Vec::new();
+        let mut coverage = ledger_index::each(&self.root, len, |entry| {
+            entries.push(entry);
+            Ok(())
+        })?;
         // An index of records that were rewritten since (its last line not where it says) is
         // made again from the records.
-        if let Some(last) = loaded.entries.last().filter(|e| e.id.is_some())
+        if let Some(last) = entries.last().filter(|e| e.id.is_some())
             && ledger_index::record_at(file, last, &path)?.is_none()
         {
-            loaded = ledger_index::Loaded::default();
+            entries.clear();
+            coverage = ledger_index::Coverage::default();
         }
-        let (covered, first_line) = loaded.covered();
-        let tail = read_between(file, &path, covered, len)?;
-        let (lines, next) = ledger_index::scan(&tail, covered, first_line);
-        let added: Vec<ledger_index::Entry> = lines.into_iter().map(|l| l.entry).collect();
-        if loaded.whole {
+        let mut added = Vec::new();
+        let next = self.scan_from(file, len, coverage.end, coverage.next_line, |line| {
+            added.push(line.entry);
+            Ok(())
+        })?;
+        if coverage.whole && !coverage.oversized {
             if !added.is_empty() {
                 self.append_index(&ledger_index::text(&added))?;
             }
         } else {
-            let mut entries = loaded.entries;
             entries.extend(added);
             self.replace_index(&ledger_index::text(&entries))?;
         }
@@ -548,105 +552,244 @@ impl Ledger {
         std::fs::rename(self.root.join(&tmp), &target).map_err(io(&target))
     }
 
-    /// Every line of the records file, from the index as far as it holds and from the file
-    /// after that; `None` when nothing was recorded yet.
-    fn indexed(&self) -> Result<Option<Indexed>, StoreError> {
-        let Some(mut file) = guard::open_regular(&self.root, Self::file())? else {
+    /// The records file opened for reading, and its length; `None` when nothing was recorded.
+    fn records(&self) -> Result<Option<(File, u64)>, StoreError> {
+        let Some(file) = guard::open_regular(&self.root, Self::file())? else {
             return Ok(None);
         };
-        let path = self.root.join(Self::file());
-        let len = file.metadata().map_err(io(&path))?.len();
-        let loaded = ledger_index::load(&self.root, len)?;
-        let (covered, first_line) = loaded.covered();
-        let tail = read_between(&mut file, &path, covered, len)?;
-        let (scanned, _) = ledger_index::scan(&tail, covered, first_line);
-        let mut lines: Vec<ledger_index::Line> = loaded
-            .entries
-            .into_iter()
-            .map(|entry| ledger_index::Line {
-                entry,
-                record: None,
-            })
-            .collect();
-        lines.extend(scanned);
-        Ok(Some(Indexed { file, lines }))
+        let len = file
+            .metadata()
+            .map_err(io(&self.root.join(Self::file())))?
+            .len();
+        Ok(Some((file, len)))
     }
 
-    /// The records of `lines`, read from the records file where they were not read yet;
-    /// `None` if the index named a place that does not hold its record.
-    fn load(
+    /// Reads the records file `file` of `len` bytes a line at a time from byte `offset`,
+    /// which is line `line`; returns the number of the line a record appended next goes on.
+    fn scan_from(
         &self,
-        indexed: &mut Indexed,
-        positions: impl Iterator<Item = usize>,
-    ) -> Result<Option<Vec<LedgerRecord>>, StoreError> {
+        file: &File,
+        len: u64,
+        offset: u64,
+        line: usize,
+        visit: impl FnMut(ledger_index::Line) -> Result<(), StoreError>,
+    ) -> Result<usize, StoreError> {
         let path = self.root.join(Self::file());
-        let mut records = Vec::new();
-        for position in positions {
-            let line = &indexed.lines[position];
-            match &line.record {
-                Some(record) => records.push(record.clone()),
-                None => match ledger_index::record_at(&mut indexed.file, &line.entry, &path)? {
-                    Some(record) => records.push(record),
-                    None => return Ok(None),
-                },
-            }
-        }
-        Ok(Some(records))
+        let mut reader = file;
+        reader.seek(SeekFrom::Start(offset)).map_err(io(&path))?;
+        let reader = BufReader::new(reader.take(len.saturating_sub(offset)));
+        ledger_index::scan(reader, offset, line, &path, visit)
+    }
+
+    /// Gives `visit` every line of the records file `file` of `len` bytes, in order, with its
+    /// record when it was read from the records file: from the index as far as it is
+    /// consistent (when `use_index`), then from the records file a line at a time.
+    fn walk(
+        &self,
+        file: &File,
+        len: u64,
+        use_index: bool,
+        mut visit: impl FnMut(ledger_index::Entry, Option<LedgerRecord>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let coverage = if use_index {
+            ledger_index::each(&self.root, len, |entry| visit(entry, None))?
+        } else {
+            ledger_index::Coverage::default()
+        };
+        self.scan_from(file, len, coverage.end, coverage.next_line, |line| {
+            visit(line.entry, line.record)
+        })?;
+        Ok(())
     }
 
     /// A page of the records that match `query`, newest first.
     pub fn page(&self, query: &LedgerQuery) -> Result<LedgerPage, StoreError> {
-        let Some(mut indexed) = self.indexed()? else {
+        let Some((file, len)) = self.records()? else {
             return Ok(LedgerPage::default());
         };
-        // The lines that hold whole records, newest first.
-        let newest_first: Vec<usize> = (0..indexed.lines.len())
-            .rev()
-            .filter(|&i| indexed.lines[i].entry.id.is_some())
-            .collect();
-        let (page, total) = query.select(newest_first.iter().map(|&i| {
-            let entry = &indexed.lines[i].entry;
-            (entry.time, entry.goal.as_str())
-        }));
-        if let Some(records) = self.load(&mut indexed, page.iter().map(|&p| newest_first[p]))? {
-            return Ok(LedgerPage { records, total });
+        if let Some(page) = self.page_of(&file, len, query, true)? {
+            return Ok(page);
         }
-        // The index is stale: read every record.
-        let contents = self.read()?;
-        let newest_first: Vec<&LedgerRecord> = contents.records.iter().rev().collect();
-        let (page, total) = query.select(newest_first.iter().map(|r| (r.time, r.goal.as_str())));
-        Ok(LedgerPage {
-            records: page.into_iter().map(|p| newest_first[p].clone()).collect(),
-            total,
-        })
+        // The index named a place that does not hold its record: the records file alone.
+        Ok(self.page_of(&file, len, query, false)?.unwrap_or_default())
+    }
+
+    /// A page of the records that match `query`, or `None` when a line the walk named does
+    /// not hold its record.
+    fn page_of(
+        &self,
+        file: &File,
+        len: u64,
+        query: &LedgerQuery,
+        use_index: bool,
+    ) -> Result<Option<LedgerPage>, StoreError> {
+        let path = self.root.join(Self::file());
+        let needle = query.needle();
+        let mut matching = Vec::new();
+        let mut torn = Vec::new();
+        let mut stale = false;
+        self.walk(file, len, use_index, |mut entry, record| {
+            if entry.id.is_none() {
+                torn.push(entry.line);
+                return Ok(());
+            }
+            if !query.keeps_time(entry.time) {
+                return Ok(());
+            }
+            let contains =
+                |record: &LedgerRecord, needle: &str| record.goal.to_lowercase().contains(needle);
+            let keep = match (&needle, &record) {
+                (None, _) => true,
+                (Some(needle), Some(record)) => contains(record, needle),
+                (Some(needle), None) => match entry.goal_contains(needle) {
+                    Some(found) => found,
+                    // Only the start of a long goal is indexed: its record tells.
+                    None => match ledger_index::record_at(file, &entry, &path)? {
+                        Some(record) => contains(&record, needle),
+                        None => {
+                            stale = true;
+                            false
+                        }
+                    },
+                },
+            };
+            if keep {
+                entry.goal = String::new();
+                matching.push(entry);
+            }
+            Ok(())
+        })?;
+        if stale {
+            return Ok(None);
+        }
+        let mut records = Vec::new();
+        for entry in matching.iter().rev().skip(query.offset).take(query.limit) {
+            match ledger_index::record_at(file, entry, &path)? {
+                Some(record) => records.push(record),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(LedgerPage {
+            records,
+            total: matching.len(),
+            torn,
+        }))
     }
 
     /// The records whose id starts with `prefix`, oldest first, and the lines that were torn.
+    /// A prefix the index does not find is looked for in the records file too: a damaged
+    /// index never hides a record from a lookup.
     pub fn find(&self, prefix: &str) -> Result<LedgerContents, StoreError> {
-        let Some(mut indexed) = self.indexed()? else {
+        let Some((file, len)) = self.records()? else {
             return Ok(LedgerContents::default());
         };
-        let torn = indexed
-            .lines
-            .iter()
-            .filter(|l| l.entry.id.is_none())
-            .map(|l| l.entry.line)
-            .collect();
-        let matching: Vec<usize> = (0..indexed.lines.len())
-            .filter(|&i| {
-                indexed.lines[i]
-                    .entry
-                    .id
-                    .as_deref()
-                    .is_some_and(|id| id.starts_with(prefix))
-            })
-            .collect();
-        if let Some(records) = self.load(&mut indexed, matching.into_iter())? {
-            return Ok(LedgerContents { records, torn });
+        if let Some(contents) = self.find_in(&file, len, prefix, true)?
+            && !contents.records.is_empty()
+        {
+            return Ok(contents);
         }
-        let mut contents = self.read()?;
-        contents.records.retain(|r| r.id.starts_with(prefix));
-        Ok(contents)
+        Ok(self.find_in(&file, len, prefix, false)?.unwrap_or_default())
+    }
+
+    /// The records whose id starts with `prefix`, or `None` when a line the walk named does
+    /// not hold its record.
+    fn find_in(
+        &self,
+        file: &File,
+        len: u64,
+        prefix: &str,
+        use_index: bool,
+    ) -> Result<Option<LedgerContents>, StoreError> {
+        let path = self.root.join(Self::file());
+        let mut contents = LedgerContents::default();
+        let mut stale = false;
+        self.walk(file, len, use_index, |entry, record| {
+            match &entry.id {
+                None => contents.torn.push(entry.line),
+                Some(id) if id.starts_with(prefix) && !stale => {
+                    match record.map_or_else(
+                        || ledger_index::record_at(file, &entry, &path),
+                        |r| Ok(Some(r)),
+                    )? {
+                        Some(record) => contents.records.push(record),
+                        None => stale = true,
+                    }
+                }
+                Some(_) => {}
+            }
+            Ok(())
+        })?;
+        Ok((!stale).then_some(contents))
+    }
+
+    /// The index's lines as they should be: one per non-empty line of the records file.
+    fn expected_index(
+        &self,
+        file: &File,
+        len: u64,
+    ) -> Result<Vec<ledger_index::Entry>, StoreError> {
+        let mut expected = Vec::new();
+        self.scan_from(file, len, 0, 1, |line| {
+            expected.push(line.entry);
+            Ok(())
+        })?;
+        Ok(expected)
+    }
+
+    /// What is wrong with the index, compared with the records: lines that are damaged, name
+    /// another line or record than the records file holds, or keep whole goals (an older
+    /// version's index). An index that stops before the last records (a crash between a record
+    /// and its index line, or a ledger older than the index) is caught up by the next append
+    /// and is not a problem.
+    pub fn index_problems(&self) -> Result<Vec<String>, StoreError> {
+        let Some((file, len)) = self.records()? else {
+            return Ok(Vec::new());
+        };
+        let expected = self.expected_index(&file, len)?;
+        let mut listed = Vec::new();
+        let coverage = ledger_index::each(&self.root, len, |entry| {
+            listed.push(entry);
+            Ok(())
+        })?;
+        let mut problems = Vec::new();
+        if let Some((have, want)) = listed.iter().zip(&expected).find(|(h, w)| h != w) {
+            problems.push(format!(
+                "the index's entry for line {} says {}, where the records file holds {}",
+                have.line,
+                describe(have),
+                describe(want)
+            ));
+        }
+        if listed.len() > expected.len() {
+            problems.push(format!(
+                "the index lists {} lines, the records file holds {}",
+                listed.len(),
+                expected.len()
+            ));
+        }
+        if !coverage.whole {
+            problems.push(format!(
+                "the index cannot be read after its entry {}",
+                listed.len()
+            ));
+        }
+        if coverage.oversized {
+            problems.push("the index holds whole goals, as older versions wrote them".into());
+        }
+        Ok(problems)
+    }
+
+    /// Writes the index again from the records (`verify --repair`), holding the lock appends
+    /// hold.
+    pub fn rebuild_index(&self) -> Result<(), StoreError> {
+        let Some((file, _)) = self.records()? else {
+            return Ok(());
+        };
+        let path = self.root.join(Self::file());
+        file.lock().map_err(io(&path))?;
+        let len = file.metadata().map_err(io(&path))?.len();
+        let expected = self.expected_index(&file, len)?;
+        self.replace_index(&ledger_index::text(&expected))
     }
 
     fn put_text(&self, hash: &str, text: &str) -> Result<(), StoreError> {
@@ -794,17 +937,17 @@ impl Ledger {
 
     /// Every whole record, oldest first, and the lines that were torn.
     pub fn read(&self) -> Result<LedgerContents, StoreError> {
-        let Some(bytes) = guard::read_regular(&self.root, Self::file())? else {
+        let Some((file, len)) = self.records()? else {
             return Ok(LedgerContents::default());
         };
-        let (lines, _) = ledger_index::scan(&bytes, 0, 1);
         let mut contents = LedgerContents::default();
-        for line in lines {
+        self.scan_from(&file, len, 0, 1, |line| {
             match line.record {
                 Some(record) => contents.records.push(record),
                 None => contents.torn.push(line.entry.line),
             }
-        }
+            Ok(())
+        })?;
         Ok(contents)
     }
 

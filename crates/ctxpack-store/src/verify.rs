@@ -494,7 +494,11 @@ fn embedding_damage(blob: &[u8], stored: Option<&str>) -> Option<String> {
         .map(|why| format!("cannot be read: {why}"))
 }
 
-/// Every ledger record must be intact and every text it names must match its hash.
+/// The part of the problems with the ledger's index, which `verify --repair` writes again.
+pub const LEDGER_INDEX: &str = "ledger index";
+
+/// Every ledger record must be intact and every text it names must match its hash, and the
+/// ledger's index must agree with the records.
 fn verify_ledger(dir: &Path, problems: &mut Vec<Problem>) -> Result<(), StoreError> {
     let ledger = Ledger::new(dir);
     let contents = match ledger.read() {
@@ -514,6 +518,12 @@ fn verify_ledger(dir: &Path, problems: &mut Vec<Problem>) -> Result<(), StoreErr
         if let Err(e) = ledger.replay(record) {
             problems.push(Problem::new("ledger", e.to_string()));
         }
+    }
+    match ledger.index_problems() {
+        Ok(found) => {
+            problems.extend(found.into_iter().map(|p| Problem::new(LEDGER_INDEX, p)));
+        }
+        Err(e) => problems.push(Problem::new(LEDGER_INDEX, e.to_string())),
     }
     Ok(())
 }

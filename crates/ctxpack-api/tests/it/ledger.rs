@@ -1044,3 +1044,145 @@ fn the_effective_configuration_is_recorded_and_replayed() {
     assert_eq!(error.kind(), ErrorKind::Damaged, "{error}");
     assert!(error.message().contains("gossip"), "{error}");
 }
+
+/// The problems `verify` finds with the ledger's index.
+fn index_problems(workspace: &Workspace, repair: bool) -> Vec<String> {
+    let report = workspace
+        .verify(&ctxpack_api::VerifyRequest { repair }, &Control::new())
+        .expect("verify runs");
+    let list = if repair {
+        &report.remaining
+    } else {
+        &report.found
+    };
+    list.iter()
+        .filter(|p| p.part == "ledger index")
+        .map(|p| p.detail.clone())
+        .collect()
+}
+
+#[test]
+fn a_damaged_ledger_index_never_hides_a_record_from_show() {
+    let (f, workspace) = indexed();
+    let ids: Vec<String> = ["budget", "readme cakes", "configuration"]
+        .into_iter()
+        .map(|goal| record(&workspace, &scoped(goal, PackScope::Durable), &TEXT).1)
+        .collect();
+    let index = f.store().join("ledger/index.jsonl");
+    let sound = std::fs::read_to_string(&index).expect("index");
+    let entries = index_lines(&f);
+    let write = |entries: &[Value]| {
+        let text: String = entries.iter().map(|e| format!("{e}\n")).collect();
+        std::fs::write(&index, text).expect("tamper");
+    };
+    let mut without_line = entries.clone();
+    without_line[1]
+        .as_object_mut()
+        .expect("an entry")
+        .remove("l");
+    let mut duplicate = entries.clone();
+    duplicate[1]["i"] = entries[0]["i"].clone();
+    // The second record's bytes claimed as empty lines: the third entry follows the first,
+    // as many lines later as the second record has bytes.
+    let mut skipped = vec![entries[0].clone(), entries[2].clone()];
+    let gap = entries[1]["n"].as_u64().expect("a length") + 1;
+    skipped[1]["l"] = Value::from(entries[0]["l"].as_u64().expect("a line") + 1 + gap);
+    for (what, tampered) in [
+        ("an entry without its line", without_line),
+        ("a duplicate id", duplicate),
+        ("bytes claimed as skipped lines", skipped),
+    ] {
+        write(&tampered);
+        for id in &ids {
+            let shown = workspace
+                .show(id)
+                .unwrap_or_else(|e| panic!("{what}: {id}: {e}"));
+            assert_eq!(&shown.record.id, id, "{what}");
+        }
+        assert!(
+            !index_problems(&workspace, false).is_empty(),
+            "{what}: verify finds the index wrong"
+        );
+        assert!(
+            index_problems(&workspace, true).is_empty(),
+            "{what}: verify --repair writes it again"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&index).expect("index"),
+            sound,
+            "{what}"
+        );
+        assert_eq!(log_ids(&workspace).len(), 3, "{what}");
+    }
+}
+
+#[test]
+fn a_long_goal_is_indexed_by_its_start_and_found_by_any_part() {
+    let (f, workspace) = indexed();
+    let words: String = (0..6_000).map(|n| format!("word{n} ")).collect();
+    let goal = format!("budget {words}zebra-tail");
+    assert!(goal.len() > 48 * 1024);
+    let (_, id) = record(&workspace, &scoped(&goal, PackScope::Durable), &TEXT);
+    record(&workspace, &scoped("readme", PackScope::Durable), &TEXT);
+    // The record holds the whole goal once; the index line holds its start and a digest.
+    let index = f.store().join("ledger/index.jsonl");
+    let len = std::fs::metadata(&index).expect("index").len();
+    assert!(len < 4_000, "an index of {len} bytes");
+    let entries = index_lines(&f);
+    assert_eq!(
+        entries[0]["g"].as_str().map(|g| g.chars().count()),
+        Some(ctxpack_store::ledger::INDEXED_GOAL_CHARS)
+    );
+    assert_eq!(
+        entries[0]["h"],
+        Value::from(
+            Sha256::digest(goal.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        )
+    );
+    assert_eq!(workspace.show(&id).expect("shown").record.goal, goal);
+    // A goal filter on words past the indexed start still finds it, and only it.
+    for (filter, expected) in [
+        ("zebra-tail", 1),
+        ("word5999", 1),
+        ("budget", 1),
+        ("nothing", 0),
+    ] {
+        let page = workspace
+            .log_page(&LogFilter {
+                goal: Some(filter.into()),
+                limit: 10,
+                ..LogFilter::default()
+            })
+            .expect("a page");
+        assert_eq!(page.total, expected, "{filter}");
+    }
+
+    // An index an older version wrote, with whole goals: verify says so, and the next append
+    // writes it again with the starts alone.
+    let mut old = entries.clone();
+    old[0]["g"] = Value::from(goal.clone());
+    old[0].as_object_mut().expect("an entry").remove("h");
+    std::fs::write(
+        &index,
+        old.iter().map(|e| format!("{e}\n")).collect::<String>(),
+    )
+    .expect("an older index");
+    assert!(
+        index_problems(&workspace, false)
+            .iter()
+            .any(|p| p.contains("whole goals")),
+        "verify reports the older index"
+    );
+    record(
+        &workspace,
+        &scoped("configuration", PackScope::Durable),
+        &TEXT,
+    );
+    let lines = index_lines(&f);
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0], entries[0]);
+    assert!(index_problems(&workspace, false).is_empty());
+}
