@@ -9,6 +9,7 @@
 //! under one of the `--root`s the operator allows.
 
 pub(crate) mod http;
+mod listen;
 mod mcp;
 mod metrics;
 pub(crate) mod tls;
@@ -63,6 +64,23 @@ pub struct ServeArgs {
     /// Requests per second each token may make (bursts of as many); over it, 429.
     #[arg(long, default_value_t = 50)]
     pub rate_limit: u32,
+    /// Seconds a connection has to send a request's headers (over TLS, to finish its handshake
+    /// first); a kept-alive connection gets as long to start its next request. Past it, the
+    /// connection is closed: a client that never finishes cannot hold it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub header_timeout: u64,
+    /// Seconds a request's whole body has to arrive once its headers have; a slower one is
+    /// answered 408, its connection closed and the request logged.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub body_timeout: u64,
+    /// Connections the server holds at once; at the limit it stops accepting until one closes
+    /// (new ones wait in the listening socket's backlog). Keep it below the open-file limit.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_connections: usize,
+    /// Connections one client address may hold at once; more are closed as they are accepted.
+    /// Behind a reverse proxy every client has the proxy's address: raise it.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_connections_per_ip: usize,
     /// Seconds a SIGTERM or SIGINT waits for requests in flight before the server drops them
     /// and exits (0, logged): a client that never finishes its request cannot keep it alive.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
@@ -264,6 +282,8 @@ pub(crate) struct App {
     pub(crate) limiter: http::Limiter,
     pub(crate) metrics: metrics::Metrics,
     pub(crate) max_body_bytes: usize,
+    /// How long a request's body may take to arrive once its headers have.
+    pub(crate) body_timeout: Duration,
 }
 
 fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
@@ -283,12 +303,13 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     if args.rate_limit == 0 {
         return Err(Error::invalid_field("rate_limit", "must be at least 1"));
     }
+    let limits = limits(args)?;
+    let body_timeout = timeout("body_timeout", args.body_timeout)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(tls::server_config(cert, key)?),
         _ => None,
     };
     let report = crate::web::ui::read_report(args.eval_report.as_ref())?;
-    let shutdown_timeout = args.shutdown_timeout;
     init_logs(&args.log_format);
     let app = Arc::new(App {
         registry: args.registry(state, true)?,
@@ -296,6 +317,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         limiter: http::Limiter::new(args.rate_limit),
         metrics: metrics::Metrics::default(),
         max_body_bytes: args.max_body_bytes,
+        body_timeout,
     });
     let runtime = runtime()?;
     let mut hosts = vec![
@@ -321,46 +343,10 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         let scheme = if tls.is_some() { "https" } else { "http" };
         note(&format!("ctxpack serve: listening on {scheme}://{local}\n"));
         tracing::info!(address = %local, scheme, "listening");
-        // The signal starts the graceful shutdown and the deadline on it.
-        let stopping = Arc::new(tokio::sync::Notify::new());
-        let signalled = {
-            let stopping = stopping.clone();
-            async move {
-                shutdown().await;
-                stopping.notify_one();
-            }
-        };
-        let deadline = async move {
-            stopping.notified().await;
-            tokio::time::sleep(Duration::from_secs(shutdown_timeout)).await;
-        };
-        let served = async move {
-            match tls {
-                Some(config) => {
-                    let listener = tls::TlsListener::new(listener, config)
-                        .map_err(|e| Error::internal(format!("no local address: {e}")))?;
-                    axum::serve(listener, router)
-                        .with_graceful_shutdown(signalled)
-                        .await
-                }
-                None => {
-                    axum::serve(listener, router)
-                        .with_graceful_shutdown(signalled)
-                        .await
-                }
-            }
-            .map_err(|e| Error::internal(format!("the server failed: {e}")))
-        };
-        tokio::select! {
-            served = served => served,
-            () = deadline => {
-                tracing::warn!(
-                    seconds = shutdown_timeout,
-                    "shutdown deadline passed: dropping the requests still in flight"
-                );
-                Ok(())
-            }
-        }
+        let tls = tls.map(tokio_rustls::TlsAcceptor::from);
+        // The signal starts the graceful shutdown, and the deadline on it.
+        listen::serve(listener, tls, router, limits, shutdown()).await;
+        Ok::<(), Error>(())
     });
     // In-flight requests have finished; blocking work still running gets a moment to end.
     runtime.shutdown_timeout(Duration::from_secs(5));
@@ -368,6 +354,46 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     served?;
     tracing::info!("stopped");
     Ok(String::new())
+}
+
+/// The longest timeout a flag may set: a day is far beyond any request, and keeps deadlines
+/// well inside what a clock can add.
+const MAX_TIMEOUT_SECONDS: u64 = 86_400;
+
+/// The most connections `--max-connections` may allow: far beyond any open-file limit.
+const MAX_CONNECTIONS: usize = 1 << 20;
+
+/// `seconds` of the flag `field` as a timeout: 1 to [`MAX_TIMEOUT_SECONDS`].
+fn timeout(field: &str, seconds: u64) -> Result<Duration, Error> {
+    if !(1..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
+        return Err(Error::invalid_field(
+            field,
+            format!("must be 1 to {MAX_TIMEOUT_SECONDS} seconds"),
+        ));
+    }
+    Ok(Duration::from_secs(seconds))
+}
+
+/// The connection limits the flags set, checked.
+fn limits(args: &ServeArgs) -> Result<listen::Limits, Error> {
+    if !(1..=MAX_CONNECTIONS).contains(&args.max_connections) {
+        return Err(Error::invalid_field(
+            "max_connections",
+            format!("must be 1 to {MAX_CONNECTIONS}"),
+        ));
+    }
+    if args.max_connections_per_ip == 0 {
+        return Err(Error::invalid_field(
+            "max_connections_per_ip",
+            "must be at least 1",
+        ));
+    }
+    Ok(listen::Limits {
+        header_timeout: timeout("header_timeout", args.header_timeout)?,
+        max_connections: args.max_connections,
+        max_connections_per_ip: args.max_connections_per_ip,
+        shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
+    })
 }
 
 /// The async runtime a server runs on.

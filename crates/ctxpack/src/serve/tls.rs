@@ -2,9 +2,9 @@
 //! side for `--server https://…` (the system's roots, plus `CTXPACK_SERVER_CA` for a private
 //! authority).
 //!
-//! Handshakes run concurrently, each on its own task with a deadline, so a client that
-//! connects and never speaks cannot hold up the others; at most [`MAX_HANDSHAKES`] are in
-//! flight.
+//! Handshakes run concurrently, each on its connection's task with the header timeout as its
+//! deadline, so a client that connects and never speaks cannot hold up the others; the
+//! connection limits of [`super::listen`] bound how many are in flight.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -14,13 +14,8 @@ use std::time::Duration;
 use ctxpack_api::Error;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
-
-/// How long a client has to finish its handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// The most handshakes in flight at once.
-const MAX_HANDSHAKES: usize = 256;
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
@@ -53,71 +48,26 @@ pub(crate) fn server_config(cert: &Path, key: &Path) -> Result<Arc<rustls::Serve
     Ok(Arc::new(config))
 }
 
-/// A listener that hands out connections whose TLS handshake has finished.
-pub(crate) struct TlsListener {
-    ready: tokio::sync::mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    local: SocketAddr,
-}
-
-impl TlsListener {
-    /// Accepts on `tcp` and shakes hands with `config` in the background.
-    pub(crate) fn new(
-        tcp: TcpListener,
-        config: Arc<rustls::ServerConfig>,
-    ) -> std::io::Result<Self> {
-        let local = tcp.local_addr()?;
-        let acceptor = tokio_rustls::TlsAcceptor::from(config);
-        let (sender, ready) = tokio::sync::mpsc::channel(64);
-        let permits = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
-        tokio::spawn(async move {
-            loop {
-                let Ok(permit) = permits.clone().acquire_owned().await else {
-                    return;
-                };
-                let (stream, peer) = match tcp.accept().await {
-                    Ok(accepted) => accepted,
-                    Err(e) => {
-                        // Out of file descriptors and the like: wait instead of spinning.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let acceptor = acceptor.clone();
-                let handed = sender.clone();
-                tokio::spawn(async move {
-                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => {
-                            drop(permit);
-                            let _ = handed.send((tls, peer)).await;
-                        }
-                        Ok(Err(e)) => tracing::info!(%peer, error = %e, "TLS handshake failed"),
-                        Err(_) => tracing::info!(%peer, "TLS handshake timed out"),
-                    }
-                });
-                if sender.is_closed() {
-                    return;
-                }
-            }
-        });
-        Ok(TlsListener { ready, local })
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.ready.recv().await {
-            Some(accepted) => accepted,
-            // The accepting task only ends with the listener: wait for shutdown.
-            None => std::future::pending().await,
+/// Shakes hands with the client on `stream`: the TLS stream, or `None` (logged) when the
+/// handshake fails or takes longer than `timeout`, so a client that connects and never speaks
+/// holds its connection no longer than one that never finishes its headers. Each connection
+/// shakes hands on its own task, so a slow one holds up no other.
+pub(crate) async fn handshake(
+    acceptor: &tokio_rustls::TlsAcceptor,
+    stream: TcpStream,
+    peer: SocketAddr,
+    timeout: Duration,
+) -> Option<TlsStream<TcpStream>> {
+    match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => Some(tls),
+        Ok(Err(e)) => {
+            tracing::info!(%peer, error = %e, "TLS handshake failed");
+            None
         }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.local)
+        Err(_) => {
+            tracing::info!(%peer, "TLS handshake timed out");
+            None
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! `ctxpack serve` as a real process on a loopback port: every scope against every endpoint,
 //! refused tokens (missing, malformed, wrong, expired, revoked, another repository's), body and
 //! rate limits, `Origin` and `Host` on `/mcp`, the tools each scope lists, roots, the ledger's
-//! token names, metrics and probes, graceful shutdown, and `--server` answers equal to the
-//! local command's.
+//! token names, metrics and probes, graceful shutdown, the connection limits and timeouts that
+//! keep slow clients from holding the server, and `--server` answers equal to the local
+//! command's.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -1831,4 +1832,377 @@ fn repositories_registered_by_git_url_are_cloned_and_fetched_before_each_index()
     );
     assert_eq!(code, 0, "{err}");
     assert!(!fx.state.join("checkouts/remote.git").exists());
+}
+
+/// How long a test of the connection limits waits for the server to act; a server that never
+/// does fails the test after this instead of hanging it. Far above every limit the tests set.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The address the test client connects from, and another loopback address: Linux answers on
+/// all of 127.0.0.0/8, so two addresses are two clients to the server.
+const HERE: std::net::Ipv4Addr = std::net::Ipv4Addr::new(127, 0, 0, 1);
+const ELSEWHERE: std::net::Ipv4Addr = std::net::Ipv4Addr::new(127, 0, 0, 2);
+
+/// A connection to `server` from the loopback address `from`, whose reads give up after
+/// [`PATIENCE`].
+fn connect_from(server: &Server, from: std::net::Ipv4Addr) -> TcpStream {
+    let target: std::net::SocketAddr = server.address.parse().expect("a socket address");
+    // std cannot choose a connection's source address; tokio's socket can.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket
+            .bind(std::net::SocketAddr::new(from.into(), 0))
+            .expect("bind the source address");
+        let stream = tokio::time::timeout(PATIENCE, socket.connect(target))
+            .await
+            .expect("connects in time")
+            .expect("connect");
+        stream.into_std().expect("a blocking stream")
+    });
+    stream.set_nonblocking(false).expect("blocking");
+    stream
+        .set_read_timeout(Some(PATIENCE))
+        .expect("read timeout");
+    stream
+        .set_write_timeout(Some(PATIENCE))
+        .expect("write timeout");
+    stream
+}
+
+/// Reads `stream` until the server closes it (end of stream or a reset): what it sent, and
+/// whether it closed the connection before a read waited [`PATIENCE`] in vain.
+fn read_until_closed(stream: &mut impl Read) -> (String, bool) {
+    let mut got = Vec::new();
+    let mut buffer = [0; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return (String::from_utf8_lossy(&got).into_owned(), true),
+            Ok(n) => got.extend_from_slice(&buffer[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return (String::from_utf8_lossy(&got).into_owned(), false);
+            }
+            Err(_) => return (String::from_utf8_lossy(&got).into_owned(), true),
+        }
+    }
+}
+
+/// `GET /healthz` on a connection from `from`, closed after the answer: whether it was 200.
+fn healthy_from(server: &Server, from: std::net::Ipv4Addr) -> bool {
+    let mut stream = connect_from(server, from);
+    if stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let (answer, _) = read_until_closed(&mut stream);
+    answer.starts_with("HTTP/1.1 200")
+}
+
+/// A connection that sent part of a request's headers and nothing more.
+fn holding(server: &Server, from: std::net::Ipv4Addr) -> TcpStream {
+    let mut stream = connect_from(server, from);
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .expect("write part of the headers");
+    stream
+}
+
+/// A client that connects and never speaks, or never finishes its headers, is disconnected
+/// after `--header-timeout`, so it cannot hold a connection (a file descriptor) for long.
+#[test]
+fn a_client_that_never_finishes_its_headers_is_disconnected() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--header-timeout", "1"]);
+    let mut silent = connect_from(&server, HERE);
+    let mut partial = holding(&server, HERE);
+    for (what, stream) in [("silent", &mut silent), ("partial", &mut partial)] {
+        let (answer, closed) = read_until_closed(stream);
+        assert!(closed, "the {what} client is still connected");
+        assert!(!answer.contains(" 200 "), "{what}: {answer}");
+    }
+    assert!(healthy_from(&server, HERE));
+}
+
+/// A connection kept alive after an answer gets `--header-timeout` to start its next request,
+/// then is closed: an idle connection cannot be held forever either.
+#[test]
+fn an_idle_keep_alive_connection_is_closed() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--header-timeout", "1"]);
+    let mut stream = connect_from(&server, HERE);
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .expect("write");
+    let (answer, closed) = read_until_closed(&mut stream);
+    assert!(closed, "the idle connection is still open: {answer}");
+    // The request was answered, on a connection kept alive (no `Connection: close`).
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("\r\n\r\nok\n"), "{answer}");
+    assert!(
+        !answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+}
+
+/// Over TLS too: a client that never finishes its handshake, or finishes it and never finishes
+/// its headers, is disconnected after `--header-timeout`.
+#[test]
+fn a_tls_client_that_never_finishes_its_headers_is_disconnected() {
+    let fx = Fixture::new();
+    let rcgen::CertifiedKey { cert, signing_key } =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("a certificate");
+    let cert_path = fx.dir.path().join("cert.pem");
+    let key_path = fx.dir.path().join("key.pem");
+    std::fs::write(&cert_path, cert.pem()).expect("write");
+    std::fs::write(&key_path, signing_key.serialize_pem()).expect("write");
+    let server = fx.serve(&[
+        "--header-timeout",
+        "1",
+        "--tls-cert",
+        cert_path.to_str().expect("UTF-8"),
+        "--tls-key",
+        key_path.to_str().expect("UTF-8"),
+    ]);
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.der().clone()).expect("a root");
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("protocol versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let config = std::sync::Arc::new(config);
+    let tls = |stream: TcpStream| {
+        let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+        let client = rustls::ClientConnection::new(config.clone(), name).expect("a client");
+        rustls::StreamOwned::new(client, stream)
+    };
+
+    // The handshake completes and a whole request is answered: TLS works.
+    let mut whole = tls(connect_from(&server, HERE));
+    whole
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let (answer, _) = read_until_closed(&mut whole);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // Silent before the handshake.
+    let mut silent = connect_from(&server, HERE);
+    let (_, closed) = read_until_closed(&mut silent);
+    assert!(closed, "the silent client is still connected");
+
+    // Part of the headers after the handshake.
+    let mut partial = tls(connect_from(&server, HERE));
+    partial
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+        .expect("write");
+    partial.flush().expect("flush");
+    let (answer, closed) = read_until_closed(&mut partial);
+    assert!(closed, "the partial client is still connected: {answer}");
+    assert!(!answer.contains(" 200 "), "{answer}");
+}
+
+/// A request body that trickles in (a byte every 200 ms of a declared 1,000) is cut off after
+/// `--body-timeout`, on every route that reads a body — the JSON API, `/mcp` and the web
+/// view's forms: the client gets 408 (or, when the close races the answer, just the close),
+/// and the server logs it.
+#[test]
+fn a_trickled_body_is_cut_off() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--body-timeout", "1"]);
+    let bearer = format!("Bearer {}", fx.token("admin"));
+    let json = ("Content-Type", "application/json");
+    // The web view takes a form from its own pages only.
+    let origin = format!("http://{}", server.address);
+    let routes: [(&str, Vec<(&str, &str)>); 3] = [
+        (
+            "/v1/repos/app/pack",
+            vec![("Authorization", bearer.as_str()), json],
+        ),
+        (
+            "/mcp",
+            vec![
+                ("Authorization", bearer.as_str()),
+                json,
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2025-06-18"),
+            ],
+        ),
+        (
+            "/ui/login",
+            vec![
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Origin", origin.as_str()),
+            ],
+        ),
+    ];
+    for (path, headers) in routes {
+        let mut stream = connect_from(&server, HERE);
+        let mut head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 1000\r\n",
+            server.address
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("write the head");
+        let mut writer = stream.try_clone().expect("a second handle");
+        // At most 150 bytes (30 s): the trickle stops when the server has closed.
+        let trickle = std::thread::spawn(move || {
+            for _ in 0..150 {
+                if writer.write_all(b" ").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        let (answer, closed) = read_until_closed(&mut stream);
+        assert!(
+            closed,
+            "{path}: the trickling client is still connected: {answer}"
+        );
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
+            "{path}: {answer}"
+        );
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        trickle.join().expect("the trickle ends");
+    }
+    assert!(healthy_from(&server, HERE));
+    // The metrics count them as what they were answered.
+    let metrics = server.call("GET", "/metrics", None, "");
+    assert!(
+        metrics.body.contains("status=\"408\"} "),
+        "{}",
+        metrics.body
+    );
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    assert_eq!(log.matches("request body too slow").count(), 3, "{log}");
+}
+
+/// Connections from one address beyond `--max-connections-per-ip` are closed as they are
+/// accepted, so one client holding connections open cannot take them all: another address is
+/// still answered, and a connection that closes frees its place.
+#[test]
+fn one_address_cannot_hold_every_connection() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--max-connections-per-ip", "3", "--header-timeout", "60"]);
+    let mut held: Vec<TcpStream> = (0..3).map(|_| holding(&server, HERE)).collect();
+    for _ in 0..2 {
+        let mut extra = connect_from(&server, HERE);
+        let (answer, closed) = read_until_closed(&mut extra);
+        assert!(closed, "a connection past the address's limit is open");
+        assert!(answer.is_empty(), "{answer}");
+    }
+    assert!(healthy_from(&server, ELSEWHERE));
+    // Once one of the held connections closes, the address is served again.
+    drop(held.pop());
+    let deadline = Instant::now() + PATIENCE;
+    while !healthy_from(&server, HERE) {
+        assert!(
+            Instant::now() < deadline,
+            "the address is refused after a connection closed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(held);
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("connections from one address"), "{log}");
+}
+
+/// At `--max-connections` the server stops accepting: a new connection waits in the listening
+/// socket's backlog, unanswered but not refused, and is served once a held one closes.
+#[test]
+fn a_full_server_answers_new_connections_once_one_closes() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--max-connections", "2", "--header-timeout", "60"]);
+    let mut held: Vec<TcpStream> = (0..2).map(|_| holding(&server, HERE)).collect();
+    let mut waiting = connect_from(&server, ELSEWHERE);
+    waiting
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    // Neither answered nor closed while both places are held.
+    waiting
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .expect("read timeout");
+    let mut byte = [0; 1];
+    match waiting.read(&mut byte) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) => {}
+        other => panic!("a full server served or closed a new connection: {other:?}"),
+    }
+    drop(held.pop());
+    waiting
+        .set_read_timeout(Some(PATIENCE))
+        .expect("read timeout");
+    let (answer, closed) = read_until_closed(&mut waiting);
+    assert!(closed, "{answer}");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(held);
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+}
+
+/// The connection limits are `serve` flags whose defaults `--help` shows, and a limit of 0
+/// (or a timeout past a day) is refused at start with the flag's name, as `--rate-limit 0` is.
+#[test]
+fn connection_limits_have_documented_defaults_and_refuse_zero() {
+    let (code, help, err) = ctxpack(&["serve", "--help"], &[]);
+    assert_eq!(code, 0, "{err}");
+    for (flag, default) in [
+        ("--header-timeout <SECONDS>", "[default: 10]"),
+        ("--body-timeout <SECONDS>", "[default: 30]"),
+        ("--max-connections <N>", "[default: 512]"),
+        ("--max-connections-per-ip <N>", "[default: 32]"),
+    ] {
+        let start = help.find(flag).unwrap_or_else(|| panic!("{flag}: {help}"));
+        let rest = &help[start + flag.len()..];
+        let end = rest.find("\n  -").unwrap_or(rest.len());
+        assert!(rest[..end].contains(default), "{flag}: {}", &rest[..end]);
+    }
+    let state = tempfile::tempdir().expect("tempdir");
+    let state = state.path().to_str().expect("UTF-8");
+    for (flag, value) in [
+        ("--header-timeout", "0"),
+        ("--header-timeout", "86401"),
+        ("--body-timeout", "0"),
+        ("--body-timeout", "86401"),
+        ("--max-connections", "0"),
+        ("--max-connections-per-ip", "0"),
+    ] {
+        let (code, _, err) = ctxpack(
+            &[
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--root",
+                "/",
+                "--state",
+                state,
+                flag,
+                value,
+            ],
+            &[],
+        );
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+        assert!(err.contains("must be"), "{flag} {value}: {err}");
+    }
 }
