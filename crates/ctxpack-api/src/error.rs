@@ -31,6 +31,9 @@ pub enum ErrorKind {
     Busy,
     /// The request conflicts with what is stored (an id reused for other content).
     Conflict,
+    /// The caller used up what a server allows it (packs recorded a day); it can try again
+    /// when the period turns.
+    OverQuota,
     /// The store is damaged, or was written by a newer format than this build reads.
     Damaged,
     /// The operating system refused a read or write.
@@ -43,7 +46,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// A stable snake-case name: `invalid_input`, `not_found`, `not_indexed`, `busy`,
-    /// `conflict`, `damaged`, `io`, `cancelled`, `internal`.
+    /// `conflict`, `over_quota`, `damaged`, `io`, `cancelled`, `internal`.
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::InvalidInput => "invalid_input",
@@ -51,6 +54,7 @@ impl ErrorKind {
             ErrorKind::NotIndexed => "not_indexed",
             ErrorKind::Busy => "busy",
             ErrorKind::Conflict => "conflict",
+            ErrorKind::OverQuota => "over_quota",
             ErrorKind::Damaged => "damaged",
             ErrorKind::Io => "io",
             ErrorKind::Cancelled => "cancelled",
@@ -195,6 +199,15 @@ impl Error {
     /// What the caller can do about it.
     pub fn hint(&self) -> Option<&Hint> {
         self.hint.as_ref()
+    }
+
+    /// The same error with `rewrite` applied to its message and to its advice, if any.
+    pub fn map_text(mut self, rewrite: impl Fn(&str) -> String) -> Error {
+        self.message = rewrite(&self.message);
+        if let Some(Hint::Advice(advice)) = &mut self.hint {
+            *advice = rewrite(advice);
+        }
+        self
     }
 
     /// Prefixes the message with context, e.g. the file and line an input error is at.

@@ -110,7 +110,7 @@ pub use eval::{
 pub use gc::{GcRequest, GcSummary};
 pub use index::{IndexRequest, IndexSummary};
 pub use ledger::{Log, LogEntry, LogFilter, LogPage, Shown};
-pub use limits::MAX_GOAL_BYTES;
+pub use limits::{LEDGER_QUOTA_PER_DAY, LedgerQuota, MAX_GOAL_BYTES};
 pub use select::{SelectRequest, select};
 pub use snapshot::{
     BudgetCovers, IndexedFile, PackOptions, PackPayload, PackScope, PayloadBudget, QueryHit,

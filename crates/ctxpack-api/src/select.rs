@@ -74,6 +74,7 @@ impl Workspace {
         rendering: &RenderOptions,
     ) -> Result<(Pack, Recorded)> {
         crate::limits::check_meter(request.meter)?;
+        self.admit_record(Some(rendering))?;
         // A store directory that is not there is a mistake, not a place to start one.
         let dir = self.store_root()?;
         if !dir.is_dir() {

@@ -22,6 +22,7 @@ use ctxpack_store::registry::{Registry, RegistryRows, RepoRow, TokenRow};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind, Hint, Result};
+use crate::limits::LedgerQuota;
 use crate::workspace::{Access, Workspace, WorkspaceOptions};
 
 /// What a token lets its holder do with its repository; each scope includes the ones before.
@@ -159,6 +160,8 @@ pub struct ServerRegistry {
     database: Option<ctxpack_pg::Database>,
     /// The git URL schemes repositories may be registered and fetched by.
     schemes: Vec<String>,
+    /// The packs each token may record a day, when they are limited.
+    quota: Option<Arc<LedgerQuota>>,
 }
 
 fn default_schemes() -> Vec<String> {
@@ -190,6 +193,7 @@ impl ServerRegistry {
             rows: Box::new(rows),
             database: None,
             schemes: default_schemes(),
+            quota: None,
         })
     }
 
@@ -215,6 +219,7 @@ impl ServerRegistry {
             rows: Box::new(database.registry()),
             database: Some(database),
             schemes: default_schemes(),
+            quota: None,
         })
     }
 
@@ -224,6 +229,12 @@ impl ServerRegistry {
         crate::remote::check_schemes(&schemes)?;
         self.schemes = schemes;
         Ok(self)
+    }
+
+    /// The same registry, limiting the packs each token may record a day to `per_day`.
+    pub fn with_ledger_quota(mut self, per_day: u64) -> ServerRegistry {
+        self.quota = Some(Arc::new(LedgerQuota::new(per_day)));
+        self
     }
 
     /// Registers the repository at the git URL `url` as `name`: clones it into the state
@@ -457,6 +468,53 @@ impl ServerRegistry {
         Ok(workspace)
     }
 
+    /// `error` as a token holder may see it: the paths of the server's own files (its state
+    /// directory, the stores, clones and document stores in it, the registered checkouts and
+    /// the roots) named by what they are to a client — the repository's registered name —
+    /// never by where they are on the server.
+    pub fn public_error(&self, roots: &[PathBuf], error: Error) -> Error {
+        let mut names: Vec<(String, String)> = Vec::new();
+        let mut name = |path: &Path, what: String| {
+            names.push((path.display().to_string(), what.clone()));
+            if let Ok(canonical) = path.canonicalize()
+                && canonical != path
+            {
+                names.push((canonical.display().to_string(), what));
+            }
+        };
+        for row in self.rows().repos().unwrap_or_default() {
+            let repo = &row.name;
+            name(&self.store_dir(repo), format!("[store of {repo}]"));
+            name(&self.checkout_dir(repo), format!("[repository {repo}]"));
+            name(&self.documents_dir(repo), format!("[documents of {repo}]"));
+            for dir in [
+                Some(&row.path),
+                row.git_dir.as_ref(),
+                row.common_dir.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            {
+                name(dir, format!("[repository {repo}]"));
+            }
+        }
+        name(&self.dir, "[server state]".into());
+        for root in roots {
+            name(root, "[server root]".into());
+        }
+        // The most specific first: a store's path before the state directory holding it.
+        names.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        names.dedup_by(|a, b| a.0 == b.0);
+        error.map_text(|text| {
+            let mut text = text.to_owned();
+            for (path, what) in &names {
+                text = replace_path(&text, path, what);
+            }
+            text
+        })
+    }
+
     /// The workspace of the grant's repository at `path`.
     fn open_workspace(&self, grant: &Grant, path: PathBuf) -> Result<Workspace> {
         let repo = grant.repo.as_str();
@@ -471,6 +529,10 @@ impl ServerRegistry {
             caller: Some(format!("serve:{}", grant.token)),
         })?
         .with_document_root(self.documents_dir(repo));
+        let workspace = match &self.quota {
+            Some(quota) => workspace.with_ledger_quota(quota.clone(), &grant.token),
+            None => workspace,
+        };
         Ok(match &self.database {
             Some(database) => workspace
                 .with_ledger(Arc::new(database.ledger(repo)) as Arc<dyn LedgerStore>)
@@ -492,6 +554,32 @@ impl ServerRegistry {
     fn documents_dir(&self, repo: &str) -> PathBuf {
         self.dir.join("documents").join(repo)
     }
+}
+
+/// `text` with every mention of the path `path` (followed by a separator or by what cannot
+/// continue a file name's component: the end, a space, a quote, `:`, `,`, `)`, a full stop
+/// that ends a sentence) as `what`.
+fn replace_path(text: &str, path: &str, what: &str) -> String {
+    if path.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = &rest[at + path.len()..];
+        let mut next = after.chars();
+        let ends = match next.next() {
+            None => true,
+            // A full stop ends a sentence, or continues a name (`lib.git`).
+            Some('.') => next.next().is_none_or(char::is_whitespace),
+            Some(c) => matches!(c, '/' | ':' | ',' | ')' | '`' | '\'' | '"') || c.is_whitespace(),
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(if ends { what } else { path });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Unix seconds now.

@@ -620,6 +620,7 @@ impl Workspace {
     ) -> Result<SnapshotPack> {
         check_goal(&request.goal)?;
         crate::limits::check_meter(request.meter)?;
+        self.admit_record(options.record)?;
         if request.top_k == TopK::Fixed(0) {
             return Err(Error::invalid_field("top_k", "must be at least 1"));
         }

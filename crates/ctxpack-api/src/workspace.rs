@@ -10,6 +10,7 @@ use ctxpack_store::{LedgerStore, RecordContext, Store, StoreError, WriterLock};
 
 use crate::config::EffectiveConfig;
 use crate::error::{Error, ErrorKind, Result, no_store};
+use crate::limits::LedgerQuota;
 
 /// Whether a workspace may write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -79,6 +80,8 @@ pub struct Workspace {
     config: Option<EffectiveConfig>,
     /// Where packs are recorded, when not in the store's own ledger.
     pub(crate) ledger: Option<Arc<dyn LedgerStore>>,
+    /// The quota of packs recorded a day, and the token it counts (a server's workspaces).
+    quota: Option<(Arc<LedgerQuota>, String)>,
     /// The system of record of its snapshots, when the store is a cache of a database's.
     pub(crate) snapshots: Option<ctxpack_pg::PgSnapshots>,
     /// The system of record of its document collections, when the store is a cache of a
@@ -120,6 +123,7 @@ impl Workspace {
             caller: options.caller,
             config: None,
             ledger: None,
+            quota: None,
             snapshots: None,
             documents: None,
             document_root: None,
@@ -141,6 +145,7 @@ impl Workspace {
             caller: None,
             config: None,
             ledger: None,
+            quota: None,
             snapshots: None,
             documents: None,
             document_root: None,
@@ -167,6 +172,26 @@ impl Workspace {
     pub fn with_ledger(mut self, ledger: Arc<dyn LedgerStore>) -> Workspace {
         self.ledger = Some(ledger);
         self
+    }
+
+    /// Counts the packs this workspace records against `token`'s share of `quota`.
+    pub fn with_ledger_quota(mut self, quota: Arc<LedgerQuota>, token: &str) -> Workspace {
+        self.quota = Some((quota, token.to_owned()));
+        self
+    }
+
+    /// Whether a pack shown with `rendering` would be recorded here.
+    fn records(&self, rendering: Option<&RenderOptions>) -> bool {
+        rendering.is_some() && !matches!(self.access, Access::ReadOnly | Access::ReadAndIndex)
+    }
+
+    /// Fails, before anything is built, when a pack shown with `rendering` would be recorded
+    /// past the workspace's quota.
+    pub(crate) fn admit_record(&self, rendering: Option<&RenderOptions>) -> Result<()> {
+        match &self.quota {
+            Some((quota, token)) if self.records(rendering) => quota.admit(token, false),
+            _ => Ok(()),
+        }
     }
 
     /// The effective configuration recorded with each pack, if one was given.
@@ -319,11 +344,13 @@ impl Workspace {
         rendering: Option<&RenderOptions>,
         extra: RecordExtra,
     ) -> Recorded {
-        let Some(rendering) = rendering else {
+        let Some(rendering) = rendering.filter(|_| self.records(rendering)) else {
             return Recorded::NotAsked;
         };
-        if matches!(self.access, Access::ReadOnly | Access::ReadAndIndex) {
-            return Recorded::NotAsked;
+        if let Some((quota, token)) = &self.quota
+            && let Err(e) = quota.admit(token, true)
+        {
+            return Recorded::Failed(e);
         }
         let ledger = match self.ledger() {
             Ok(ledger) => ledger,

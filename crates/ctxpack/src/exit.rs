@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 pub fn exit_code(kind: ErrorKind) -> u8 {
     match kind {
         ErrorKind::InvalidInput => 2,
-        ErrorKind::NotFound | ErrorKind::NotIndexed | ErrorKind::Busy => 3,
+        ErrorKind::NotFound | ErrorKind::NotIndexed | ErrorKind::Busy | ErrorKind::OverQuota => 3,
         ErrorKind::Damaged => 4,
         ErrorKind::Conflict => 5,
         _ => 1,

@@ -461,6 +461,7 @@ impl Workspace {
     ) -> Result<DocumentPack> {
         crate::limits::check_goal_size("query", &request.query)?;
         crate::limits::check_meter(request.meter)?;
+        self.admit_record(record)?;
         let filter = parse_optional_filter(request.filter.as_ref())?;
         let store = self.open_document_store()?;
         let (mut pack, embedded_on_the_fly) = search::context(&store, request, filter.as_ref())?;

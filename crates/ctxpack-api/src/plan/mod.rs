@@ -129,6 +129,7 @@ impl Workspace {
         request: &PlanRunRequest,
         record: Option<&RenderOptions>,
     ) -> Result<PlanRun> {
+        self.admit_record(record)?;
         if !(1..=PlanRunRequest::MAX_TIMEOUT_SECS).contains(&request.run_timeout_secs) {
             return Err(Error::invalid_field(
                 "run_timeout_secs",

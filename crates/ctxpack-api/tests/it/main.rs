@@ -22,6 +22,7 @@ mod masking;
 mod plan;
 mod progress;
 mod select;
+mod server;
 mod snapshot;
 mod trees;
 mod upgrade;

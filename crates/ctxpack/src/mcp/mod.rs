@@ -220,15 +220,22 @@ impl Server {
         arguments: Option<JsonObject>,
         control: &Control,
     ) -> Result<CallToolResult, ErrorData> {
-        dispatch(self.scope, Host::Local, name, arguments, control, || {
-            self.workspace()
-        })
+        dispatch(
+            self.scope,
+            Host::Local,
+            name,
+            arguments,
+            control,
+            || self.workspace(),
+            |error| error,
+        )
     }
 }
 
 /// Runs one tool call at `scope` on `host` on the current thread against the workspace
 /// `workspace` opens: a listed tool always gives a result (a tool error on failure or panic);
-/// an unknown tool, or a tool above `scope`, is a protocol error (invalid params).
+/// an unknown tool, or a tool above `scope`, is a protocol error (invalid params). `publish`
+/// turns a failure into what the caller may see (a server hides its own paths).
 pub(crate) fn dispatch(
     scope: Scope,
     host: Host,
@@ -236,6 +243,7 @@ pub(crate) fn dispatch(
     arguments: Option<JsonObject>,
     control: &Control,
     workspace: impl FnOnce() -> Result<Workspace, Error>,
+    publish: impl FnOnce(Error) -> Error,
 ) -> Result<CallToolResult, ErrorData> {
     let spec = catalogue::lookup(name).ok_or_else(|| {
         ErrorData::invalid_params(
@@ -258,7 +266,9 @@ pub(crate) fn dispatch(
     }
     let arguments = arguments.unwrap_or_default();
     Ok(guarded(name, || {
-        spec.run(host, &workspace()?, &arguments, control)
+        workspace()
+            .and_then(|workspace| spec.run(host, &workspace, &arguments, control))
+            .map_err(publish)
     }))
 }
 

@@ -251,6 +251,7 @@ fn failure(error: &Error) -> Refusal {
         ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
         ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::OverQuota => StatusCode::TOO_MANY_REQUESTS,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let mut response =
@@ -263,10 +264,13 @@ fn failure(error: &Error) -> Refusal {
     Refusal(Box::new(response))
 }
 
-/// Runs blocking API work off the async threads; a panic is an internal error.
+/// Runs blocking API work off the async threads; a panic is an internal error. A failure
+/// names the server's files as a client knows them (`ServerRegistry::public_error`).
 async fn blocking<T: Send + 'static>(
+    app: Arc<App>,
     work: impl FnOnce() -> Result<T, Error> + Send + 'static,
 ) -> Result<T, Refusal> {
+    let work = move || work().map_err(|error| app.registry.public_error(&app.roots, error));
     match tokio::task::spawn_blocking(work).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(failure(&error)),
@@ -414,7 +418,7 @@ async fn pack(
         };
         let started = Instant::now();
         let app2 = app.clone();
-        let (output, recorded) = blocking(move || {
+        let (output, recorded) = blocking(app.clone(), move || {
             let workspace = app2.registry.workspace(&grant, &app2.roots)?;
             let built = workspace
                 .snapshot_pack(
@@ -460,7 +464,7 @@ async fn index(
         let index_request: IndexRequest = body(&bytes)?;
         let started = Instant::now();
         let app2 = app.clone();
-        let summary = blocking(move || {
+        let summary = blocking(app.clone(), move || {
             let workspace = app2.registry.workspace(&grant, &app2.roots)?;
             workspace.index(&index_request, &ctxpack_api::Control::new())
         })
@@ -517,7 +521,7 @@ async fn snapshots(
     run(async move {
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
         let json = wants_json(query_string::<FormatQuery>(raw)?.format.as_deref())?;
-        let output = blocking(move || {
+        let output = blocking(app.clone(), move || {
             crate::commands::status::output(&app.registry.workspace(&grant, &app.roots)?, json)
         })
         .await?;
@@ -537,7 +541,7 @@ async fn query(
         let json = wants_json(query_string::<FormatQuery>(raw)?.format.as_deref())?;
         let bytes = read_body(request, app.max_body_bytes).await?;
         let query_request: QueryRequest = body(&bytes)?;
-        let output = blocking(move || {
+        let output = blocking(app.clone(), move || {
             let workspace = app.registry.workspace(&grant, &app.roots)?;
             crate::commands::pack::query_output(&workspace, &query_request, json)
                 .map_err(|e| indexed_on_the_server(e, &repo))
@@ -568,7 +572,7 @@ async fn log(
                 format!("must be 1 to {MAX_LOG_LIMIT}"),
             )));
         }
-        let output = blocking(move || {
+        let output = blocking(app.clone(), move || {
             let log = app.registry.workspace(&grant, &app.roots)?.log(limit)?;
             Ok(crate::commands::ledger::log_output(&log, json))
         })
@@ -594,7 +598,7 @@ async fn show(
             pretty,
         }
         .parse()?;
-        let (shown_format, output) = blocking(move || {
+        let (shown_format, output) = blocking(app.clone(), move || {
             let shown = app.registry.workspace(&grant, &app.roots)?.show(&id)?;
             let shown_format = if shown.exact_output.is_some() && format.is_none() {
                 Format::Json
@@ -636,7 +640,7 @@ async fn tool(
         let grant = authorize(Some(&grant), &repo, needs)?;
         let bytes = read_body(request, app.max_body_bytes).await?;
         let arguments: serde_json::Map<String, serde_json::Value> = body(&bytes)?;
-        let reply = blocking(move || {
+        let reply = blocking(app.clone(), move || {
             let workspace = app.registry.workspace(&grant, &app.roots)?;
             spec.run(
                 crate::mcp::Host::Team,
@@ -675,7 +679,7 @@ async fn run(handler: impl Future<Output = Result<Response, Refusal>>) -> Respon
 }
 
 async fn ready(State(app): State<Arc<App>>) -> Response {
-    match blocking(move || app.registry.repos().map(|r| r.len())).await {
+    match blocking(app.clone(), move || app.registry.repos().map(|r| r.len())).await {
         Ok(repos) => axum::Json(json!({"ready": true, "repos": repos})).into_response(),
         Err(_) => (
             StatusCode::SERVICE_UNAVAILABLE,

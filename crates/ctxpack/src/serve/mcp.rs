@@ -105,6 +105,7 @@ impl ServerHandler for Remote {
                 arguments,
                 control,
                 || app.registry.workspace(&grant, &app.roots),
+                |error| app.registry.public_error(&app.roots, error),
             )
         })
         .await

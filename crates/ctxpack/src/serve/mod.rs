@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// Requests per second each token may make (bursts of as many); over it, 429.
     #[arg(long, default_value_t = 50)]
     pub rate_limit: u32,
+    /// Packs each token may record in the ledger a day (UTC), counted by each server process;
+    /// past it, a request that would record one is answered 429 before anything is built.
+    #[arg(long, value_name = "N", default_value_t = ctxpack_api::LEDGER_QUOTA_PER_DAY)]
+    pub ledger_quota: u64,
     /// Seconds a connection has to send a request's headers (over TLS, to finish its handshake
     /// first); a kept-alive connection gets as long to start its next request. Past it, the
     /// connection is closed: a client that never finishes cannot hold it.
@@ -303,6 +307,9 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     if args.rate_limit == 0 {
         return Err(Error::invalid_field("rate_limit", "must be at least 1"));
     }
+    if args.ledger_quota == 0 {
+        return Err(Error::invalid_field("ledger_quota", "must be at least 1"));
+    }
     let limits = limits(args)?;
     let body_timeout = timeout("body_timeout", args.body_timeout)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -312,7 +319,9 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     let report = crate::web::ui::read_report(args.eval_report.as_ref())?;
     init_logs(&args.log_format);
     let app = Arc::new(App {
-        registry: args.registry(state, true)?,
+        registry: args
+            .registry(state, true)?
+            .with_ledger_quota(args.ledger_quota),
         roots,
         limiter: http::Limiter::new(args.rate_limit),
         metrics: metrics::Metrics::default(),

@@ -349,6 +349,7 @@ fn status(error: &Error) -> StatusCode {
         ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
         ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::OverQuota => StatusCode::TOO_MANY_REQUESTS,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -365,10 +366,18 @@ fn failure(error: &Error, repo: Option<&str>) -> Response {
     )
 }
 
-/// Runs blocking API work off the async threads.
+/// Runs blocking API work off the async threads. A server's failure names its files as a
+/// client knows them (`ServerRegistry::public_error`).
 async fn blocking<T: Send + 'static>(
+    web: Arc<Web>,
     work: impl FnOnce() -> Result<T, Error> + Send + 'static,
 ) -> Result<T, Error> {
+    let work = move || {
+        work().map_err(|error| match &web.site {
+            Site::Server(app) => app.registry.public_error(&app.roots, error),
+            Site::Local(_) => error,
+        })
+    };
     tokio::task::spawn_blocking(work)
         .await
         .unwrap_or_else(|panic| {
@@ -630,7 +639,7 @@ async fn list(
         };
     let repos = web.repos(&viewer);
     let (web2, repo2, q) = (web.clone(), repo.clone(), query.clone());
-    let listed = blocking(move || {
+    let listed = blocking(web.clone(), move || {
         let workspace = web2.workspace(&viewer, &repo2)?;
         let until = day_start("until", &q.until)?.map(|s| s + 86_400);
         workspace.log_page(&LogFilter {
@@ -683,7 +692,11 @@ async fn show(
         Err(r) => return r,
     };
     let (web2, repo2, id2) = (web.clone(), repo.clone(), id.clone());
-    match blocking(move || recorded(&web2.workspace(&viewer, &repo2)?, &id2)).await {
+    match blocking(web.clone(), move || {
+        recorded(&web2.workspace(&viewer, &repo2)?, &id2)
+    })
+    .await
+    {
         Ok((entry, pack, markdown)) => html(
             StatusCode::OK,
             pages::pack(&PackView {
@@ -729,7 +742,7 @@ async fn again(
         Err(r) => return r,
     };
     let (web2, repo2) = (web.clone(), repo.clone());
-    let built = blocking(move || {
+    let built = blocking(web.clone(), move || {
         let workspace = web2.workspace(&viewer, &repo2)?;
         let shown = workspace.show(&id)?;
         let record = &shown.record;
@@ -785,7 +798,7 @@ async fn compare(
             Err(page) => return *page,
         };
     let (web2, repo2) = (web.clone(), repo.clone());
-    let packs = blocking(move || {
+    let packs = blocking(web.clone(), move || {
         let workspace = web2.workspace(&viewer, &repo2)?;
         let (a, va, _) = recorded(&workspace, &ids.a)?;
         let (b, vb, _) = recorded(&workspace, &ids.b)?;
@@ -879,7 +892,7 @@ async fn try_build(
     let built = match request {
         Ok(request) => {
             let (web2, repo2) = (web.clone(), repo.clone());
-            blocking(move || {
+            blocking(web.clone(), move || {
                 build(
                     &web2.workspace(&viewer, &repo2)?,
                     &request,
@@ -936,7 +949,11 @@ async fn file(
             Err(page) => return *page,
         };
     let (web2, repo2, at, path) = (web.clone(), repo.clone(), q.at.clone(), q.path.clone());
-    match blocking(move || web2.workspace(&viewer, &repo2)?.indexed_file(&at, &path)).await {
+    match blocking(web.clone(), move || {
+        web2.workspace(&viewer, &repo2)?.indexed_file(&at, &path)
+    })
+    .await
+    {
         Ok(indexed) => html(StatusCode::OK, pages::file(&repo, &indexed, q.start, q.end)),
         Err(e) => failure(&e, Some(&repo)),
     }

@@ -2206,3 +2206,90 @@ fn connection_limits_have_documented_defaults_and_refuse_zero() {
         assert!(err.contains("must be"), "{flag} {value}: {err}");
     }
 }
+
+#[test]
+fn errors_name_the_servers_files_by_their_registered_names() {
+    let fx = Fixture::new();
+    let server = fx.serve(&[]);
+    let base = fx.dir.path().canonicalize().expect("canonical");
+    let leaks = |body: &str| {
+        [
+            base.display().to_string(),
+            fx.dir.path().display().to_string(),
+        ]
+        .into_iter()
+        .any(|path| body.contains(&path))
+    };
+    // Nothing is indexed yet: every surface's error says so without saying where.
+    let goal = json!({"goal": "budget"}).to_string();
+    let routed = server.call("POST", "/v1/repos/app/pack", Some(fx.token("read")), &goal);
+    assert!(routed.status >= 400, "{routed:?}");
+    let tool = server.call(
+        "POST",
+        "/v1/repos/app/tools/repo_context_pack",
+        Some(fx.token("read")),
+        &goal,
+    );
+    assert!(tool.status >= 400, "{tool:?}");
+    let mcp = server.mcp(
+        fx.token("read"),
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "repo_context_pack", "arguments": {"goal": "budget"}}}),
+    );
+    assert_eq!(mcp.json()["result"]["isError"], true, "{mcp:?}");
+    let log = server.call("GET", "/v1/repos/app/ledger", Some(fx.token("read")), "");
+    for (what, answer) in [
+        ("pack", &routed),
+        ("tool", &tool),
+        ("mcp", &mcp),
+        ("log", &log),
+    ] {
+        assert!(
+            !leaks(&answer.body),
+            "{what} names a server path: {answer:?}"
+        );
+    }
+    assert!(
+        routed.body.contains("app"),
+        "the error names the repository: {routed:?}"
+    );
+}
+
+#[test]
+fn a_token_records_at_most_its_ledger_quota_a_day() {
+    let fx = Fixture::new();
+    let server = fx.serve(&["--ledger-quota", "2"]);
+    let indexed = server.index(fx.token("write"), &fx.shas[1]);
+    assert_eq!(indexed.status, 200, "{indexed:?}");
+    let pack = |token: &str| {
+        server.call(
+            "POST",
+            "/v1/repos/app/pack",
+            Some(fx.token(token)),
+            &json!({"goal": "budget"}).to_string(),
+        )
+    };
+    for _ in 0..2 {
+        let answer = pack("read");
+        assert_eq!(answer.status, 200, "{answer:?}");
+        assert!(
+            answer.headers.contains_key("x-ctxpack-pack-id"),
+            "{answer:?}"
+        );
+    }
+    let refused = pack("read");
+    assert_eq!(refused.status, 429, "{refused:?}");
+    assert!(refused.body.contains("2 packs today"), "{refused:?}");
+    assert!(refused.body.contains("--ledger-quota"), "{refused:?}");
+    // Another token has its own quota; the ledger holds what was answered, no more.
+    assert_eq!(pack("write").status, 200);
+    let log = server.call(
+        "GET",
+        "/v1/repos/app/ledger?format=json&limit=100",
+        Some(fx.token("read")),
+        "",
+    );
+    assert_eq!(log.status, 200, "{log:?}");
+    assert_eq!(log.json().as_array().map(Vec::len), Some(3), "{log:?}");
+}
