@@ -61,20 +61,23 @@
 //! | `linear_api_key` | `lin_api_` + 40 characters | the key |
 //! | `atlassian_api_token` | `ATATT3…` | the token |
 //! | `telegram_bot_token` | bot id, `:AA` and 33 characters, also inside `https://api.telegram.org/bot…/` | the token |
-//! | `webhook_url` | Slack (`hooks.slack.com/services/…`, `/workflows/…`, `/triggers/…`) and Discord (`discord.com/api/webhooks/…`) incoming-webhook URLs | the secret last path segment; workspace and channel ids are kept |
+//! | `webhook_url` | Slack (`hooks.slack.com/services/…`, `/workflows/…`, `/triggers/…`), Discord (`discord.com/api/webhooks/…`, also `/api/v10/webhooks/…`) and Microsoft Teams (`….webhook.office.com/webhookb2/…/IncomingWebhook/…`, `outlook.office.com/webhook/…`) incoming-webhook URLs | the secret path segment; workspace, channel, group and tenant ids are kept |
 //! | `jwt` | JSON Web Tokens: `eyJ…` header, `ey…` payload and (optional) signature, dot-separated base64url | the token |
 //! | `azure_storage_key` | `AccountKey=` and `SharedAccessKey=` in Azure connection strings; a SAS token's `sig=` next to its `sv=`/`sp=`/`se=` parameters | the key or signature |
 //! | `authorization_header` | the credentials of an `Authorization:` or `Proxy-Authorization:` header (`Bearer`, `Basic`, `Token`, `Bot`, `ApiKey`, `sso-key`, … or no scheme) in HTTP dumps, `curl -H`, code and config; a token after a bare `Bearer` (logs) | the credentials |
 //! | `cli_password` | a password on a command line: `curl`/`wget`/httpie/`xh` `-u`/`--user`/`-a`/`--auth user:PASS` (also across `\` continuation lines), `mysql`/`mysqldump`/`mariadb -pPASS`, `redis-cli -a PASS`, `sshpass -p PASS` | the password, quotes kept |
-//! | `registry_auth` | Docker `config.json` `"auth"` and `.npmrc` `_auth` values that decode to `user:password` | the base64 value |
+//! | `registry_auth` | Docker `config.json` `"auth"` and `.npmrc` `_auth` values that decode to `user:password`; a Kubernetes pull secret's `.dockerconfigjson` / `.dockercfg` that decodes to a Docker config with credentials | the base64 value |
+//! | `registry_token` | the token under a host in Composer's `auth.json` (`github-oauth`, `gitlab-token`, `gitlab-oauth`, `bearer`); the first host of each block | the token |
 //! | `connection_string_password` | the password in `scheme://user:PASSWORD@host` for any scheme (postgres, mysql, mongodb+srv, redis, amqp, https, …), as in `.git-credentials` | the password only |
-//! | `url_credential` | a generated token as a URL's whole user part (`https://TOKEN@host`), after a `/key/`, `/token/`, `/apikey/`, `/secret/` path segment, or in an `X-Amz-Signature=`, `X-Goog-Signature=`, `signature=` or `key=` query parameter | the token |
+//! | `url_credential` | a generated token as a URL's whole user part (`https://TOKEN@host`), after a `/key/`, `/token/`, `/apikey/`, `/secret/` path segment, or in an `X-Amz-Signature=`, `X-Goog-Signature=`, `signature=`, `sig=`, `hmac=` or `key=` query parameter | the token |
+//! | `pgpass_password` | the last field of a PostgreSQL `.pgpass` line, `host:port:database:user:password` (the host a name, an address or `*`; the port digits or `*`; `\:` escapes allowed) | the password |
 //! | `netrc_password` | the password of a `.netrc` / `.authinfo` entry: `machine HOST login USER password PASS`, on one line or several | the password |
-//! | `xml_secret` | the text of a secret-named XML element (`<password>`, `<ApiKey>`, `<secret>` …, e.g. Maven `settings.xml`), `<add key="…Password" value="…"/>` (.NET `appSettings`), and Hadoop-style `<name>fs.s3a.secret.key</name><value>…</value>` | the value |
+//! | `xml_secret` | the text of a secret-named XML element (`<password>`, `<ApiKey>`, `<secret>` …, e.g. Maven `settings.xml`), `<add key="…Password" value="…"/>` (.NET `appSettings`, NuGet `ClearTextPassword`), an element whose `name` or `key` attribute is secret-named with a `value` attribute or text (`<property name="db.password" value="…"/>`, `<entry key="smtp.password">…</entry>`, .NET `<setting name="SmtpPassword"><value>…</value></setting>`), and Hadoop-style `<name>fs.s3a.secret.key</name><value>…</value>`; Maven's and Jenkins' braced ciphertext (`{COQL…=}`) counts as a value | the value |
 //! | `yaml_block_secret` | a YAML block scalar (`\|`, `>`, `\|-`, `>-` …) under a secret-named key | the block's lines, from the first content character to the end of the last line |
 //! | `dockerfile_secret` | `ENV NAME value` / `ARG NAME value` (the space-separated form) with a secret-named `NAME`; the `NAME=value` form is `password_assignment` | the value |
-//! | `password_assignment` | a value assigned to a name ending in `password`, `passwd`, `passphrase`, `pwd`, `secret`, `token`, `api_key`/`apikey`, `access_key` or `private_key` (optionally followed by `key` or `value`, so `secret_key`, `clientSecret`, `DB_PASSWORD`, `x-api-key`), or in `pass` as an upper-case word (`DB_PASS`, `SMTP_PASS`) or the whole name (`--pass`), with `=`, `:`, `:=` or `=>`, in env, YAML, INI, JSON, XML-attribute, URL-query, CLI-flag and code styles, and after a type annotation (`db_password: str = "…"`, `static TOKEN: &str = "…"`); the value is quoted or bare, at least 6 characters, no whitespace | the value, quotes kept |
-//! | `high_entropy_key` | a random-looking value (20 or more base64 characters mixing upper case, lower case and digits with Shannon entropy ≥ 3.5 bits, 32 or more hex digits, or Laravel's `base64:…`) assigned to a name whose last word is `key`, `key_base`, `salt`, `pepper`, `hmac`, `credentials` or `auth`: `secret_key_base`, `APP_KEY`, `FERNET_KEY`, `signingKey`, `ENCRYPTION_KEY`, `PASSWORD_SALT` | the value |
+//! | `code_credential` | a password passed as a string literal in code: PHP `define('DB_PASSWORD', '…')` (any secret-named constant), the second argument of `new NetworkCredential(user, "…")`, `PasswordAuthentication`, `UsernamePasswordCredentials`, `HTTPBasicAuth`/`HTTPDigestAuth`, `BasicAuth`, `SetBasicAuth`, `basicAuth`, `basic_auth` (also `Some("…")`), `auth(user, "…")`, `auth=(user, "…")`, `login(user, "…")`, and the third of JDBC `getConnection(url, user, "…")` and Go's `smtp.PlainAuth("", user, "…", host)`, OkHttp's `Credentials.basic(user, "…")`; the one string argument of a setter or builder named after a credential (`setPassword("…")`, `withPassword("…")`, `setApiKey("…")`, `.password("…")`, `.clientSecret("…")`); four or more characters | the password, quotes kept |
+//! | `password_assignment` | a value assigned to a name ending in `password`, `passwd`, `passphrase`, `pwd`, `secret`, `token`, `api_key`/`apikey`, `access_key` or `private_key` (optionally followed by `key` or `value`, so `secret_key`, `clientSecret`, `DB_PASSWORD`, `x-api-key`), or in `pass` as an upper-case word (`DB_PASS`, `SMTP_PASS`) or the whole name (`--pass`), with `=`, `:`, `:=` or `=>`, in env, YAML, INI, JSON, XML-attribute, URL-query, CLI-flag and code styles, and after a type annotation (`db_password: str = "…"`, `static TOKEN: &str = "…"`), also through an index (`$config['db_password'] = …`); the value is quoted or bare, at least 6 characters, no whitespace. Also: the `value` of a name/value pair whose `name` is secret-named (Kubernetes `env` entries `- name: DB_PASSWORD` / `value: …`, ECS `{"name": …, "value": …}`), and a quoted passphrase with spaces under an upper-case password or secret name in an env file (`DB_PASSWORD="correct horse battery staple"`) | the value, quotes kept |
+//! | `high_entropy_key` | a random-looking value (20 or more base64 characters mixing upper case, lower case and digits with Shannon entropy ≥ 3.5 bits, 32 or more hex digits, Laravel's `base64:…`, a comma-separated list of such keys, or — quoted — 32 or more printable characters of three classes with punctuation and entropy ≥ 4 bits) assigned to a name whose last word is `key`, `keys`, `key_base`, `salt`, `pepper`, `hmac`, `credentials` or `auth`: `secret_key_base`, `APP_KEY`, `APP_KEYS`, `FERNET_KEY`, `signingKey`, `ENCRYPTION_KEY`, `PASSWORD_SALT`, Drupal's `$settings['hash_salt']`; and WordPress's `define('AUTH_KEY', '…')` / `define('NONCE_SALT', '…')` | the value |
 //!
 //! Names are "secret-named" for `xml_secret`, `yaml_block_secret` and `dockerfile_secret` by the
 //! same words as `password_assignment`.
@@ -164,10 +167,19 @@
 //!   `token::Kind`); a lower-case absolute or relative path (`PWD=/home/me`,
 //!   `secret: /run/secrets/db`) and anything containing `://` (the connection-string rule
 //!   handles URLs) are not secrets.
-//! - **Values with whitespace and prose**: quoted passphrases with spaces are not masked (a
-//!   quoted string with spaces assigned to `password` is almost always a prompt or a message),
-//!   nor is a one-line YAML block of prose under a secret-named key, nor an `Authorization`
-//!   header or `Bearer` mentioned in a sentence.
+//! - **Values with whitespace and prose**: in code, YAML and JSON a quoted string with spaces
+//!   assigned to `password` is almost always a prompt or a message, so it is not masked; only
+//!   an env-file line (`NAME="…"` or `export NAME='…'`, the name upper case and ending in a
+//!   password or secret word) holds a passphrase, and even there a message is left alone: a
+//!   value with words such as `password`, `enter`, `invalid`, `your`, `the`, ending in `.`, `:`,
+//!   `?`, `!` or `,`, or holding `$`, `%`, `{`, `<`. Nor is a one-line YAML block of prose
+//!   under a secret-named key masked, nor an `Authorization` header or `Bearer` mentioned in a
+//!   sentence.
+//! - **Passwords named without a literal in code**: `new NetworkCredential(user, password)`,
+//!   `define('DB_PASSWORD', getenv('DB_PASSWORD'))`, `HTTPBasicAuth(settings.USER,
+//!   settings.PASSWORD)`, `login("admin", "password")` (a placeholder word); a `.pgpass`-shaped
+//!   line whose host is a number (`00:11:22:33:44:55`) or whose fields are the format's names
+//!   (`hostname:port:database:username:password`).
 //! - **Command lines and headers without a password**: `mysql -p` (a prompt),
 //!   `curl -u "$USER:$PASS"`, `curl -u "$API_KEY:"`, `curl -u me@example.com:api_token` (the
 //!   name of what goes there), `ARG NPM_TOKEN` without a value, and `Basic` credentials that
@@ -175,7 +187,8 @@
 //!
 //! Limits: a secret split across two chunks, a private-key chunk that holds neither the BEGIN
 //! nor the END line, names that do not end in a keyword (`password_confirmation`), a password
-//! passed positionally (`Client(sid, "auth-token")`), a credential-shaped literal after a type
+//! passed positionally to a call the rules do not name (`Client(sid, "auth-token")`), the
+//! hosts after the first in one Composer `auth.json` block, a credential-shaped literal after a type
 //! annotation that is a plain word (`password: str = "postgres"`), a `.netrc` entry without a
 //! `login`, vendor tokens without a rule of their own outside an assignment, and
 //! hashes or keys that are simply long random strings with no name around them are not caught.
@@ -205,7 +218,7 @@ use std::sync::OnceLock;
 use regex::{Captures, Regex, RegexSet};
 
 /// Bumped whenever the rule set changes (stored text is masked at index time).
-pub const MASK_RULES_VERSION: u32 = 2;
+pub const MASK_RULES_VERSION: u32 = 3;
 
 /// How every marker starts; no rule accepts a value that contains it, which is what makes
 /// masking idempotent.
@@ -646,13 +659,18 @@ const SPECS: &[Spec] = &[
     ),
     Spec {
         kind: "webhook_url",
-        description: "the secret part of a Slack or Discord incoming-webhook URL",
-        prefilter: r"hooks\.slack\.com|discord(?:app)?\.com/api/webhooks/",
+        description: "the secret part of a Slack, Discord or Microsoft Teams incoming-webhook URL",
+        prefilter: r"hooks\.slack\.com|discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/|/IncomingWebhook/",
         pattern: concat!(
             r"hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9]+/){2,3}",
             // The secret is the last segment; the ids before it are not secrets.
             r"(?P<s>[A-Za-z0-9]{16,64})(?:[^A-Za-z0-9/]|$)",
-            r"|discord(?:app)?\.com/api/webhooks/[0-9]{15,21}/(?P<t>[A-Za-z0-9_-]{60,80})(?:[^A-Za-z0-9_-]|$)",
+            r"|discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/[0-9]{15,21}/(?P<t>[A-Za-z0-9_-]{60,80})(?:[^A-Za-z0-9_-]|$)",
+            // Teams (`….webhook.office.com/webhookb2/…` and the older `outlook.office.com/webhook/…`):
+            // the group and tenant ids before `IncomingWebhook` and the owner id after the
+            // secret are ids; the 32-character segment after it is the secret.
+            r"|(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[A-Za-z0-9@-]+",
+            r"/IncomingWebhook/(?P<u>[A-Za-z0-9]{32})(?:[^A-Za-z0-9]|$)",
         ),
         locate: either_vendor_group,
     },
@@ -704,13 +722,25 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: "registry_auth",
-        description: "a Docker config.json \"auth\" or an .npmrc _auth value: base64 of user:password",
-        prefilter: r#""auth"|_auth[ \t]*="#,
+        description: "a Docker config.json \"auth\" or an .npmrc _auth value (base64 of user:password), or a Kubernetes .dockerconfigjson",
+        prefilter: r#""auth"|_auth[ \t]*=|\.docker(?:configjson|cfg)"#,
         pattern: concat!(
             r#""auth"[ \t]*:[ \t]*"(?P<s>[A-Za-z0-9+/]{8,}={0,2})""#,
+            // A Kubernetes pull secret's data: a whole Docker config file in base64.
+            r#"|\.docker(?:configjson|cfg)["']?[ \t]*:[ \t]*["']?(?P<d>[A-Za-z0-9+/]{16,}={0,2})"#,
             r#"|(?m:^[ \t]*(?://[^\s=]*:)?_auth[ \t]*=[ \t]*"?(?P<t>[A-Za-z0-9+/]{8,}={0,2})"?[ \t]*\r?$)"#,
         ),
         locate: registry_auth,
+    },
+    Spec {
+        kind: "registry_token",
+        description: "a token under a host in Composer's auth.json (github-oauth, gitlab-token, gitlab-oauth, bearer)",
+        prefilter: r#""(?:github-oauth|gitlab-token|gitlab-oauth|bearer)""#,
+        pattern: concat!(
+            r#""(?:github-oauth|gitlab-token|gitlab-oauth|bearer)"[ \t]*:[ \t]*\{\s*"#,
+            r#""[^"\s]+"[ \t]*:[ \t]*"(?P<s>[^"\s]+)""#,
+        ),
+        locate: registry_token,
     },
     Spec {
         kind: "connection_string_password",
@@ -733,7 +763,7 @@ const SPECS: &[Spec] = &[
             r#"(?P<p>[A-Za-z0-9_-]{16,})(?:[/?#\s"'<>)]|$)"#,
             r"|://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+=:@!$,;-]*)*\?",
             r"(?:[A-Za-z0-9._~%+=:@!$,;/-]*&)*",
-            r"(?i-u:x-amz-signature|x-goog-signature|signature|key)=(?P<q>[A-Za-z0-9%_.-]{16,})",
+            r"(?i-u:x-amz-signature|x-goog-signature|signature|sig|hmac|key)=(?P<q>[A-Za-z0-9%_.-]{16,})",
         ),
         locate: url_credential,
     },
@@ -748,6 +778,16 @@ const SPECS: &[Spec] = &[
         locate: netrc,
     },
     Spec {
+        kind: "pgpass_password",
+        description: "the password field of a PostgreSQL .pgpass line (host:port:database:user:password)",
+        prefilter: r":(?:[0-9]{1,5}|\*):",
+        pattern: concat!(
+            r"(?m)^[ \t]*(?P<h>[A-Za-z0-9_.*-]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):",
+            r"(?:[^:\s\\]|\\.)+:(?P<u>(?:[^:\s\\]|\\.)+):(?P<s>(?:[^:\s\\]|\\.)+)[ \t]*\r?$",
+        ),
+        locate: pgpass,
+    },
+    Spec {
         kind: "xml_secret",
         description: "text of a secret-named XML element, an appSettings <add key=... value=...>, or a Hadoop-style <name>/<value> pair",
         prefilter: secret_word_prefilter!(),
@@ -756,6 +796,12 @@ const SPECS: &[Spec] = &[
             secret_word!(),
             r")(?i-u:[_.-]?(?:key|value))?)(?:[ \t][^<>]*)?>(?P<s>[^<>\s]+)</(?P<c>[^<>\s]+)>",
             r#"|<add[ \t]+key="(?P<ak>[^"]*)"[ \t]+value="(?P<av>[^"\s]+)""#,
+            // `<property name="db.password" value="…"/>`, `<property name="…">…</property>`,
+            // `<entry key="smtp.password">…</entry>`: the name is an attribute.
+            r#"|<[A-Za-z][A-Za-z0-9_.:-]*[ \t](?:[^<>]*?[ \t])?(?i-u:name|key)[ \t]*=[ \t]*"(?P<pn>[^"<>]*)""#,
+            r#"(?:(?:[ \t][^<>]*?)?[ \t](?i-u:value)[ \t]*=[ \t]*"(?P<pv>[^"\s]+)"|[^<>]*?>(?P<pt>[^<>\s]+)</"#,
+            // .NET `<setting name="SmtpPassword" …><value>…</value></setting>`.
+            r#"|[^<>]*?>\s*<value>(?P<pw>[^<>\s]+)</value>)"#,
             r"|<name>[ \t]*(?P<hn>[^<>\s]+)[ \t]*</name>\s*<value>(?P<hv>[^<>\s]+)</value>",
         ),
         locate: xml_secret,
@@ -788,6 +834,53 @@ const SPECS: &[Spec] = &[
         locate: dockerfile,
     },
     Spec {
+        kind: "code_credential",
+        description: "a password passed as a string literal: define('DB_PASSWORD', '...'), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
+        prefilter: r"define[ \t]*\(|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection",
+        pattern: concat!(
+            // `define('DB_PASSWORD', '…')`: the constant's name says what the value is.
+            r#"define[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
+            // Calls whose second argument is the password (the user comes first).
+            r"|(?-u:\b)(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials",
+            r"|UsernamePasswordAuthenticationToken|PasswordCredential|HTTPBasicAuth|HTTPDigestAuth",
+            r"|HttpBasicAuth|BasicAuth|DigestAuth|SetBasicAuth|basicAuth|basic_auth|login|auth",
+            // OkHttp's `Credentials.basic(user, "…")`.
+            r"|Credentials\.basic",
+            // `requests.get(url, auth=("user", "…"))`
+            r"|auth[ \t]*=)[ \t]*\([ \t]*",
+            // The password may be wrapped as reqwest's `.basic_auth(user, Some("…"))` wraps it.
+            r#"(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_$][A-Za-z0-9_.$]*)[ \t]*,[ \t]*(?:Some\([ \t]*)?[rbu]?["'](?P<cv>[^"'\\\s]*)["']"#,
+            // Go's `smtp.PlainAuth(identity, user, password, host)`.
+            r#"|PlainAuth[ \t]*\([ \t]*"[^"\r\n]*"[ \t]*,[ \t]*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"(?P<gv>[^"\\\s]*)""#,
+            // JDBC's `getConnection(url, user, password)`.
+            r#"|getConnection[ \t]*\([ \t]*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"#,
+            r#"(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"(?P<jv>[^"\\\s]*)""#,
+        ),
+        locate: code_credential,
+    },
+    Spec {
+        kind: "code_credential",
+        description: "a password literal given to a setter or builder method (setPassword(\"...\"), withPassword(\"...\"), .password(\"...\"))",
+        prefilter: r"(?i-u)(?:set|with|\.)[A-Za-z0-9]*(?:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*[ \t]*\([ \t]*[\x22']",
+        pattern: concat!(
+            // The method's name holds a secret word; the search starts from that literal.
+            r#"(?P<dot>\.)?(?-u:\b)(?P<m>(?:[A-Za-z][A-Za-z0-9]*?)?"#,
+            r#"(?i-u:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*)[ \t]*\([ \t]*"#,
+            r#"["'](?P<v>[^"'\\\s]*)["'][ \t]*\)"#,
+        ),
+        locate: setter_credential,
+    },
+    Spec {
+        kind: "high_entropy_key",
+        description: "a random-looking value defined as a key or salt constant (WordPress define('AUTH_KEY', '...'))",
+        prefilter: r"define[ \t]*\(",
+        pattern: concat!(
+            r#"define[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]*?(?i-u:key|salt))["'][ \t]*,[ \t]*"#,
+            r#"["'](?P<v>[^"'\\\r\n]{20,})["'][ \t]*\)"#,
+        ),
+        locate: defined_key,
+    },
+    Spec {
         kind: "password_assignment",
         description: "value assigned to a password, secret, token, api_key or access_key name",
         prefilter: secret_word_prefilter!(),
@@ -797,7 +890,7 @@ const SPECS: &[Spec] = &[
             r")(?i-u:[_.-]?(?:key|value))?)",
             // A typed declaration (`password: str = "…"`, `static TOKEN: &str = "…"`) comes
             // first: with a plain `:` the type would be read as the value.
-            r#"(?:\\?["'])?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
+            r#"(?:\\?["']\]?)?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
             r"|[ \t]*(?:=>|:=|==|::|=|:)[ \t]*)",
             r#"(?:[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]*)\\?["'`]"#,
             r#"|(?P<bv>[^\s"'`,;&=:|*!#@(\[{<][^\s"'`,;&]*))"#,
@@ -805,12 +898,39 @@ const SPECS: &[Spec] = &[
         locate: assignment,
     },
     Spec {
+        kind: "password_assignment",
+        description: "the value of a name/value pair with a secret-named name (Kubernetes and ECS env entries)",
+        // The secret-named name, its separator and the `value` key that follows it.
+        prefilter: concat!(
+            r#"(?i-u)(?:pass|pwd|secret|token|key)[A-Za-z0-9_.-]*["']?[ \t]*(?:,|\r?\n)"#,
+            r#"[ \t]*["']?value["']?[ \t]*[:=]"#,
+        ),
+        pattern: concat!(
+            r#"["']?(?i-u:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.-]+)["']?[ \t]*"#,
+            // The value on the same line (`{"name": …, "value": …}`) or the next (YAML).
+            r#"(?:,[ \t]*|\r?\n[ \t]*)["']?(?i-u:value)["']?[ \t]*[:=][ \t]*"#,
+            r#"(?:"(?P<qv>[^"\r\n]*)"|'(?P<sv>[^'\r\n]*)'|(?P<bv>[^\s"'#,}][^\s,}]*))"#,
+        ),
+        locate: name_value,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "a quoted passphrase with spaces assigned to an upper-case password or secret name in an env file",
+        prefilter: r#"(?:PASS|PWD|SECRET)[A-Z0-9_]*=["']"#,
+        pattern: concat!(
+            r"(?m)^[ \t]*(?:export[ \t]+)?(?P<k>[A-Z][A-Z0-9_]*)=",
+            r#"(?:"(?P<qv>[^"\r\n\\]* [^"\r\n\\]*)"|'(?P<sv>[^'\r\n\\]* [^'\r\n\\]*)')"#,
+            r"[ \t]*(?:#[^\r\n]*)?\r?$",
+        ),
+        locate: passphrase,
+    },
+    Spec {
         kind: "high_entropy_key",
         description: "a random-looking value assigned to a key, salt or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys)",
         prefilter: r"(?i-u)key|salt|pepper|hmac|credential|auth",
         pattern: concat!(
-            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|key|salt|pepper|hmac|credentials?|auth)))",
-            r#"(?:\\?["'])?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
+            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth)))",
+            r#"(?:\\?["']\]?)?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
             // Random-looking values are 20 characters or longer; shorter ones never match.
             r#"(?:[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
         ),
@@ -895,9 +1015,12 @@ fn vendor_token(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     (!is_stand_in(m.as_str())).then(|| span(m))
 }
 
-/// The first of the `s` and `t` groups that matched, as a vendor token.
+/// The first of the `s`, `t` and `u` groups that matched, as a vendor token.
 fn either_vendor_group(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = caps.name("s").or_else(|| caps.name("t"))?;
+    let m = caps
+        .name("s")
+        .or_else(|| caps.name("t"))
+        .or_else(|| caps.name("u"))?;
     (!is_stand_in(m.as_str())).then(|| span(m))
 }
 
@@ -1045,6 +1168,13 @@ fn unquote(value: &str, offset: usize) -> (usize, usize) {
 /// Docker and npm keep `base64(user:password)`; anything else under `"auth"` (`"oauth2"`,
 /// `"basic"`) is a setting.
 fn registry_auth(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    if let Some(m) = caps.name("d") {
+        // A Docker config file holds `"auths"` (or, in `.dockercfg`, hosts with an `"auth"`);
+        // a template or an empty config does not decode to one.
+        let decoded = decode_base64(m.as_str())?;
+        let text = String::from_utf8_lossy(&decoded);
+        return (text.contains("\"auth\"") || text.contains("\"password\"")).then(|| span(m));
+    }
     let m = caps.name("s").or_else(|| caps.name("t"))?;
     let decoded = decode_base64(m.as_str())?;
     let text = std::str::from_utf8(&decoded).ok()?;
@@ -1098,6 +1228,12 @@ fn xml_secret(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
             }
             (t.as_str(), s)
         } else if let (Some(k), Some(v)) = (caps.name("ak"), caps.name("av")) {
+            (k.as_str(), v)
+        } else if let Some(k) = caps.name("pn") {
+            let v = caps
+                .name("pv")
+                .or_else(|| caps.name("pt"))
+                .or_else(|| caps.name("pw"))?;
             (k.as_str(), v)
         } else {
             (caps.name("hn")?.as_str(), caps.name("hv")?)
@@ -1175,7 +1311,11 @@ fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
     // `arn:aws:secretsmanager:…:secret:prod/db`, `urn:x:token:abc`: a colon-delimited
     // identifier, not a `name: value` pair.
     let start = caps.get(0)?.start();
-    if op == ":" && hay[..start].ends_with(':') {
+    // A Ruby symbol key (`:rubygems_api_key: …` in `.gem/credentials`) starts a line.
+    let symbol_key = hay[..start]
+        .strip_suffix(':')
+        .is_some_and(|b| b.is_empty() || b.ends_with(['\n', ' ', '\t']));
+    if op == ":" && hay[..start].ends_with(':') && !symbol_key {
         return None;
     }
     // Generated credentials are not words: `"access-1"` or `"progress-test-1"` under a token
@@ -1227,6 +1367,162 @@ fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
         }
     }
     Some(span(bare))
+}
+
+/// A password as a call argument or a `define`d constant: at least four characters (people
+/// choose short ones), no whitespace, not a placeholder or a credential's name.
+fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    if let Some(k) = caps.name("k") {
+        // `define('DB_PASSWORD', …)`, `define('API_TOKEN', …)`; keys and salts have their own rule.
+        let human = secret_name(k.as_str())?;
+        let m = caps.name("dv")?;
+        let v = m.as_str();
+        return (literal_is_secret(v) && (human || looks_generated(v))).then(|| span(m));
+    }
+    let m = caps
+        .name("cv")
+        .or_else(|| caps.name("jv"))
+        .or_else(|| caps.name("gv"))?;
+    let v = m.as_str();
+    let ok = v.chars().count() >= 4
+        && !v.chars().any(char::is_whitespace)
+        && !is_placeholder(v)
+        && !is_credential_name(v);
+    ok.then(|| span(m))
+}
+
+/// Builder methods named after the credential itself (`.password("…")`, `.clientSecret("…")`).
+const BUILDER_CREDENTIALS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "clientSecret",
+    "secretKey",
+    "apiKey",
+    "accessKey",
+    "accessToken",
+    "token",
+];
+
+/// `setPassword("…")`, `withPassword("…")` (a setter or a builder's `with…`) and
+/// `.password("…")` (a builder): the method's name says what the one string argument is;
+/// `getSecret("…")`, `validatePassword("…")` and other verbs take names and inputs.
+fn setter_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let method = caps.name("m")?.as_str();
+    let property = ["set", "with"].iter().find_map(|verb| {
+        method
+            .strip_prefix(verb)
+            .filter(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+    });
+    let name = match property {
+        Some(rest) => rest,
+        None if caps.name("dot").is_some() && BUILDER_CREDENTIALS.contains(&method) => method,
+        None => return None,
+    };
+    let human = secret_name(name)?;
+    let m = caps.name("v")?;
+    let v = m.as_str();
+    (literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)))).then(|| span(m))
+}
+
+/// `define('AUTH_KEY', '…')`: WordPress's keys and salts are random printable strings, which
+/// may hold spaces.
+fn defined_key(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let m = caps.name("v")?;
+    let v = m.as_str();
+    (!is_placeholder(v) && (looks_random(v) || looks_random_printable(v, true))).then(|| span(m))
+}
+
+/// `- name: DB_PASSWORD` / `value: …`: judged like the value of an assignment to the name.
+fn name_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let human = secret_name(caps.name("k")?.as_str())?;
+    let m = caps
+        .name("qv")
+        .or_else(|| caps.name("sv"))
+        .or_else(|| caps.name("bv"))?;
+    let v = m.as_str();
+    if caps.name("bv").is_some() && looks_like_code(v) {
+        return None;
+    }
+    (literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)))).then(|| span(m))
+}
+
+/// Words that make a quoted string with spaces a message or a prompt, not a passphrase.
+const MESSAGE_WORDS: &[&str] = &[
+    "password",
+    "passwords",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "key",
+    "enter",
+    "please",
+    "invalid",
+    "incorrect",
+    "wrong",
+    "your",
+    "the",
+    "is",
+    "are",
+    "must",
+    "not",
+    "for",
+    "to",
+    "of",
+    "here",
+    "failed",
+    "error",
+    "required",
+    "confirm",
+];
+
+/// `DB_PASSWORD="correct horse battery staple"` in an env file: a passphrase of a few words,
+/// unless it reads as a message (`"Invalid password, try again."`), a template or a stand-in
+/// (`"change me"`, `"your token here"`).
+fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    if secret_name(caps.name("k")?.as_str()) != Some(true) {
+        return None;
+    }
+    let m = caps.name("qv").or_else(|| caps.name("sv"))?;
+    let v = m.as_str();
+    let words: Vec<&str> = v.split_whitespace().collect();
+    let message = words.iter().any(|w| {
+        let w = w
+            .trim_matches(|c: char| c.is_ascii_punctuation())
+            .to_ascii_lowercase();
+        MESSAGE_WORDS.contains(&w.as_str())
+    });
+    let ok = (2..=12).contains(&words.len())
+        && v.trim().chars().count() >= 8
+        && !message
+        && !v.trim_end().ends_with(['.', ':', '?', '!', ','])
+        && !v.contains(['%', '{', '}', '$', '<', '>'])
+        && !is_placeholder(v.trim())
+        && !is_placeholder(&words.join("_"));
+    ok.then(|| span(m))
+}
+
+/// A `.pgpass` line: the host is a name, an address or `*` (not a number, as in a MAC address
+/// or a time), the user is a name, and the password is not a placeholder.
+fn pgpass(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let host = caps.name("h")?.as_str();
+    let user = caps.name("u")?.as_str();
+    let named = |s: &str| s == "*" || s.bytes().any(|b| b.is_ascii_alphabetic());
+    if !(named(host) || host.contains('.') || host.starts_with('[')) || !named(user) {
+        return None;
+    }
+    let m = caps.name("s")?;
+    let v = m.as_str();
+    (v.chars().count() >= 4 && !is_placeholder(v) && !is_credential_name(v)).then(|| span(m))
+}
+
+/// A Composer `auth.json` token: generated, not a placeholder.
+fn registry_token(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let v = m.as_str();
+    (literal_is_secret(v) && looks_generated(v) && !is_word_list(v)).then(|| span(m))
 }
 
 /// An Algolia search-only key in a DocSearch-style configuration (`apiKey` beside `appId` and
@@ -1282,7 +1578,9 @@ fn high_entropy_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
         return None;
     }
     let lower = key.to_ascii_lowercase();
-    if NOT_SECRET_KEY_WORDS.iter().any(|w| lower.contains(w))
+    // A salt is a salt whatever it seasons (Drupal's `hash_salt`).
+    let salt = ["salt", "pepper"].contains(&word.as_str().to_ascii_lowercase().as_str());
+    if (!salt && NOT_SECRET_KEY_WORDS.iter().any(|w| lower.contains(w)))
         || is_search_only_key(key, hay, caps.get(0)?.start())
     {
         return None;
@@ -1302,8 +1600,42 @@ fn high_entropy_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
         && !is_path(value)
         && !value.contains("://")
         && !is_stand_in(value)
-        && looks_random(value);
+        && (looks_random(value)
+            || (caps.name("qv").is_some() && looks_random_printable(value, false))
+            || is_random_list(value));
     ok.then(|| span(m))
+}
+
+/// Strapi's `APP_KEYS="k1==,k2=="`: a comma-separated list of random keys.
+fn is_random_list(value: &str) -> bool {
+    value.contains(',') && value.split(',').all(looks_random)
+}
+
+/// Random printable ASCII, as WordPress salts and generated encryption keys are
+/// (`3Xr#h|kD~:l+_y@…`): long, from upper case, lower case, digits and punctuation (three of
+/// the four, with several punctuation characters), high entropy, and neither words nor a
+/// template. Spaces are allowed where the generator uses them (`allow_space`).
+fn looks_random_printable(value: &str, allow_space: bool) -> bool {
+    let len = value.chars().count();
+    let spaces = value.bytes().filter(|&b| b == b' ').count();
+    if len < 32
+        || !value.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        || (spaces > 0 && (!allow_space || spaces * 8 > len))
+        || value.contains('\\')
+        || value.contains("://")
+        || is_placeholder(value)
+        || is_camel_words(value)
+    {
+        return false;
+    }
+    let punct = value.bytes().filter(u8::is_ascii_punctuation).count();
+    let classes = [
+        value.bytes().any(|b| b.is_ascii_uppercase()),
+        value.bytes().any(|b| b.is_ascii_lowercase()),
+        value.bytes().any(|b| b.is_ascii_digit()),
+        punct >= 3,
+    ];
+    classes.iter().filter(|&&c| c).count() >= 3 && punct >= 3 && entropy(value) >= 4.0
 }
 
 /// Whether `word` starts a word of a name whose earlier part is `before`: at the start, after a
@@ -1469,7 +1801,14 @@ fn secret_name(name: &str) -> Option<bool> {
             let before = name[..at].trim_start_matches('-');
             let env_var = !name.bytes().any(|b| b.is_ascii_lowercase())
                 && before.chars().next_back().is_none_or(|c| c == '_');
-            if !(before.is_empty() || env_var) {
+            // `ansible_ssh_pass`, `ansible_become_pass`, `db_pass`: the word before names
+            // what the password opens, never a kind of pass over something.
+            let credential = before
+                .to_ascii_lowercase()
+                .strip_suffix(['_', '-', '.'])
+                .and_then(|b| b.rsplit(['_', '-', '.']).next().map(str::to_owned))
+                .is_some_and(|w| PASS_OWNERS.contains(&w.as_str()));
+            if !(before.is_empty() || env_var || credential) {
                 continue;
             }
         }
@@ -1477,6 +1816,12 @@ fn secret_name(name: &str) -> Option<bool> {
     }
     None
 }
+
+/// Words that, before `_pass`, make it a password (`ansible_ssh_pass`, `db_pass`).
+const PASS_OWNERS: &[&str] = &[
+    "ssh", "become", "sudo", "su", "db", "smtp", "mail", "admin", "root", "user", "login", "vault",
+    "ldap", "ftp", "sftp", "redis", "mysql", "pg", "proxy", "bind", "auth", "winrm",
+];
 
 /// Credential-shaped: eight or more characters mixing letters and digits, not words joined by
 /// separators, and not a dotted number (an OID or a version) or a braced GUID.
@@ -1557,7 +1902,7 @@ fn is_placeholder(value: &str) -> bool {
         || value.contains(MARKER_PREFIX)
         || is_variable_reference(value)
         || (value.starts_with('<') && value.ends_with('>'))
-        || (value.starts_with('{') && value.ends_with('}'))
+        || (value.starts_with('{') && value.ends_with('}') && !is_braced_ciphertext(value))
         || (value.len() > 2 && value.starts_with('%') && value.ends_with('%'))
         || (value.len() > 2 && value.starts_with('@') && value.ends_with('@'))
         || ["${", "{{", "}}", "#{", "%(", "%s"]
@@ -1587,6 +1932,19 @@ fn is_placeholder(value: &str) -> bool {
         || lower.ends_with("-here")
         || REFERENCE_PREFIXES.iter().any(|p| lower.starts_with(p))
         || (lower.starts_with("projects/") && lower.contains("/secrets/"))
+}
+
+/// `{COQLCE6DU6GtcS5P=}` (Maven's encrypted `settings.xml` passwords) and Jenkins'
+/// `{AQAAABAAAAAQ…}`: base64 ciphertext in braces, not a `{name}` template.
+fn is_braced_ciphertext(value: &str) -> bool {
+    let inner = &value[1..value.len().saturating_sub(1).max(1)];
+    inner.len() >= 16
+        && inner
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        && inner.bytes().any(|b| b.is_ascii_digit())
+        && inner.bytes().any(|b| b.is_ascii_uppercase())
+        && inner.bytes().any(|b| b.is_ascii_lowercase())
 }
 
 /// `$VAR`, `${VAR}`, `$(cmd)`: a shell, env-file or CI reference.
@@ -2824,6 +3182,172 @@ mod tests {
             "jwt",
             "token = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c'",
             None,
+        ),
+        // code_credential
+        (
+            "code_credential",
+            "var c = new NetworkCredential(\"user\", \"p@ss\");",
+            Some("var c = new NetworkCredential(\"user\", \"[REDACTED:code_credential]\");"),
+        ),
+        (
+            "code_credential",
+            "define('DB_PASSWORD', 'FakeWpPw9');",
+            Some("define('DB_PASSWORD', '[REDACTED:code_credential]');"),
+        ),
+        (
+            "code_credential",
+            "Connection c = DriverManager.getConnection(url, \"app\", \"FakeJdbc7\");",
+            Some(
+                "Connection c = DriverManager.getConnection(url, \"app\", \"[REDACTED:code_credential]\");",
+            ),
+        ),
+        (
+            "code_credential",
+            "r = requests.get(url, auth=(\"api\", \"FakeTuple6\"))",
+            Some("r = requests.get(url, auth=(\"api\", \"[REDACTED:code_credential]\"))"),
+        ),
+        (
+            "code_credential",
+            "auth := smtp.PlainAuth(\"\", \"me@example.com\", \"FakeSmtp8\", host)",
+            Some(
+                "auth := smtp.PlainAuth(\"\", \"me@example.com\", \"[REDACTED:code_credential]\", host)",
+            ),
+        ),
+        (
+            "code_credential",
+            "install(Auth) { basicAuth(\"user\", \"FakeKtor3\") }",
+            Some("install(Auth) { basicAuth(\"user\", \"[REDACTED:code_credential]\") }"),
+        ),
+        (
+            "code_credential",
+            "factory.setPassword(\"FakeSetter8\");",
+            Some("factory.setPassword(\"[REDACTED:code_credential]\");"),
+        ),
+        (
+            "code_credential",
+            "builder.username(\"sa\").password(\"FakeBuild7\")",
+            Some("builder.username(\"sa\").password(\"[REDACTED:code_credential]\")"),
+        ),
+        (
+            "code_credential",
+            "vault.getSecret(\"FakeName1\");\nfactory.setPassword(System.getenv(\"PW\"));\nsetToken(\"refresh_token\")",
+            None,
+        ),
+        (
+            "code_credential",
+            ".basic_auth(&user, Some(pass))
+oauth(\"client\", \"FakeNotPw1\")",
+            None,
+        ),
+        (
+            "code_credential",
+            "new NetworkCredential(user, password);\ndefine('DB_PASSWORD', getenv('DB_PASSWORD'));\nlogin(\"admin\", \"password\")",
+            None,
+        ),
+        // pgpass_password
+        (
+            "pgpass_password",
+            "db.example.com:5432:app:appuser:FakePgPw1\n",
+            Some("db.example.com:5432:app:appuser:[REDACTED:pgpass_password]\n"),
+        ),
+        (
+            "pgpass_password",
+            "*:*:*:postgres:Fake\\:Pg2",
+            Some("*:*:*:postgres:[REDACTED:pgpass_password]"),
+        ),
+        (
+            "pgpass_password",
+            "hostname:port:database:username:password\n00:11:22:33:44:55\nroot:x:0:0:root:/root:/bin/bash\n",
+            None,
+        ),
+        // registry_token
+        (
+            "registry_token",
+            r#"{"gitlab-token": {"gitlab.example.com": "FAKEglab9Tok3n2xYzQ"}}"#,
+            Some(r#"{"gitlab-token": {"gitlab.example.com": "[REDACTED:registry_token]"}}"#),
+        ),
+        (
+            "registry_token",
+            r#""bearer": { "repo.example.org": "FAKEbr8Zt3LmN0pRvW2xY5" }"#,
+            Some(r#""bearer": { "repo.example.org": "[REDACTED:registry_token]" }"#),
+        ),
+        (
+            "registry_token",
+            r#"{"github-oauth": {"github.com": "<token>"}, "bearer": {"x.org": "${TOKEN}"}}"#,
+            None,
+        ),
+        // rule set 3 additions to older kinds
+        (
+            "xml_secret",
+            "<property name=\"db.password\" value=\"FakeDbPw1\"/>",
+            Some("<property name=\"db.password\" value=\"[REDACTED:xml_secret]\"/>"),
+        ),
+        (
+            "xml_secret",
+            "<password>{FAKEjZ3Nn7cQ8rWm+Ue5HXd0tPq2sVb4=}</password>",
+            Some("<password>[REDACTED:xml_secret]</password>"),
+        ),
+        (
+            "xml_secret",
+            "<property name=\"password.min.length\" value=\"12\"/>\n<password>{password}</password>",
+            None,
+        ),
+        (
+            "password_assignment",
+            "- name: DB_PASSWORD\n  value: FakeK8sPw3",
+            Some("- name: DB_PASSWORD\n  value: [REDACTED:password_assignment]"),
+        ),
+        (
+            "password_assignment",
+            "- name: DB_PASSWORD\n  value: \"\"\n- name: DB_HOST\n  value: FakeHost123",
+            None,
+        ),
+        (
+            "password_assignment",
+            "DB_PASSWORD=\"correct horse battery staple\"",
+            Some("DB_PASSWORD=\"[REDACTED:password_assignment]\""),
+        ),
+        (
+            "password_assignment",
+            "ERROR_PASSWORD=\"Invalid password, try again.\"\nDB_PASSWORD=\"change me\"",
+            None,
+        ),
+        (
+            "password_assignment",
+            "web1 ansible_host=10.0.0.5 ansible_ssh_pass=FakeSsh9",
+            Some("web1 ansible_host=10.0.0.5 ansible_ssh_pass=[REDACTED:password_assignment]"),
+        ),
+        (
+            "password_assignment",
+            "let first_pass = run(1);\nrender_pass=FakeNotPw9",
+            None,
+        ),
+        (
+            "high_entropy_key",
+            "define('AUTH_KEY', 'FAKE|Xq>7c:+}2u#L!mWz9_d@R0p(yT^e]kV$3Ns&bH-6o J%4fGi8lQ*aZ1w');",
+            Some("define('AUTH_KEY', '[REDACTED:high_entropy_key]');"),
+        ),
+        (
+            "high_entropy_key",
+            "define('AUTH_KEY', 'put your unique phrase here');",
+            None,
+        ),
+        (
+            "high_entropy_key",
+            "$settings['hash_salt'] = 'FAKEq3Zx9Lm2Vb7Nc4Rt8Ws1Ye6Ud0Ki5Oj';",
+            Some("$settings['hash_salt'] = '[REDACTED:high_entropy_key]';"),
+        ),
+        (
+            "webhook_url",
+            "https://x.webhook.office.com/webhookb2/a-b@c-d/IncomingWebhook/deadbeef0123456789abcdef01234567/e-f",
+            Some(
+                "https://x.webhook.office.com/webhookb2/a-b@c-d/IncomingWebhook/[REDACTED:webhook_url]/e-f",
+            ),
+        ),
+        (
+            "url_credential",
+            "https://files.example.com/get?f=a.pdf&sig=deadbeef9f8e7d6c5b4a",
+            Some("https://files.example.com/get?f=a.pdf&sig=[REDACTED:url_credential]"),
         ),
     ];
 

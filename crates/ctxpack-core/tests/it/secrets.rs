@@ -1,7 +1,12 @@
 //! The secret corpus (`tests/secrets/corpus.jsonl`): every positive's secret must disappear
 //! under the rule of the expected kind, and no negative (placeholders, references, published
-//! examples, look-alikes) may change. The same file is what `scripts/score_secret_scanners.sh`
+//! examples, look-alikes) may change. The same file is what `scripts/score_secret_scanners.py`
 //! feeds to other scanners, so the figures in `docs/security.md` come from here.
+//!
+//! `tests/secrets/heldout.jsonl` holds entries of the same shapes that were set aside (every
+//! third positive and every third negative, as they were written) before the rules for those
+//! shapes were, and were scored once the rules were done; it is scored here too, with
+//! [`HELDOUT_ALLOWED_MISSES`] as its tolerance, and is never a reason to change a rule.
 
 use std::collections::BTreeMap;
 
@@ -18,8 +23,22 @@ struct Entry {
     secret: Option<String>,
 }
 
+/// How many held-out entries may fail (a positive whose secret survives or is counted under
+/// another kind, a negative that changes). Its first scores, each taken after the rules for
+/// its shapes were written, were 19 of 19 positives and 0 of 10 negatives changed, then 3 of 3
+/// and 0 of 2 for a second batch.
+const HELDOUT_ALLOWED_MISSES: usize = 0;
+
 fn corpus() -> Vec<Entry> {
-    include_str!("../secrets/corpus.jsonl")
+    parse(include_str!("../secrets/corpus.jsonl"))
+}
+
+fn heldout() -> Vec<Entry> {
+    parse(include_str!("../secrets/heldout.jsonl"))
+}
+
+fn parse(jsonl: &str) -> Vec<Entry> {
+    jsonl
         .lines()
         .filter(|line| !line.trim().is_empty())
         .map(|line| {
@@ -38,6 +57,14 @@ fn corpus() -> Vec<Entry> {
 #[test]
 fn corpus_is_large_and_well_formed() {
     let entries = corpus();
+    let held = heldout();
+    assert!(held.len() >= 25, "{} held-out entries", held.len());
+    for e in &held {
+        if e.kind.is_some() {
+            let secret = e.secret.as_deref().expect("positives name their secret");
+            assert!(e.text.contains(secret), "{}: secret not in text", e.id);
+        }
+    }
     let positives = entries.iter().filter(|e| e.kind.is_some()).count();
     let negatives = entries.len() - positives;
     assert!(positives >= 100, "{positives} positives");
@@ -49,6 +76,9 @@ fn corpus_is_large_and_well_formed() {
             let secret = e.secret.as_deref().expect("positives name their secret");
             assert!(e.text.contains(secret), "{}: secret not in text", e.id);
         }
+    }
+    for e in &held {
+        *ids.entry(e.id.as_str()).or_insert(0) += 1;
     }
     let repeated: Vec<_> = ids.iter().filter(|(_, n)| **n > 1).collect();
     assert!(repeated.is_empty(), "repeated ids {repeated:?}");
@@ -65,9 +95,27 @@ fn corpus_is_large_and_well_formed() {
 
 #[test]
 fn every_positive_is_masked_and_no_negative_changes() {
+    let failures = failures(&corpus());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn heldout_scores_within_its_tolerance() {
+    let failures = failures(&heldout());
+    let beyond_tolerance = failures.len().saturating_sub(HELDOUT_ALLOWED_MISSES);
+    assert!(
+        beyond_tolerance == 0,
+        "{} held-out failures (allowed {HELDOUT_ALLOWED_MISSES}):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// One line per entry that the masker gets wrong.
+fn failures(entries: &[Entry]) -> Vec<String> {
     let masker = Masker::new();
     let mut failures = Vec::new();
-    for e in corpus() {
+    for e in entries {
         let (masked, counts) = masker.mask(&e.text);
         match (&e.kind, &e.secret) {
             (Some(kind), Some(secret)) => {
@@ -88,5 +136,5 @@ fn every_positive_is_masked_and_no_negative_changes() {
             failures.push(format!("{}: not idempotent: {again:?}", e.id));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    failures
 }
