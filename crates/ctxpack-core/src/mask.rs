@@ -780,7 +780,9 @@ const SPECS: &[Spec] = &[
     Spec {
         kind: "pgpass_password",
         description: "the password field of a PostgreSQL .pgpass line (host:port:database:user:password)",
-        prefilter: r":(?:[0-9]{1,5}|\*):",
+        // A whole line of five fields from its start: a port between colons alone is in every
+        // time of day.
+        prefilter: r"(?m)^[ \t]*(?:[^\s:]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
         pattern: concat!(
             r"(?m)^[ \t]*(?P<h>[A-Za-z0-9_.*-]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):",
             r"(?:[^:\s\\]|\\.)+:(?P<u>(?:[^:\s\\]|\\.)+):(?P<s>(?:[^:\s\\]|\\.)+)[ \t]*\r?$",
@@ -796,13 +798,27 @@ const SPECS: &[Spec] = &[
             secret_word!(),
             r")(?i-u:[_.-]?(?:key|value))?)(?:[ \t][^<>]*)?>(?P<s>[^<>\s]+)</(?P<c>[^<>\s]+)>",
             r#"|<add[ \t]+key="(?P<ak>[^"]*)"[ \t]+value="(?P<av>[^"\s]+)""#,
+            r"|<name>[ \t]*(?P<hn>[^<>\s]+)[ \t]*</name>\s*<value>(?P<hv>[^<>\s]+)</value>",
+        ),
+        locate: xml_secret,
+    },
+    Spec {
+        kind: "xml_secret",
+        description: "the value of an XML element whose name or key attribute is secret-named",
+        // The attribute and its secret word, as the name must hold one: a secret word alone
+        // would run this rule over every text that mentions a key beside a generic type.
+        prefilter: concat!(
+            r#"(?i-u:name|key)[ \t]*=[ \t]*"[^"<>]*(?i-u:"#,
+            secret_word!(),
+            ")"
+        ),
+        pattern: concat!(
             // `<property name="db.password" value="…"/>`, `<property name="…">…</property>`,
             // `<entry key="smtp.password">…</entry>`: the name is an attribute.
-            r#"|<[A-Za-z][A-Za-z0-9_.:-]*[ \t](?:[^<>]*?[ \t])?(?i-u:name|key)[ \t]*=[ \t]*"(?P<pn>[^"<>]*)""#,
+            r#"<[A-Za-z][A-Za-z0-9_.:-]*[ \t](?:[^<>]*?[ \t])?(?i-u:name|key)[ \t]*=[ \t]*"(?P<pn>[^"<>]*)""#,
             r#"(?:(?:[ \t][^<>]*?)?[ \t](?i-u:value)[ \t]*=[ \t]*"(?P<pv>[^"\s]+)"|[^<>]*?>(?P<pt>[^<>\s]+)</"#,
             // .NET `<setting name="SmtpPassword" …><value>…</value></setting>`.
             r#"|[^<>]*?>\s*<value>(?P<pw>[^<>\s]+)</value>)"#,
-            r"|<name>[ \t]*(?P<hn>[^<>\s]+)[ \t]*</name>\s*<value>(?P<hv>[^<>\s]+)</value>",
         ),
         locate: xml_secret,
     },
@@ -861,7 +877,9 @@ const SPECS: &[Spec] = &[
     Spec {
         kind: "code_credential",
         description: "a password literal given to a setter or builder method (setPassword(\"...\"), withPassword(\"...\"), .password(\"...\"))",
-        prefilter: r"(?i-u)(?:set|with|\.)[A-Za-z0-9]*(?:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*[ \t]*\([ \t]*[\x22']",
+        // From the secret word on: an unanchored `set`/`with`/`.` prefix would start a
+        // thread of the prefilter's automaton at every method call.
+        prefilter: r"(?i-u)(?:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*[ \t]*\([ \t]*[\x22']",
         pattern: concat!(
             // The method's name holds a secret word; the search starts from that literal.
             r#"(?P<dot>\.)?(?-u:\b)(?P<m>(?:[A-Za-z][A-Za-z0-9]*?)?"#,
