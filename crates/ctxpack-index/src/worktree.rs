@@ -34,6 +34,10 @@ pub struct WorktreeChanges {
     pub modified: usize,
     /// See `modified`.
     pub added: usize,
+    /// Tracked files whose content the status read because their stat alone did not say
+    /// whether they changed (a stat that differs from the index's): none in a checkout whose
+    /// files are as git wrote them, however new.
+    pub contents_read: usize,
 }
 
 /// A changed file of the working tree.
@@ -61,10 +65,24 @@ impl Repo {
             .iter()
             .map(|e| (e.raw_path.as_slice(), e.kind))
             .collect();
-        let status = self
-            .gix()
+        let repo = self.gix();
+        // A file whose stat (size, times, inode) is what the index recorded is unchanged,
+        // even when it was written in the same second as the index (as every file of a fresh
+        // clone is): git calls such entries racily clean and compares their content, and would
+        // write the index back so the next status need not. A pack never writes the user's
+        // index (it would race git's own lock), so it would read the whole tree on every
+        // call; it trusts the stat instead, which an edit that keeps the size within the
+        // second the index was written fools, as it fools every stat-based status.
+        let mut index: gix::index::File = (**repo
+            .index_or_empty()
+            .map_err(|e| IndexError::Git(format!("cannot read the index: {e}")))?)
+        .clone();
+        // Later than any time an index entry can hold (seconds in 32 bits): no entry is racy.
+        index.set_timestamp(filetime::FileTime::from_unix_time(1 << 33, 0));
+        let status = repo
             .status(gix::progress::Discard)
             .map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?
+            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index))
             .untracked_files(UntrackedFiles::Files)
             .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
             .index_worktree_submodules(gix::status::Submodule::Given {
@@ -72,10 +90,10 @@ impl Repo {
                 check_dirty: false,
             });
         let mut paths: BTreeSet<Vec<u8>> = BTreeSet::new();
-        for item in status
+        let mut items = status
             .into_iter(None)
-            .map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?
-        {
+            .map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?;
+        for item in &mut items {
             let item =
                 item.map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?;
             if let gix::status::Item::IndexWorktree(change) = &item
@@ -85,6 +103,12 @@ impl Repo {
                 continue;
             }
             paths.insert(item.location().to_vec());
+        }
+        if let Some(outcome) = items.into_outcome() {
+            changes.contents_read = outcome
+                .index_worktree
+                .tracked_file_modification
+                .worktree_files_read;
         }
         let mut read_bytes = 0u64;
         for raw in paths {

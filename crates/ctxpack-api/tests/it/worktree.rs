@@ -308,3 +308,63 @@ fn globs_that_keep_no_file_say_so() {
         .expect("files are kept: an empty pack");
     assert!(kept.pack.hits.is_empty());
 }
+
+/// A fresh clone's files and index are written in the same second, which makes every entry
+/// racily clean to git; the status a pack takes trusts the stat the index recorded and reads no
+/// file, however large the tree, and still sees an edit and a new file.
+#[test]
+fn a_fresh_clone_is_seen_clean_from_its_stat_alone() {
+    let mut script = ctxpack_testkit::Script::new();
+    for i in 0..300 {
+        script.write(
+            &format!("src/f{i}.rs"),
+            format!("pub fn f{i}() -> u32 {{ {i} }}\n"),
+        );
+    }
+    script.commit("three hundred files");
+    let origin = script.build();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clone = dir.path().join("clone");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", "--no-hardlinks"])
+        .arg(origin.path())
+        .arg(&clone)
+        .status()
+        .expect("git runs");
+    assert!(cloned.success());
+    let repo = ctxpack_index::git::Repo::discover(&clone).expect("a repository");
+    let head = repo.resolve("HEAD").expect("HEAD");
+    let entries = repo.tree_entries(&head).expect("a tree");
+    let changes = repo.worktree_changes(&entries, 1 << 20).expect("a status");
+    assert_eq!(changes.contents_read, 0, "{changes:?}");
+    assert!(
+        changes.files.is_empty() && changes.deleted.is_empty(),
+        "{changes:?}"
+    );
+    // An edit (another size) and a new file are seen, from the stat and the directory walk.
+    std::fs::write(clone.join("src/f7.rs"), "pub fn f7() -> u32 { 70 }\n").expect("edit");
+    std::fs::write(clone.join("src/new.rs"), "pub fn new() {}\n").expect("add");
+    let changes = repo.worktree_changes(&entries, 1 << 20).expect("a status");
+    assert_eq!((changes.modified, changes.added), (1, 1), "{changes:?}");
+    assert!(changes.files.contains_key("src/f7.rs"), "{changes:?}");
+    // A pack of the clone says it is clean.
+    let workspace = Workspace::open(ctxpack_api::WorkspaceOptions {
+        cwd: clone.clone(),
+        ..ctxpack_api::WorkspaceOptions::default()
+    })
+    .expect("a workspace");
+    std::fs::remove_file(clone.join("src/new.rs")).expect("remove");
+    std::fs::write(clone.join("src/f7.rs"), "pub fn f7() -> u32 { 7 }\n").expect("restore");
+    let built = workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: "f7".into(),
+                index: true,
+                ..SnapshotPackRequest::default()
+            },
+            &PackOptions::default(),
+        )
+        .expect("packs");
+    let snapshot = built.pack.snapshot.expect("a snapshot");
+    assert!(!snapshot.worktree_dirty, "{snapshot:?}");
+}
