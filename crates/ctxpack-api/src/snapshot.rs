@@ -473,6 +473,9 @@ pub struct SnapshotPack {
     pub recorded: Recorded,
     /// What indexing did first, when the commit had to be indexed.
     pub indexed: Option<IndexSummary>,
+    /// Whether the snapshot's past was read from git for the history signals (a snapshot
+    /// indexed from a full clone has it stored, and a pack reads none).
+    pub past_read: bool,
 }
 
 /// Raw retrieval hits, as `query` asks for them.
@@ -658,11 +661,15 @@ impl Workspace {
         // The past is read from git on the second core while this one reads HEAD and the
         // working tree's status (on a large repository each takes a tenth of a pack or more);
         // neither depends on the other.
+        let stored = stored_past(&store, &sha, &retrieve_options);
+        let past_read = stored.is_none() && wants_past(&retrieve_options);
         let (history, head) = std::thread::scope(|threads| {
             // A repository handle stays on its thread: the walker opens its own.
             let (source, sha, options) = (repo.source(), &sha, &retrieve_options);
-            let past =
-                threads.spawn(move || source.open().map(|walker| past(&walker, sha, options)));
+            let past = threads.spawn(move || match stored {
+                Some(stored) => Ok(Some(stored)),
+                None => source.open().map(|walker| past(&walker, sha, options)),
+            });
             let head = repo.head().map(|head| {
                 let changes = self.worktree_counts(&repo, head.sha.as_deref());
                 (head, changes)
@@ -733,6 +740,7 @@ impl Workspace {
             pack,
             recorded,
             indexed,
+            past_read,
         })
     }
 
@@ -788,7 +796,7 @@ impl Workspace {
         let sha = repo.resolve(at)?;
         let store = self.exact_snapshot(&repo, &sha)?;
         let options = RetrieveOptions::default();
-        let history = past(&repo, &sha, &options);
+        let history = stored_past(&store, &sha, &options).or_else(|| past(&repo, &sha, &options));
         let scope = Scope {
             sha: &sha,
             artifacts: &[],
@@ -1127,11 +1135,23 @@ impl<'a> Source<'a> {
     }
 }
 
-/// The past of snapshot `sha` that ranking reads, when its options weigh past messages or
-/// co-change at all.
+/// Whether ranking with `options` reads a snapshot's past at all.
+fn wants_past(options: &RetrieveOptions) -> bool {
+    options.history_weight > 0.0 || options.cochange_weight > 0.0
+}
+
+/// The past of snapshot `sha` that ranking reads, read from git, when its options weigh past
+/// messages or co-change at all.
 pub(crate) fn past(repo: &Repo, sha: &str, options: &RetrieveOptions) -> Option<History> {
-    (options.history_weight > 0.0 || options.cochange_weight > 0.0)
-        .then(|| History::load(repo, sha, HISTORY_COMMITS))
+    wants_past(options).then(|| History::load(repo, sha, HISTORY_COMMITS))
+}
+
+/// The past of snapshot `sha` as stored when it was indexed, when ranking reads one and the
+/// store has it.
+fn stored_past(store: &Store, sha: &str, options: &RetrieveOptions) -> Option<History> {
+    wants_past(options)
+        .then(|| History::stored(store, sha))
+        .flatten()
 }
 
 /// A pack selected from one snapshot's retrieval, before the snapshot's details are added.

@@ -548,6 +548,13 @@ impl Repo {
         })
     }
 
+    /// Whether the repository is a shallow clone: its history ends at a boundary that
+    /// fetching more can move.
+    pub fn is_shallow(&self) -> bool {
+        // When it cannot be told, as shallow: nothing is stored that could be incomplete.
+        self.repo.is_shallow().unwrap_or(true)
+    }
+
     /// `sha` and its ancestors in the walk's deterministic order, at most `limit`.
     pub fn history(&self, sha: &str, limit: usize) -> Vec<String> {
         let mut out = Vec::with_capacity(limit.min(4096));

@@ -35,7 +35,7 @@ const K1: f32 = 1.2;
 const B: f32 = 0.3;
 
 /// One past commit: the terms of its message and the paths it changed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PastCommit {
     /// Analyzed terms of the cleaned message (subject and body, no trailers).
     pub terms: Vec<String>,
@@ -44,7 +44,7 @@ pub struct PastCommit {
 }
 
 /// The recent past of one snapshot.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct History {
     commits: Vec<PastCommit>,
 }
@@ -87,6 +87,18 @@ impl History {
             });
         }
         History { commits }
+    }
+
+    /// The history stored for a snapshot when it was indexed ([`History::to_stored`]);
+    /// `None` when there is none or it cannot be read (the past is then read from git).
+    pub fn stored(store: &ctxpack_store::Store, sha: &str) -> Option<History> {
+        let data = store.history(sha).ok()??;
+        serde_json::from_str(&data).ok()
+    }
+
+    /// The history as a store keeps it.
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(self).expect("a history serializes")
     }
 
     /// A history of the given commits, nearest first.

@@ -411,6 +411,13 @@ pub fn index_commit(
         basis: Some(basis.encode()),
     })?;
     failpoint("index:snapshot-committed");
+    // The snapshot's past, which its packs read for the history signals, is a function of the
+    // snapshot alone: derived once, here. A shallow clone's past ends at its boundary and may
+    // grow when it is deepened, so none is stored for it and its packs read git as it is then.
+    if !repo.is_shallow() {
+        let past = crate::history::History::load(repo, sha, crate::history::HISTORY_COMMITS);
+        store.set_history(sha, &past.to_stored())?;
+    }
     Ok(summary)
 }
 

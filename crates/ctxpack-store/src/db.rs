@@ -14,9 +14,9 @@ use crate::lock::WriterLock;
 
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
-/// 5: every vector raw; 6: no manifest records) are read as they are and migrated by the
-/// first writer.
-pub const FORMAT_VERSION: i64 = 7;
+/// 5: every vector raw; 6: no manifest records; 7: no stored histories) are read as they are
+/// and migrated by the first writer.
+pub const FORMAT_VERSION: i64 = 8;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -132,6 +132,14 @@ const FORMAT_7: &str = "
 ALTER TABLE snapshots ADD COLUMN manifest_files INTEGER;
 ALTER TABLE snapshots ADD COLUMN manifest_ids INTEGER;
 ALTER TABLE snapshots ADD COLUMN manifest_digest TEXT;
+";
+
+/// What format 8 adds: each snapshot's past as the history signals read it (the index crate's
+/// `History`, as JSON), derived when the snapshot is indexed so a pack need not walk git for
+/// it. A snapshot without one (indexed before, from a shallow clone, or published from a
+/// database) has its past read from git at pack time.
+const FORMAT_8: &str = "
+CREATE TABLE histories (snapshot TEXT PRIMARY KEY, data TEXT NOT NULL);
 ";
 
 /// The checksum of stored text or bytes: the first 16 bytes of their SHA-256, in hex. It
@@ -559,6 +567,7 @@ impl Store {
         tx.execute_batch(SCHEMA).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_5).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_7).map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FORMAT_8).map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -648,6 +657,11 @@ impl Store {
             // Format 7: manifest records. Existing snapshots get none: they are read as they
             // were, and `verify --repair` records their manifests as they stand.
             tx.execute_batch(FORMAT_7).map_err(e)?;
+        }
+        if from < 8 {
+            // Format 8: stored histories. Existing snapshots get none: their past is read
+            // from git at pack time, as it was.
+            tx.execute_batch(FORMAT_8).map_err(e)?;
         }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
@@ -972,6 +986,28 @@ impl Store {
             .collect();
         files.extend(self.artifact_files(scopes)?.into_iter().map(|id| id as u64));
         self.search_files(&files, &[], terms, k)
+    }
+
+    /// The past of snapshot `sha` as stored when it was indexed, if it was (format 8 on).
+    pub fn history(&self, sha: &str) -> Result<Option<String>, StoreError> {
+        if self.format_version() < 8 {
+            return Ok(None);
+        }
+        self.conn
+            .prepare_cached("SELECT data FROM histories WHERE snapshot = ?1")
+            .and_then(|mut stmt| stmt.query_row([sha], |r| r.get(0)).optional())
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    /// Stores the past of snapshot `sha` (`data`, as [`history`](Store::history) returns it).
+    pub fn set_history(&mut self, sha: &str, data: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO histories (snapshot, data) VALUES (?1, ?2)",
+                params![sha, data],
+            )
+            .map(drop)
+            .map_err(|e| sql_error(&self.dir, e))
     }
 
     /// Chunks by id, in the order of `ids` (missing ids are left out). Each text is checked

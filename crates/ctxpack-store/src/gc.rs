@@ -114,6 +114,7 @@ impl Store {
             };
             rewrites.insert(orphan.sha, stored);
         }
+        let has_histories = self.format_version() >= 8;
         let tx = self.conn.transaction().map_err(e)?;
         for (sha, (base, stored)) in &rewrites {
             tx.execute("DELETE FROM manifest WHERE snapshot = ?1", [sha])
@@ -130,6 +131,10 @@ impl Store {
         for sha in &doomed {
             tx.execute("DELETE FROM manifest WHERE snapshot = ?1", [sha])
                 .map_err(e)?;
+            if has_histories {
+                tx.execute("DELETE FROM histories WHERE snapshot = ?1", [sha])
+                    .map_err(e)?;
+            }
             reclaimed.snapshots += tx
                 .execute("DELETE FROM snapshots WHERE sha = ?1", [sha])
                 .map_err(e)? as u64;

@@ -202,3 +202,69 @@ fn files_that_changed_with_the_best_file_carry_co_change() {
         "{hits:#?}"
     );
 }
+
+/// The past of a snapshot is derived when it is indexed: a pack reads none from git and packs
+/// what it packed when it read the past from git (a store indexed before, which has none), and
+/// a shallow clone, whose past may grow, keeps reading it from git.
+#[test]
+fn a_pack_reads_the_past_stored_at_index_time_not_git() {
+    use ctxpack_api::{PackOptions, SnapshotPackRequest};
+    let (f, sha) = project();
+    let workspace = f.workspace();
+    index_at(&workspace, &sha);
+    let request = SnapshotPackRequest {
+        goal: "sprocket aligner overflow".into(),
+        at: sha.clone(),
+        index: false,
+        ..SnapshotPackRequest::default()
+    };
+    let pack = |workspace: &Workspace| {
+        workspace
+            .snapshot_pack(&request, &PackOptions::default())
+            .expect("packs")
+    };
+    let stored = pack(&workspace);
+    assert!(!stored.past_read, "the past was read from git");
+    let hits = query(&workspace, &sha);
+    assert!(
+        history_of(&hits, "src/widget.rs").is_some_and(|h| h > 0.0),
+        "{hits:#?}"
+    );
+    // Without the stored past (a store indexed before there was one), git is read, to the
+    // same pack.
+    let db = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("the store");
+    db.execute("DELETE FROM histories", []).expect("forget");
+    drop(db);
+    let read = pack(&workspace);
+    assert!(read.past_read);
+    assert_eq!(
+        ctxpack_api::pack_json(&read.pack, ctxpack_api::View::Full),
+        ctxpack_api::pack_json(&stored.pack, ctxpack_api::View::Full)
+    );
+    // A shallow clone stores none.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shallow = dir.path().join("shallow");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", "--depth", "1"])
+        .arg(format!("file://{}", f.path().display()))
+        .arg(&shallow)
+        .status()
+        .expect("git runs");
+    assert!(cloned.success());
+    let shallow_workspace = Workspace::open(ctxpack_api::WorkspaceOptions {
+        cwd: shallow,
+        ..ctxpack_api::WorkspaceOptions::default()
+    })
+    .expect("a workspace");
+    let built = shallow_workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                at: "HEAD".into(),
+                index: true,
+                ..request.clone()
+            },
+            &PackOptions::default(),
+        )
+        .expect("packs");
+    assert!(built.past_read, "a shallow clone's past is read from git");
+}
