@@ -439,18 +439,13 @@ impl Store {
         problems: &mut Vec<crate::verify::Problem>,
     ) -> Result<(), StoreError> {
         let e = |err| crate::db::sql_error(&self.dir, err);
+        if !self
+            .has_ann_table()
+            .map_err(crate::docs::vectors::store_error)?
+        {
+            return Ok(());
+        }
         let declared: Vec<(String, String)> = {
-            let has_table: i64 = self
-                .conn
-                .query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ann_indexes'",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(e)?;
-            if has_table == 0 {
-                return Ok(());
-            }
             let mut stmt = self
                 .conn
                 .prepare("SELECT collection, field FROM ann_indexes ORDER BY collection, field")

@@ -927,7 +927,8 @@ impl Store {
     }
 }
 
-fn store_error(e: DocsStoreError) -> StoreError {
+/// A document store's error as a store error (`verify` reports both kinds).
+pub(crate) fn store_error(e: DocsStoreError) -> StoreError {
     match e {
         DocsStoreError::Store(e) => e,
         other => StoreError::Corrupt {

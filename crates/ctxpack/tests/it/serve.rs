@@ -1251,21 +1251,29 @@ fn token_commands_never_show_a_secret_twice() {
     assert_eq!(code, 2, "{err}");
 }
 
-#[test]
-fn tls_serves_https_and_a_silent_client_holds_up_no_one() {
-    let fx = Fixture::new();
+/// A server of the fixture over HTTPS with a new self-signed certificate for `localhost`,
+/// started with `extra` arguments too; and the certificate, with the path it was written to.
+fn serve_tls(fx: &Fixture, extra: &[&str]) -> (Server, rcgen::Certificate, PathBuf) {
     let rcgen::CertifiedKey { cert, signing_key } =
         rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("a certificate");
     let cert_path = fx.dir.path().join("cert.pem");
     let key_path = fx.dir.path().join("key.pem");
     std::fs::write(&cert_path, cert.pem()).expect("write");
     std::fs::write(&key_path, signing_key.serialize_pem()).expect("write");
-    let server = fx.serve(&[
+    let mut args = extra.to_vec();
+    args.extend([
         "--tls-cert",
         cert_path.to_str().expect("UTF-8"),
         "--tls-key",
         key_path.to_str().expect("UTF-8"),
     ]);
+    (fx.serve(&args), cert, cert_path)
+}
+
+#[test]
+fn tls_serves_https_and_a_silent_client_holds_up_no_one() {
+    let fx = Fixture::new();
+    let (server, _, cert_path) = serve_tls(&fx, &[]);
     let port = server.address.rsplit(':').next().expect("a port");
     let url = format!("https://localhost:{port}");
     // A client that connects and never speaks.
@@ -1959,20 +1967,7 @@ fn an_idle_keep_alive_connection_is_closed() {
 #[test]
 fn a_tls_client_that_never_finishes_its_headers_is_disconnected() {
     let fx = Fixture::new();
-    let rcgen::CertifiedKey { cert, signing_key } =
-        rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("a certificate");
-    let cert_path = fx.dir.path().join("cert.pem");
-    let key_path = fx.dir.path().join("key.pem");
-    std::fs::write(&cert_path, cert.pem()).expect("write");
-    std::fs::write(&key_path, signing_key.serialize_pem()).expect("write");
-    let server = fx.serve(&[
-        "--header-timeout",
-        "1",
-        "--tls-cert",
-        cert_path.to_str().expect("UTF-8"),
-        "--tls-key",
-        key_path.to_str().expect("UTF-8"),
-    ]);
+    let (server, cert, _) = serve_tls(&fx, &["--header-timeout", "1"]);
     let mut roots = rustls::RootCertStore::empty();
     roots.add(cert.der().clone()).expect("a root");
     let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
