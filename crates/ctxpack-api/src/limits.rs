@@ -85,8 +85,7 @@ impl LedgerQuota {
                 ),
             )
             .with_hint(Hint::Advice(
-                "try again after midnight UTC, or ask the server's operator to raise `--ledger-quota`"
-                    .into(),
+                "try again after midnight UTC, or ask the server's operator for a larger quota".into(),
             )));
         }
         if take {

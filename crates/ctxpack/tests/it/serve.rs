@@ -2276,7 +2276,7 @@ fn a_token_records_at_most_its_ledger_quota_a_day() {
     let refused = pack("read");
     assert_eq!(refused.status, 429, "{refused:?}");
     assert!(refused.body.contains("2 packs today"), "{refused:?}");
-    assert!(refused.body.contains("--ledger-quota"), "{refused:?}");
+    assert!(refused.body.contains("larger quota"), "{refused:?}");
     // Another token has its own quota; the ledger holds what was answered, no more.
     assert_eq!(pack("write").status, 200);
     let log = server.call(
