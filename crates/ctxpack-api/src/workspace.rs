@@ -344,9 +344,12 @@ impl Workspace {
         rendering: Option<&RenderOptions>,
         extra: RecordExtra,
     ) -> Recorded {
-        let Some(rendering) = rendering.filter(|_| self.records(rendering)) else {
+        let Some(rendering) = rendering else {
             return Recorded::NotAsked;
         };
+        if !self.records(Some(rendering)) {
+            return Recorded::NotAsked;
+        }
         if let Some((quota, token)) = &self.quota
             && let Err(e) = quota.admit(token, true)
         {

@@ -311,7 +311,8 @@ fn is_hash(hash: &str) -> bool {
 /// What a text that `gc` reclaimed reads as: the record stays, its text is gone on purpose.
 pub const RECLAIMED_TEXT: &str = "[this text was reclaimed by ctxpack gc]";
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// The SHA-256 of `bytes` in lowercase hex: a text's name and an index entry's goal digest.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -25,7 +25,6 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
 use crate::guard;
@@ -52,11 +51,10 @@ pub(crate) fn file() -> &'static Path {
 pub fn indexed_goal(goal: &str) -> (String, Option<String>) {
     match goal.char_indices().nth(INDEXED_GOAL_CHARS) {
         None => (goal.to_owned(), None),
-        Some((cut, _)) => {
-            let digest = Sha256::digest(goal.as_bytes());
-            let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
-            (goal[..cut].to_owned(), Some(hex))
-        }
+        Some((cut, _)) => (
+            goal[..cut].to_owned(),
+            Some(crate::ledger::sha256_hex(goal.as_bytes())),
+        ),
     }
 }
 
