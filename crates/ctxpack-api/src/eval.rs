@@ -363,6 +363,7 @@ fn ctxpack_pack(
         crate::snapshot::Shaping::Focused,
         options,
         &crate::fit::Fit::Content,
+        None,
     )?;
     Ok(PackedPaths {
         hits: pack

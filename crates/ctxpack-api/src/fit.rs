@@ -313,7 +313,9 @@ fn trim(pack: &mut Pack, rendering: &RenderOptions, excess: u64) {
 fn leave_out(pack: &mut Pack, mut victims: Vec<usize>) {
     victims.sort_unstable();
     for i in victims.into_iter().rev() {
-        let Hit { rank, candidate } = pack.hits.remove(i);
+        let Hit {
+            rank, candidate, ..
+        } = pack.hits.remove(i);
         pack.used = pack.used.saturating_sub(candidate.cost);
         pack.counters.budget_rejected_hits += 1;
         pack.dropped.push(Dropped {
@@ -396,6 +398,7 @@ fn skeleton(request: &PackRequest, candidates: &[Candidate], rendering: &RenderO
     pack.hits.push(Hit {
         rank: 1,
         candidate: Candidate::new(String::new(), String::new(), request.meter),
+        seen: None,
     });
     pack.dropped = candidates
         .iter()

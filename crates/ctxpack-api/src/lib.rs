@@ -94,6 +94,7 @@ pub mod remote;
 pub mod schema;
 mod select;
 pub mod server;
+mod session;
 mod snapshot;
 mod status;
 mod verify;
@@ -112,6 +113,9 @@ pub use index::{IndexRequest, IndexSummary};
 pub use ledger::{Log, LogEntry, LogFilter, LogPage, Shown};
 pub use limits::{LEDGER_QUOTA_PER_DAY, LedgerQuota, MAX_GOAL_BYTES};
 pub use select::{SelectRequest, select};
+pub use session::{
+    MAX_RECALL, MAX_SESSION_ID_CHARS, MemorySessions, SessionLimits, SessionStore, Sessions,
+};
 pub use snapshot::{
     BudgetCovers, IndexedFile, PackOptions, PackPayload, PackScope, PayloadBudget, QueryHit,
     QueryHits, QueryRequest, ScoreParts, Shaping, SnapshotPack, SnapshotPackRequest,

@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind, Hint, Result};
 use crate::limits::LedgerQuota;
+use crate::session::{SessionLimits, Sessions};
 use crate::workspace::{Access, Workspace, WorkspaceOptions};
 
 /// What a token lets its holder do with its repository; each scope includes the ones before.
@@ -162,6 +163,9 @@ pub struct ServerRegistry {
     schemes: Vec<String>,
     /// The packs each token may record a day, when they are limited.
     quota: Option<Arc<LedgerQuota>>,
+    /// What each token's sessions were shown: this process's memory, or the database that
+    /// every process of the server shares.
+    sessions: Sessions,
 }
 
 fn default_schemes() -> Vec<String> {
@@ -192,6 +196,7 @@ impl ServerRegistry {
             dir: dir.to_owned(),
             rows: Box::new(rows),
             database: None,
+            sessions: Sessions::in_memory(),
             schemes: default_schemes(),
             quota: None,
         })
@@ -217,6 +222,10 @@ impl ServerRegistry {
         Ok(ServerRegistry {
             dir: dir.to_owned(),
             rows: Box::new(database.registry()),
+            sessions: Sessions::new(
+                Arc::new(database.sessions(SessionLimits::default())),
+                String::new(),
+            ),
             database: Some(database),
             schemes: default_schemes(),
             quota: None,
@@ -533,6 +542,11 @@ impl ServerRegistry {
             Some(quota) => workspace.with_ledger_quota(quota.clone(), &grant.token),
             None => workspace,
         };
+        // A token's sessions are its own, in its repository.
+        let workspace = workspace.with_sessions(
+            self.sessions
+                .for_owner(format!("{repo}\u{0}{}", grant.token)),
+        );
         Ok(match &self.database {
             Some(database) => workspace
                 .with_ledger(Arc::new(database.ledger(repo)) as Arc<dyn LedgerStore>)

@@ -309,6 +309,16 @@ pub struct SnapshotPackRequest {
     /// Pack the working tree as it is now: modified and untracked files (as git ignores them,
     /// and `.ctxpackignore`) overlaid on the HEAD snapshot, cited `path#L…@worktree`.
     pub worktree: bool,
+    /// A session to pack in: a hit whose exact lines the session was shown before comes back
+    /// as a reference (its citation and the pack that showed it, a few tokens), and a hit
+    /// partly shown before shows only its new lines; the budget goes to new evidence.
+    pub session: Option<String>,
+    /// Show every hit whole, even what the session was shown before (it is still
+    /// remembered as shown).
+    pub fresh: bool,
+    /// Instead of searching, show again what the session was shown under these citations or
+    /// pack ids (at least 4 hex digits), within the budget.
+    pub recall: Vec<String>,
     /// How the pack is shaped beyond selection. Not a field of the JSON request: each preset
     /// states it (`pack` focuses, `context pack`'s contract offers every candidate whole).
     #[serde(skip)]
@@ -349,6 +359,9 @@ impl Default for SnapshotPackRequest {
             include: Vec::new(),
             exclude: Vec::new(),
             worktree: false,
+            session: None,
+            fresh: false,
+            recall: Vec::new(),
             shaping: Shaping::Focused,
         }
     }
@@ -621,9 +634,18 @@ impl Workspace {
         options: &PackOptions<'_>,
         control: &Control,
     ) -> Result<SnapshotPack> {
-        check_goal(&request.goal)?;
+        if request.recall.is_empty() {
+            check_goal(&request.goal)?;
+        }
         crate::limits::check_meter(request.meter)?;
+        crate::session::check_request(request)?;
         self.admit_record(options.record)?;
+        let session = self.open_session(request)?;
+        if let Some(session) = &session
+            && !request.recall.is_empty()
+        {
+            return self.recall(request, options, session);
+        }
         if request.top_k == TopK::Fixed(0) {
             return Err(Error::invalid_field("top_k", "must be at least 1"));
         }
@@ -702,6 +724,7 @@ impl Workspace {
             request.shaping,
             &retrieve_options,
             &fit,
+            session.as_ref(),
         )?;
         if pack.hits.is_empty()
             && !request.worktree
@@ -735,12 +758,59 @@ impl Workspace {
         fit.finish(&mut pack)?;
         // Cutting, widening and fitting changed what the hits show.
         pack.recount_redactions();
+        pack.session = session.as_ref().map(|s| s.id().to_owned());
         let recorded = self.record(&pack, "pack", options.record, RecordExtra::default());
+        if let Some(session) = &session {
+            session.remember(&pack, &pack_id(&recorded))?;
+        }
         Ok(SnapshotPack {
             pack,
             recorded,
             indexed,
             past_read,
+        })
+    }
+
+    /// The pack of what `session` was shown under the request's `recall` citations and pack
+    /// ids, best first within the budget (what does not fit is dropped as over budget).
+    fn recall(
+        &self,
+        request: &SnapshotPackRequest,
+        options: &PackOptions<'_>,
+        session: &crate::session::Open,
+    ) -> Result<SnapshotPack> {
+        // A recall needs no goal: it says what it recalls.
+        let goal = if request.goal.trim().is_empty() {
+            let mut goal = format!("recall {}", request.recall.join(" "));
+            goal.truncate(goal.floor_char_boundary(200));
+            goal
+        } else {
+            request.goal.clone()
+        };
+        check_goal(&goal)?;
+        let candidates = session.recall(&request.recall, request.meter)?;
+        let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
+        let mut redactions = RedactionSummary::default();
+        let (mut pack, _) = fit.select(
+            PackRequest {
+                goal: mask::text(&goal, &mut redactions),
+                budget: request.budget,
+                meter: request.meter,
+                selector: Selector::Skip,
+            },
+            candidates,
+            0,
+        );
+        fit.finish(&mut pack)?;
+        pack.set_redactions(redactions);
+        pack.session = Some(session.id().to_owned());
+        let recorded = self.record(&pack, "pack", options.record, RecordExtra::default());
+        session.remember(&pack, &pack_id(&recorded))?;
+        Ok(SnapshotPack {
+            pack,
+            recorded,
+            indexed: None,
+            past_read: false,
         })
     }
 
@@ -1111,7 +1181,7 @@ fn cut_to_matches(
 /// Where a file candidate cited whole comes from: the snapshot's commit, or the working tree
 /// (a `--worktree` pack's edited files, cut and glimpsed exactly like committed ones).
 #[derive(Clone, Copy)]
-enum Source<'a> {
+pub(crate) enum Source<'a> {
     Commit(&'a str),
     Worktree,
 }
@@ -1119,7 +1189,7 @@ enum Source<'a> {
 impl<'a> Source<'a> {
     /// The source of `candidate` when it is a file's chunk cited whole (not an artifact, not
     /// already cut), in snapshot `sha` or the working tree over it.
-    fn of(candidate: &Candidate, sha: &'a str) -> Option<Source<'a>> {
+    pub(crate) fn of(candidate: &Candidate, sha: &'a str) -> Option<Source<'a>> {
         let l = candidate.location.as_ref()?;
         [Source::Commit(sha), Source::Worktree]
             .into_iter()
@@ -1127,12 +1197,19 @@ impl<'a> Source<'a> {
     }
 
     /// The citation of lines `start..=end` of `path` here.
-    fn cite(self, path: &str, start: u32, end: u32) -> Citation {
+    pub(crate) fn cite(self, path: &str, start: u32, end: u32) -> Citation {
         match self {
             Source::Commit(sha) => Citation::code(path, start, end, sha),
             Source::Worktree => Citation::worktree(path, start, end),
         }
     }
+}
+
+/// The id `recorded` gave a pack, or a new one for a pack no ledger recorded.
+fn pack_id(recorded: &Recorded) -> String {
+    recorded
+        .id()
+        .map_or_else(crate::session::unrecorded_pack_id, str::to_owned)
 }
 
 /// Whether ranking with `options` reads a snapshot's past at all.
@@ -1172,6 +1249,7 @@ const UNUSED_SHARE_TO_WIDEN: u64 = 10;
 /// selection leaves more than a tenth of the budget unused and retrieval returned as many
 /// candidates as asked, none of them weak, up to [`MAX_POOL_GROWTH`] times the first pool; the
 /// pack of the last retrieval is the result.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn retrieve_and_select(
     store: &Store,
     scope: &Scope<'_>,
@@ -1180,6 +1258,7 @@ pub(crate) fn retrieve_and_select(
     shaping: Shaping,
     options: &RetrieveOptions,
     fit: &Fit,
+    session: Option<&crate::session::Open>,
 ) -> Result<Selected> {
     let budget = request.budget;
     let mut pool = top_k.first_pool(budget);
@@ -1224,6 +1303,19 @@ pub(crate) fn retrieve_and_select(
             uncut.push(s.uncut);
             candidates.push(s.candidate);
         }
+        // What the session was shown becomes references, before anything is counted.
+        let seen = session
+            .map(|s| {
+                s.mark(
+                    &mut candidates,
+                    &mut uncut,
+                    &mut glimpses,
+                    request.meter,
+                    scope.sha,
+                    focused,
+                )
+            })
+            .unwrap_or_default();
         let offered = candidates.len();
         let withhold = if glimpses.is_empty() {
             0
@@ -1238,6 +1330,10 @@ pub(crate) fn retrieve_and_select(
             candidates,
             withhold,
         );
+        // References are shown as such from here on: what the output adds is measured on them.
+        for hit in &mut pack.hits {
+            hit.seen = seen.get(&hit.candidate.citation).cloned();
+        }
         // A pool is widened for what selection left unused, not for glimpses that found too
         // few further files to spend their share.
         let unused = budget.get().saturating_sub(spent);
@@ -1533,7 +1629,11 @@ fn add_glimpses(
         added += 1;
         shown.insert(candidate.family.clone());
         pack.used += candidate.cost;
-        pack.hits.push(Hit { rank, candidate });
+        pack.hits.push(Hit {
+            rank,
+            candidate,
+            seen: None,
+        });
     }
     pack.counters.candidate_hits += added;
     pack.counters.unique_citations += added;

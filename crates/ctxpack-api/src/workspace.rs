@@ -11,6 +11,7 @@ use ctxpack_store::{LedgerStore, RecordContext, Store, StoreError, WriterLock};
 use crate::config::EffectiveConfig;
 use crate::error::{Error, ErrorKind, Result, no_store};
 use crate::limits::LedgerQuota;
+use crate::session::Sessions;
 
 /// Whether a workspace may write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -94,6 +95,8 @@ pub struct Workspace {
     /// The git URL (and the schemes allowed) the repository, a server's bare clone, is
     /// fetched from before each index.
     pub(crate) remote: Option<(String, Vec<String>)>,
+    /// Where the sessions packs name are kept, when not in the store's own files.
+    sessions: Option<Sessions>,
 }
 
 impl Workspace {
@@ -129,6 +132,7 @@ impl Workspace {
             document_root: None,
             created_on_write: false,
             remote: None,
+            sessions: None,
         })
     }
 
@@ -151,6 +155,7 @@ impl Workspace {
             document_root: None,
             created_on_write: false,
             remote: None,
+            sessions: None,
         })
     }
 
@@ -178,6 +183,34 @@ impl Workspace {
     pub fn with_ledger_quota(mut self, quota: Arc<LedgerQuota>, token: &str) -> Workspace {
         self.quota = Some((quota, token.to_owned()));
         self
+    }
+
+    /// The same workspace keeping the sessions its packs name in `sessions`: a process's
+    /// memory for a local MCP server, the database for a server's processes.
+    pub fn with_sessions(mut self, sessions: Sessions) -> Workspace {
+        self.sessions = Some(sessions);
+        self
+    }
+
+    /// Where the sessions packs name are kept: those given, or else files in the store
+    /// directory, which only a workspace that writes keeps.
+    pub(crate) fn sessions(&self) -> Result<Sessions> {
+        if let Some(sessions) = &self.sessions {
+            return Ok(sessions.clone());
+        }
+        if self.access != Access::ReadWrite {
+            return Err(Error::invalid_field(
+                "session",
+                "this workspace writes nothing to its store, so it keeps no session; pack without one, or in a workspace that may write",
+            ));
+        }
+        Ok(Sessions::new(
+            Arc::new(ctxpack_store::FileSessions::new(
+                &self.store_dir,
+                crate::SessionLimits::default(),
+            )),
+            String::new(),
+        ))
     }
 
     /// Whether a pack shown with `rendering` would be recorded here.

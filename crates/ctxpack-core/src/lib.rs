@@ -38,12 +38,15 @@ mod select;
 pub use budget::{Budget, BudgetError};
 pub use ctxpack_meter::Meter;
 pub use mask::{MASK_RULES_VERSION, Masker, Rule};
-pub use model::{Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Tier, WORKTREE};
+pub use model::{
+    Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Seen, Tier, WORKTREE,
+};
 pub use pack::{
     Enclosing, Fitted, Pack, PackRequest, Presentation, RedactionSummary, SnapshotInfo, Warning,
 };
 pub use render::{
-    FIRST_DROPPED, Format, RenderOptions, UnknownFormat, UnknownView, View, around_the_evidence,
-    evidence_tokens, json_text, markup, pack_json, render, visible,
+    FIRST_DROPPED, Format, RenderOptions, SHORT_PACK_ID, UnknownFormat, UnknownView, View,
+    around_the_evidence, evidence_tokens, json_text, markup, pack_json, render, short_pack_id,
+    visible,
 };
 pub use select::{Counters, Selection, Selector, UnknownSelector, select};

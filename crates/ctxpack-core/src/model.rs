@@ -195,6 +195,23 @@ pub struct Hit {
     pub rank: usize,
     /// The candidate as offered.
     pub candidate: Candidate,
+    /// In a session's pack, what of its lines the session was shown before.
+    pub seen: Option<Seen>,
+}
+
+/// What a session was shown before of a hit's lines: the same lines, with the same text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    /// The id of the pack that showed them.
+    pub pack: String,
+    /// The range that pack showed them in, as it cited it.
+    pub citation: Citation,
+    /// Every line was shown: the hit is a reference, its text a one-line note. Otherwise the
+    /// hit shows only lines not shown before (cited by exactly those).
+    pub whole: bool,
+    /// What showing its lines again would have cost beyond this hit's cost, in the pack's
+    /// meter.
+    pub saved: u64,
 }
 
 /// Why a candidate (or a plan member) is not in the pack.

@@ -153,6 +153,9 @@ pub struct Pack {
     /// Context lines shown with the hits and, for a pack fitted to its output, what the
     /// output measured.
     pub presentation: Presentation,
+    /// The session the pack was built in, when the request named one: hits it had shown
+    /// before carry [`Seen`](crate::Seen).
+    pub session: Option<String>,
 }
 
 impl Pack {
@@ -186,6 +189,7 @@ impl Pack {
             candidate_redactions: RedactionSummary::default(),
             artifacts: Vec::new(),
             presentation: Presentation::default(),
+            session: None,
         }
     }
 

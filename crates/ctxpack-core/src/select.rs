@@ -201,6 +201,7 @@ pub fn select(candidates: Vec<Candidate>, budget: Budget, selector: Selector) ->
         .map(|slot| Hit {
             rank: slot.rank,
             candidate: slot.candidate,
+            seen: None,
         })
         .collect();
     let selected_sources = hits

@@ -28,9 +28,11 @@ use ctxpack_store::{
 use postgres::{Client, NoTls};
 
 mod documents;
+mod sessions;
 mod snapshots;
 
 pub use documents::{Cursor, DocumentPage, PgDocuments};
+pub use sessions::PgSessions;
 pub use snapshots::{Entry, MAX_DEPTH, PgSnapshots, Publish, Published, ReadFiles};
 
 /// The schema, one migration per version, applied in order.
@@ -180,6 +182,17 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE ctxpack_snapshots ADD COLUMN manifest_files BIGINT;
     ALTER TABLE ctxpack_snapshots ADD COLUMN manifest_digest TEXT;
 ",
+    // What each session was shown, so every process of a server answers a session alike.
+    "
+    CREATE TABLE ctxpack_sessions (
+        owner TEXT NOT NULL,
+        id TEXT NOT NULL,
+        used BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (owner, id)
+    );
+    CREATE INDEX ctxpack_sessions_used ON ctxpack_sessions (owner, used);
+",
 ];
 
 /// The newest schema version this build reads and writes.
@@ -328,6 +341,14 @@ impl Database {
         PgSnapshots {
             db: self.clone(),
             repo: repo.to_owned(),
+        }
+    }
+
+    /// The sessions this database keeps for every process of a server, within `limits`.
+    pub fn sessions(&self, limits: ctxpack_store::SessionLimits) -> PgSessions {
+        PgSessions {
+            db: self.clone(),
+            limits,
         }
     }
 

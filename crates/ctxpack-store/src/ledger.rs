@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 
 use ctxpack_core::{
     Budget, Candidate, Citation, Counters, DropReason, Dropped, Enclosing, Family, Fitted, Hit,
-    Location, Meter, Pack, Presentation, RedactionSummary, Selector, SnapshotInfo, Tier, Warning,
+    Location, Meter, Pack, Presentation, RedactionSummary, Seen, Selector, SnapshotInfo, Tier,
+    Warning,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -49,6 +50,25 @@ pub struct LedgerHit {
     pub title: Option<String>,
     /// SHA-256 of the text.
     pub text: String,
+    /// In a session's pack, what of its lines the session was shown before: the pack and
+    /// citation that showed them, and whether the hit is a reference to all of them (absent
+    /// from other hits and from records written before sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<LedgerSeen>,
+}
+
+/// A hit's [`Seen`] as a record keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerSeen {
+    /// The pack that showed the lines.
+    pub pack: String,
+    /// The range it showed them in.
+    pub citation: String,
+    /// Whether the hit is a reference to all of its lines.
+    pub whole: bool,
+    /// What showing them again would have cost beyond the hit's cost.
+    pub saved: u64,
 }
 
 /// One candidate left out, with its reason.
@@ -166,6 +186,9 @@ pub struct LedgerRecord {
     /// The enclosing definition lines shown with hits: citation → `(line, text)`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub enclosing: BTreeMap<String, (u32, String)>,
+    /// The session the pack was built in, when its request named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 impl LedgerRecord {
@@ -383,6 +406,12 @@ impl Ledger {
                             .map(|l| (l.path.clone(), l.start_line, l.end_line, l.symbol.clone())),
                         title: c.title.clone(),
                         text: sha256_hex(c.text.as_bytes()),
+                        seen: h.seen.as_ref().map(|s| LedgerSeen {
+                            pack: s.pack.clone(),
+                            citation: s.citation.0.clone(),
+                            whole: s.whole,
+                            saved: s.saved,
+                        }),
                     }
                 })
                 .collect(),
@@ -415,6 +444,7 @@ impl Ledger {
                 .map(|(c, e)| (c.0.clone(), (e.line, e.text.clone())))
                 .collect(),
             rendered: context.rendered.clone(),
+            session: pack.session.clone(),
             artifacts: pack.artifacts.clone(),
             parent: context.parent.clone(),
             pretty: context.pretty,
@@ -1055,6 +1085,12 @@ pub fn replay(
                         }),
                     title: h.title.clone(),
                 },
+                seen: h.seen.as_ref().map(|s| Seen {
+                    pack: s.pack.clone(),
+                    citation: Citation(s.citation.clone()),
+                    whole: s.whole,
+                    saved: s.saved,
+                }),
             })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
@@ -1119,6 +1155,7 @@ pub fn replay(
                 .unwrap_or_else(|| record.redactions.clone()),
         },
         artifacts: record.artifacts.clone(),
+        session: record.session.clone(),
         presentation: Presentation {
             enclosing: record
                 .enclosing

@@ -31,6 +31,7 @@ mod lock;
 mod manifest;
 pub mod registry;
 mod scope;
+pub mod session;
 mod vector_blob;
 pub mod verify;
 
@@ -43,9 +44,13 @@ pub use failpoint::failpoint;
 pub use gc::Reclaimed;
 pub use guard::check_layout;
 pub use ledger::{
-    Ledger, LedgerContents, LedgerPage, LedgerQuery, LedgerRecord, LedgerStore, RecordContext,
+    Ledger, LedgerContents, LedgerPage, LedgerQuery, LedgerRecord, LedgerSeen, LedgerStore,
+    RecordContext,
 };
 pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, TermReader, analyze};
 pub use lock::WriterLock;
 pub use manifest::{Manifest, ManifestDigest, NewSnapshot};
 pub use scope::ChunkStart;
+pub use session::{
+    FileSessions, MemorySessions, SessionKey, SessionLimits, SessionState, SessionStore, ShownRange,
+};

@@ -7,31 +7,7 @@ use ctxpack_api::{
     SnapshotPackRequest, View, Workspace, pack_json, render,
 };
 
-use crate::fixture::{Fixture, Workspaces};
-
-/// A repository of several files of budget code, each an impl with long methods.
-fn repository() -> Fixture {
-    let f = Fixture::new();
-    for file in 0..8 {
-        let mut text =
-            format!("//! Budgets {file}.\n\npub struct Budget{file};\n\nimpl Budget{file} {{\n");
-        for function in 0..4 {
-            text.push_str(&format!(
-                "    /// Enforces the budget, step {function}.\n    pub fn enforce_{function}(&self, cost: u64) -> bool {{\n"
-            ));
-            for line in 0..40 {
-                text.push_str(&format!(
-                    "        let budget_{line} = cost + {line}; // enforce the budget\n"
-                ));
-            }
-            text.push_str("        cost < 10\n    }\n\n");
-        }
-        text.push_str("}\n");
-        f.write(&format!("src/budget_{file}.rs"), &text);
-    }
-    f.commit("budgets");
-    f
-}
+use crate::fixture::{Fixture, Workspaces, budget_impls};
 
 fn request(budget: u64, meter: Meter) -> SnapshotPackRequest {
     SnapshotPackRequest {
@@ -66,7 +42,7 @@ fn pack_shown(workspace: &Workspace, request: &SnapshotPackRequest, format: Form
 
 #[test]
 fn the_printed_output_fits_and_json_reports_it() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     for format in [Format::Text, Format::Markdown, Format::Xml] {
         for meter in [Meter::O200k, Meter::Words, Meter::Chars] {
@@ -91,7 +67,7 @@ fn the_printed_output_fits_and_json_reports_it() {
 
 #[test]
 fn json_and_the_library_default_fit_the_markdown_pack() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     let request = request(3000, Meter::O200k);
     let markdown = pack_shown(&workspace, &request, Format::Markdown);
@@ -125,7 +101,7 @@ fn json_and_the_library_default_fit_the_markdown_pack() {
 
 #[test]
 fn a_budget_below_the_fixed_part_is_refused_naming_the_minimum() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     let error = workspace
         .snapshot_pack(&request(20, Meter::O200k), &PackOptions::default())
@@ -149,7 +125,7 @@ fn a_budget_below_the_fixed_part_is_refused_naming_the_minimum() {
 
 #[test]
 fn the_content_preset_counts_the_content_alone() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     let request = SnapshotPackRequest {
         goal: "enforce the budget".into(),
@@ -170,7 +146,7 @@ fn the_content_preset_counts_the_content_alone() {
 
 #[test]
 fn fitting_is_deterministic() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     let request = request(2000, Meter::O200k);
     let first = pack_shown(&workspace, &request, Format::Text);
@@ -182,7 +158,7 @@ fn fitting_is_deterministic() {
 /// Whole chunks (a budget at which nothing is cut) that start inside an `impl` show its line.
 #[test]
 fn a_hit_inside_a_definition_shows_its_opening_line() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     let pack = pack_shown(&workspace, &request(12_000, Meter::O200k), Format::Text);
     let inside: Vec<_> = pack
@@ -214,7 +190,7 @@ fn a_hit_inside_a_definition_shows_its_opening_line() {
 /// at pack time, with the same result.
 #[test]
 fn enclosing_lines_come_from_the_index_and_older_chunks_are_parsed() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     let text = || {
         let pack = pack_shown(&workspace, &request(12_000, Meter::O200k), Format::Text);
@@ -316,7 +292,7 @@ fn what_a_pack_adds_around_its_evidence_is_at_most_a_tenth_of_the_budget() {
 /// pack of a 3,000-character goal still shows several hits, within its share around them.
 #[test]
 fn a_long_goal_is_cut_in_the_header_not_from_the_evidence() {
-    let f = repository();
+    let f = budget_impls(8);
     let workspace = f.workspace();
     let goal = format!(
         "enforce the budget {}",

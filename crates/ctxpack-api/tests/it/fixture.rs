@@ -32,6 +32,31 @@ impl Workspaces for Fixture {
     }
 }
 
+/// A repository of `files` files of budget code, each an impl of four methods of 40 lines
+/// whose every line is its own: packs under 12,000 tokens cut its chunks.
+pub fn budget_impls(files: usize) -> Fixture {
+    let f = Fixture::new();
+    for file in 0..files {
+        let mut text =
+            format!("//! Budgets {file}.\n\npub struct Budget{file};\n\nimpl Budget{file} {{\n");
+        for function in 0..4 {
+            text.push_str(&format!(
+                "    /// Enforces the budget, step {function}.\n    pub fn enforce_{function}(&self, cost: u64) -> bool {{\n"
+            ));
+            for line in 0..40 {
+                text.push_str(&format!(
+                    "        let budget_{file}_{function}_{line} = cost + {line}; // enforce the budget\n"
+                ));
+            }
+            text.push_str("        cost < 10\n    }\n\n");
+        }
+        text.push_str("}\n");
+        f.write(&format!("src/budget_{file}.rs"), &text);
+    }
+    f.commit("budgets");
+    f
+}
+
 /// Source of a small Rust file about budgets.
 pub const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n";
 /// A README.

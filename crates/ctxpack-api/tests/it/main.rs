@@ -23,6 +23,7 @@ mod plan;
 mod progress;
 mod select;
 mod server;
+mod session;
 mod snapshot;
 mod trees;
 mod upgrade;

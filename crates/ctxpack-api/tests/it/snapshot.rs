@@ -715,7 +715,8 @@ fn the_two_presets_of_one_request() {
         serde_json::json!({
             "goal": "", "budget": 8000, "at": "HEAD", "scope": "durable", "meter": "o200k",
             "selector": "coverage", "top_k": null, "budget_covers": "output", "index": true,
-            "include": [], "exclude": [], "worktree": false,
+            "include": [], "exclude": [], "worktree": false, "session": null, "fresh": false,
+            "recall": [],
         })
     );
     // Seed 000's `context pack` contract.
@@ -724,7 +725,8 @@ fn the_two_presets_of_one_request() {
         serde_json::json!({
             "goal": "", "budget": 1200, "at": "HEAD", "scope": "durable", "meter": "words",
             "selector": "diverse", "top_k": 30, "budget_covers": "content", "index": false,
-            "include": [], "exclude": [], "worktree": false,
+            "include": [], "exclude": [], "worktree": false, "session": null, "fresh": false,
+            "recall": [],
         })
     );
     let default = SnapshotPackRequest::default();

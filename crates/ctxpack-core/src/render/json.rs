@@ -75,6 +75,25 @@ pub fn pack_json(pack: &Pack, view: View) -> Value {
             "candidates": pack.candidate_redactions.total(),
         }),
     );
+    if let Some(id) = &pack.session {
+        let seen = pack.hits.iter().filter_map(|h| h.seen.as_ref());
+        let (references, partial) =
+            seen.clone().fold(
+                (0, 0),
+                |(r, p), s| {
+                    if s.whole { (r + 1, p) } else { (r, p + 1) }
+                },
+            );
+        out.insert(
+            "session".into(),
+            json!({
+                "id": id,
+                "references": references,
+                "partlyShownBefore": partial,
+                "savedTokens": seen.map(|s| s.saved).sum::<u64>(),
+            }),
+        );
+    }
     if !pack.artifacts.is_empty() {
         out.insert("artifacts".into(), json!(pack.artifacts));
     }
@@ -105,6 +124,17 @@ fn hit_json(hit: &Hit, view: View) -> Value {
         if let Some(title) = &c.title {
             out.insert("title".into(), json!(title));
         }
+    }
+    if let Some(seen) = &hit.seen {
+        out.insert(
+            "shownBefore".into(),
+            json!({
+                "pack": seen.pack,
+                "citation": seen.citation,
+                "whole": seen.whole,
+                "savedTokens": seen.saved,
+            }),
+        );
     }
     out.insert("text".into(), json!(c.text));
     Value::Object(out)

@@ -91,7 +91,7 @@ impl Range<'_> {
 pub(super) fn groups(pack: &Pack) -> Vec<Group<'_>> {
     let mut order: Vec<(Option<&str>, Vec<&Hit>)> = Vec::new();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-    for hit in &pack.hits {
+    for hit in pack.hits.iter().filter(|h| !is_reference(h)) {
         match &hit.candidate.location {
             Some(loc) => match index.get(loc.path.as_str()) {
                 Some(&i) => order[i].1.push(hit),
@@ -120,6 +120,36 @@ pub(super) fn groups(pack: &Pack) -> Vec<Group<'_>> {
             }
         })
         .collect()
+}
+
+/// Whether `hit` is a reference to lines its session was shown before: listed by
+/// [`references`], never merged into a range of text.
+fn is_reference(hit: &Hit) -> bool {
+    hit.seen.as_ref().is_some_and(|s| s.whole)
+}
+
+/// The hits that stand for lines the pack's session was shown before, in pack order, each
+/// with the short id of the pack that showed them: a reference is a line of its own after
+/// the evidence, since it has no text to merge with a neighbouring range.
+pub(super) fn references(pack: &Pack) -> Vec<(&Hit, &str)> {
+    pack.hits
+        .iter()
+        .filter_map(|h| match &h.seen {
+            Some(seen) if seen.whole => Some((h, short_pack_id(&seen.pack))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Characters of a pack id a reference prints: enough to name it among a ledger's packs
+/// (`show` takes any unique prefix of four or more).
+pub const SHORT_PACK_ID: usize = 12;
+
+/// The first [`SHORT_PACK_ID`] characters of `id`.
+pub fn short_pack_id(id: &str) -> &str {
+    id.char_indices()
+        .nth(SHORT_PACK_ID)
+        .map_or(id, |(at, _)| &id[..at])
 }
 
 /// One range per hit, with no merging: what a candidate's markup is measured on.

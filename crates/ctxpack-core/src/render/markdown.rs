@@ -9,7 +9,7 @@ use ctxpack_meter::Meter;
 
 use super::layout::{
     Group, Range, drop_summary, empty_reason, fence_for, groups, language_of, longest_backtick_run,
-    pool_ran_dry, shown_goal,
+    pool_ran_dry, references, shown_goal,
 };
 use super::{View, one_line, visible};
 use crate::pack::Pack;
@@ -59,6 +59,17 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     }
     for group in groups(pack) {
         write_group(&mut out, &group, pack.meter, view, true);
+    }
+    let shown = references(pack);
+    if !shown.is_empty() {
+        let _ = writeln!(out, "\nShown before in this session:");
+        for (hit, id) in shown {
+            let _ = writeln!(
+                out,
+                "- `{}` in pack `{id}`",
+                one_line(hit.candidate.citation.as_str()).replace('`', "'")
+            );
+        }
     }
     if view != View::Minimal
         && let Some(summary) = drop_summary(pack, view)

@@ -41,7 +41,7 @@ use crate::model::{Candidate, Hit};
 use crate::pack::Pack;
 
 pub use json::pack_json;
-pub use layout::FIRST_DROPPED;
+pub use layout::{FIRST_DROPPED, SHORT_PACK_ID, short_pack_id};
 
 /// `s` with every control character a terminal would act on replaced by a visible one (see
 /// the module docs); borrowed when there is none, as in almost all content.
@@ -253,6 +253,7 @@ pub fn markup(candidate: &Candidate, options: &RenderOptions, meter: Meter) -> S
             location: candidate.location.clone(),
             title: candidate.title.clone(),
         },
+        seen: None,
     };
     let mut group = layout::single(&hit, None);
     for range in &mut group.ranges {
@@ -271,9 +272,12 @@ pub fn markup(candidate: &Candidate, options: &RenderOptions, meter: Meter) -> S
 /// shows. The citations are the range's and, when the range starts inside a definition whose
 /// opening line is shown, that line's number (`L12`, as the formats print it); the source is
 /// that opening line and the range's text (a file's touching hits merged into one range, as
-/// printed). Everything else a printed pack
+/// printed); a reference's evidence is its citation and the pack it names. Everything else a printed pack
 /// holds (header, notes, fences, tags, the drop summary) is what it adds around the evidence.
 fn evidence(pack: &Pack) -> Vec<(String, String)> {
+    let references = layout::references(pack)
+        .into_iter()
+        .map(|(hit, id)| (hit.candidate.citation.0.clone(), id.to_owned()));
     layout::groups(pack)
         .into_iter()
         .flat_map(|group| group.ranges)
@@ -288,6 +292,7 @@ fn evidence(pack: &Pack) -> Vec<(String, String)> {
             text.push_str(&range.text);
             (citation, text)
         })
+        .chain(references)
         .collect()
 }
 

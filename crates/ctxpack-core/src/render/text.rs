@@ -9,7 +9,7 @@ use std::fmt::Write;
 use ctxpack_meter::Meter;
 
 use super::layout::{
-    Group, Range, brief, drop_summary, empty_reason, groups, pool_ran_dry, shown_goal,
+    Group, Range, brief, drop_summary, empty_reason, groups, pool_ran_dry, references, shown_goal,
 };
 use super::{View, one_line, visible};
 use crate::pack::Pack;
@@ -47,6 +47,13 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     }
     for group in groups(pack) {
         write_group(&mut out, &group, pack.meter, view, true);
+    }
+    for (hit, id) in references(pack) {
+        let _ = writeln!(
+            out,
+            "\nshown before: {} in pack {id}",
+            one_line(hit.candidate.citation.as_str())
+        );
     }
     if view != View::Minimal
         && let Some(summary) = drop_summary(pack, view)

@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use ctxpack_meter::Meter;
 
-use super::layout::{Group, Range, drop_summary, empty_reason, groups, pool_ran_dry, shown_goal};
+use super::layout::{
+    Group, Range, drop_summary, empty_reason, groups, pool_ran_dry, references, shown_goal,
+};
 use super::{View, visible};
 use crate::pack::Pack;
 
@@ -53,6 +55,14 @@ pub(super) fn render(pack: &Pack, view: View) -> String {
     }
     for group in groups(pack) {
         write_group(&mut out, &group, pack.meter, view, true);
+    }
+    for (hit, id) in references(pack) {
+        let _ = writeln!(
+            out,
+            "<shown_before citation=\"{}\" pack=\"{}\"/>",
+            attr(hit.candidate.citation.as_str()),
+            attr(id)
+        );
     }
     if view != View::Minimal
         && let Some(summary) = drop_summary(pack, view)

@@ -126,6 +126,17 @@ pub struct PackArgs<P: Preset + Clone + Send + Sync + 'static> {
     /// them, and `.ctxpackignore`) over HEAD's snapshot, cited `path#L…@worktree`.
     #[arg(long, conflicts_with = "at")]
     pub worktree: bool,
+    /// Pack in a session (any name, up to 128 characters): hits whose lines this session was
+    /// shown before come back as one-line references, so the budget goes to new evidence.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// With --session: show every hit whole, even what the session was shown before.
+    #[arg(long, requires = "session")]
+    pub fresh: bool,
+    /// With --session: show again what the session was shown under this citation or pack id
+    /// (at least 4 hex digits), instead of searching; repeat for several.
+    #[arg(long, value_name = "CITATION|PACK", requires = "session")]
+    pub recall: Vec<String>,
     /// Do not record this pack in the ledger.
     #[arg(long)]
     pub no_ledger: bool,
@@ -222,6 +233,9 @@ fn request<P: Preset + Clone + Send + Sync + 'static>(
         goal: args.goal.clone().unwrap_or_default(),
         at: args.at.clone().unwrap_or(preset.at.clone()),
         worktree: args.worktree,
+        session: args.session.clone(),
+        fresh: args.fresh,
+        recall: args.recall.clone(),
         index,
         ..config.apply_pack(preset)
     };

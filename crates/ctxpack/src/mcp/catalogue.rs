@@ -34,6 +34,15 @@ const CATALOGUE: &[Spec] = &[
             ("include", "Only paths matching these globs."),
             ("exclude", "Leave out paths matching these globs."),
             ("worktree", "Also pack uncommitted changes."),
+            (
+                "session",
+                "Default: this MCP session. Hits it was shown come back as references.",
+            ),
+            ("fresh", "Show even what the session was shown."),
+            (
+                "recall",
+                "Show again: citations or pack ids the session was shown.",
+            ),
             ("format", "The text's format."),
             ("view", "How much each hit carries."),
         ],

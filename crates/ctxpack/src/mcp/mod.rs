@@ -42,7 +42,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use ctxpack_api::{Access, Control, Error, ErrorKind, Hint, Pack, View, Workspace, pack_json};
+use ctxpack_api::{
+    Access, Control, Error, ErrorKind, Hint, Pack, Sessions, View, Workspace, pack_json,
+};
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
@@ -118,6 +120,10 @@ pub(crate) const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a tas
 pub struct Server {
     scope: Scope,
     root: roots::Binding,
+    /// What this server's sessions were shown, in its memory (it may record nothing).
+    sessions: Sessions,
+    /// The MCP session over stdio: the process's, for as long as the client keeps it.
+    session: String,
 }
 
 /// What a successful tool call returns: its text content (what the CLI prints), from which
@@ -170,6 +176,8 @@ impl Server {
         Ok(Server {
             scope,
             root: roots::Binding::fixed(options, &location.cwd)?,
+            sessions: Sessions::in_memory(),
+            session: Sessions::new_id(),
         })
     }
 
@@ -183,12 +191,14 @@ impl Server {
         Ok(Server {
             scope,
             root: roots::Binding::following(options(scope, store), start.to_owned())?,
+            sessions: Sessions::in_memory(),
+            session: Sessions::new_id(),
         })
     }
 
     /// The workspace it serves now; an error when the client's root could not be opened.
     pub fn workspace(&self) -> Result<Workspace, Error> {
-        self.root.current()
+        Ok(self.root.current()?.with_sessions(self.sessions.clone()))
     }
 
     /// The tools listed at its scope.
@@ -225,6 +235,7 @@ impl Server {
             Host::Local,
             name,
             arguments,
+            Some(&self.session),
             control,
             || self.workspace(),
             |error| error,
@@ -235,12 +246,15 @@ impl Server {
 /// Runs one tool call at `scope` on `host` on the current thread against the workspace
 /// `workspace` opens: a listed tool always gives a result (a tool error on failure or panic);
 /// an unknown tool, or a tool above `scope`, is a protocol error (invalid params). `publish`
-/// turns a failure into what the caller may see (a server hides its own paths).
+/// turns a failure into what the caller may see (a server hides its own paths). A tool that
+/// takes a `session` packs in `session` (the MCP session's) unless the call names another.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn dispatch(
     scope: Scope,
     host: Host,
     name: &str,
     arguments: Option<JsonObject>,
+    session: Option<&str>,
     control: &Control,
     workspace: impl FnOnce() -> Result<Workspace, Error>,
     publish: impl FnOnce(Error) -> Error,
@@ -264,7 +278,13 @@ pub(crate) fn dispatch(
             })),
         ));
     }
-    let arguments = arguments.unwrap_or_default();
+    let mut arguments = arguments.unwrap_or_default();
+    if let Some(id) = session
+        && spec.arguments.iter().any(|(name, _)| *name == "session")
+        && arguments.get("session").is_none_or(Value::is_null)
+    {
+        arguments.insert("session".into(), Value::String(id.to_owned()));
+    }
     Ok(guarded(name, || {
         workspace()
             .and_then(|workspace| spec.run(host, &workspace, &arguments, control))

@@ -54,7 +54,10 @@ pub(crate) fn router(app: Arc<App>, mcp: crate::serve::mcp::Service, web: Router
         .route("/v1/repos/{repo}/ledger", get(log))
         .route("/v1/repos/{repo}/ledger/{id}", get(show))
         .route("/v1/repos/{repo}/tools/{tool}", post(tool))
-        .nest_service("/mcp", mcp)
+        .nest_service(
+            "/mcp",
+            tower_layer::Layer::layer(&middleware::from_fn(crate::serve::mcp::session), mcp),
+        )
         .layer(middleware::from_fn_with_state(app.clone(), authenticate));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))

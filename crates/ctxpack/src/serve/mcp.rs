@@ -5,8 +5,13 @@
 
 use std::sync::Arc;
 
+use axum::extract::Request;
+use axum::http::HeaderValue;
 use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::Response;
 use ctxpack_api::server::{Grant, Scope as TokenScope};
+use ctxpack_api::{MAX_SESSION_ID_CHARS, Sessions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ServerConfig,
     Tool,
@@ -48,6 +53,53 @@ pub(crate) fn service(
         Arc::new(NeverSessionManager::default()),
         config,
     )
+}
+
+/// The MCP session of a request: the `Mcp-Session-Id` the client sent, which this server
+/// gives in its answer to a request without one (the `initialize` that opens a session).
+/// Nothing is kept per session in the process: what a session was shown is the token's, in
+/// the server's session store, so any process answers it.
+#[derive(Clone, Debug)]
+pub(crate) struct McpSession(String);
+
+/// The header the protocol names a session by.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Gives a request without a session a new one (in its answer's header), and notes the
+/// session of a request with one; an id the protocol does not allow (visible ASCII, at most
+/// [`MAX_SESSION_ID_CHARS`]) names no session.
+pub(crate) async fn session(mut request: Request, next: Next) -> Response {
+    let given = request.headers().get(SESSION_HEADER).map(|v| {
+        v.to_str()
+            .ok()
+            .filter(|id| {
+                !id.is_empty()
+                    && id.len() <= MAX_SESSION_ID_CHARS
+                    && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
+            })
+            .map(str::to_owned)
+    });
+    let issued = given.is_none().then(Sessions::new_id);
+    if let Some(id) = given.flatten().or_else(|| issued.clone()) {
+        request.extensions_mut().insert(McpSession(id));
+    }
+    let mut response = next.run(request).await;
+    if let Some(id) = issued
+        && response.status().is_success()
+        && let Ok(value) = HeaderValue::from_str(&id)
+    {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+/// The MCP session the request belongs to, if any.
+fn mcp_session(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<Parts>()
+        .and_then(|parts| parts.extensions.get::<McpSession>())
+        .map(|s| s.0.clone())
 }
 
 /// The tool scope a token's scope lists.
@@ -93,6 +145,7 @@ impl ServerHandler for Remote {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let grant = grant(&context)?;
+        let session = mcp_session(&context);
         let app = self.app.clone();
         let name = request.name.into_owned();
         let arguments = request.arguments;
@@ -103,6 +156,7 @@ impl ServerHandler for Remote {
                 Host::Team,
                 &task_name,
                 arguments,
+                session.as_deref(),
                 control,
                 || app.registry.workspace(&grant, &app.roots),
                 |error| app.registry.public_error(&app.roots, error),

@@ -110,7 +110,8 @@ fn library_cli_and_mcp_give_the_same_pack_bytes() {
         let reply = mcp.request(
             100 + n as u64,
             "tools/call",
-            json!({"name": "repo_context_pack", "arguments": case.arguments}),
+            // Fresh: each case is compared whole, whatever the server's session showed before.
+            json!({"name": "repo_context_pack", "arguments": fresh(&case.arguments)}),
         );
         let result = &reply["result"];
         assert_eq!(result["isError"], false, "{}: {reply}", case.name);
@@ -163,4 +164,12 @@ fn library_cli_and_mcp_give_the_same_pack_bytes() {
     let records: Vec<Value> = serde_json::from_str(&log.stdout).expect("a JSON log");
     assert_eq!(records.len(), 8, "{}", log.stdout);
     assert!(records.iter().all(|r| r["surface"] == "pack"));
+}
+
+/// `arguments` with `fresh` set: the call shows every hit whole, whatever this MCP session
+/// was shown before.
+fn fresh(arguments: &serde_json::Value) -> serde_json::Value {
+    let mut arguments = arguments.clone();
+    arguments["fresh"] = json!(true);
+    arguments
 }

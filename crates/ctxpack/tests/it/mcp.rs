@@ -376,7 +376,12 @@ fn snapshot_tools_match_the_cli() {
 
     // Exactly what the CLI prints: Markdown by default, --format json with `format`, for
     // defaults and for every option the tool offers.
-    let text = call(&read, "repo_context_pack", json!({"goal": goal})).text();
+    let text = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": goal, "fresh": true}),
+    )
+    .text();
     assert_eq!(
         format!("{text}\n"),
         f.cli(&["pack", goal, "--format", "markdown"])
@@ -385,7 +390,7 @@ fn snapshot_tools_match_the_cli() {
         let text = call(
             &read,
             "repo_context_pack",
-            json!({"goal": goal, "format": format}),
+            json!({"goal": goal, "format": format, "fresh": true}),
         )
         .text();
         assert_eq!(
@@ -397,7 +402,7 @@ fn snapshot_tools_match_the_cli() {
         &read,
         "repo_context_pack",
         json!({"goal": goal, "budget": 700, "at": &f.head[..10], "scope": "durable", "view": "full",
-               "include": ["src/**"], "exclude": ["src/retry.rs"], "format": "xml"}),
+               "include": ["src/**"], "exclude": ["src/retry.rs"], "format": "xml", "fresh": true}),
     )
     .text();
     let cli = f.cli(&[
@@ -1756,7 +1761,7 @@ fn repo_context_pack_renders_every_format_the_cli_prints() {
         let text = call(
             &read,
             "repo_context_pack",
-            json!({"goal": goal, "view": "minimal", "format": format}),
+            json!({"goal": goal, "view": "minimal", "format": format, "fresh": true}),
         )
         .text();
         let cli = f.cli(&["pack", goal, "--view", "minimal", "--format", format]);
@@ -1767,7 +1772,7 @@ fn repo_context_pack_renders_every_format_the_cli_prints() {
     let default = call(
         &read,
         "repo_context_pack",
-        json!({"goal": goal, "view": "minimal", "format": null}),
+        json!({"goal": goal, "view": "minimal", "format": null, "fresh": true}),
     )
     .text();
     assert_eq!(default, texts[0]);
@@ -1847,7 +1852,7 @@ fn a_whole_pack_result_costs_at_most_a_tenth_over_its_budget() {
                 id,
                 "tools/call",
                 json!({"name": "repo_context_pack",
-                       "arguments": {"goal": "budget quota ledger", "budget": budget, "format": format}}),
+                       "arguments": {"goal": "budget quota ledger", "budget": budget, "format": format, "fresh": true}}),
             );
             let result = &reply["result"];
             assert_eq!(result["isError"], false, "{reply}");

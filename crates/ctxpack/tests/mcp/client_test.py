@@ -365,11 +365,27 @@ async def write_scope(fx: Fixture) -> None:
                 and f"`{pack['hits'][0]['citation']}`" in text(result),
                 pack,
             )
+            # The same goal again in this MCP session: a reference to what it was shown, not
+            # the text again; `recall` gives the text back, `fresh` the whole pack.
             result = await session.call_tool(
                 "repo_context_pack", {"goal": goal, "budget": 300, "view": "minimal", "format": "xml"}
             )
+            again = text(result)
             check(
-                "with format xml its text is the same bytes as `ctxpack pack --format xml`",
+                "the same pack again in this session is a reference to the first, without its text",
+                '<shown_before citation="src/budget.rs#' in again and "enforce_budget" not in again,
+                again,
+            )
+            first_id = again.split(' pack="', 1)[-1].split('"', 1)[0]
+            result = await session.call_tool(
+                "repo_context_pack", {"goal": goal, "recall": [first_id], "format": "xml"}
+            )
+            check("recalling the pack by id gives its text again", "fn enforce_budget" in text(result), text(result))
+            result = await session.call_tool(
+                "repo_context_pack", {"goal": goal, "budget": 300, "view": "minimal", "format": "xml", "fresh": True}
+            )
+            check(
+                "with format xml and fresh its text is the same bytes as `ctxpack pack --format xml`",
                 text(result) + "\n" == fx.ctxpack("pack", goal, "--budget", "300", "--view", "minimal", "--format", "xml"),
                 text(result),
             )

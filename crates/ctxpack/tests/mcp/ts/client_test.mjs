@@ -370,8 +370,18 @@ async function writeScope(fx) {
       name: "repo_context_pack",
       arguments: { goal, budget: 300, view: "minimal", format: "xml" },
     });
+    // The same goal again in this MCP session: a reference, not the text again.
+    check(
+      "the same pack again in this session is a reference to the first, without its text",
+      text(result).includes('<shown_before citation="src/budget.rs#') && !text(result).includes("enforce_budget"),
+      text(result),
+    );
+    result = await client.callTool({
+      name: "repo_context_pack",
+      arguments: { goal, budget: 300, view: "minimal", format: "xml", fresh: true },
+    });
     const cliXml = fx.ctxpack("pack", goal, "--budget", "300", "--view", "minimal", "--format", "xml");
-    check("with format xml its text is the same bytes as `ctxpack pack --format xml`", `${text(result)}\n` === cliXml, [
+    check("with format xml and fresh its text is the same bytes as `ctxpack pack --format xml`", `${text(result)}\n` === cliXml, [
       text(result),
       cliXml,
     ]);
