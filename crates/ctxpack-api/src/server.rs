@@ -543,10 +543,8 @@ impl ServerRegistry {
             None => workspace,
         };
         // A token's sessions are its own, in its repository.
-        let workspace = workspace.with_sessions(
-            self.sessions
-                .for_owner(format!("{repo}\u{0}{}", grant.token)),
-        );
+        let workspace =
+            workspace.with_sessions(self.sessions.for_owner(format!("{repo}/{}", grant.token)));
         Ok(match &self.database {
             Some(database) => workspace
                 .with_ledger(Arc::new(database.ledger(repo)) as Arc<dyn LedgerStore>)

@@ -318,9 +318,12 @@ impl Database {
     }
 
     pub(crate) fn error(&self, e: &postgres::Error) -> StoreError {
-        StoreError::Database {
-            detail: format!("{}: {e}", self.inner.label),
-        }
+        // A server's own error says what went wrong; the client's says only "db error".
+        let detail = match e.as_db_error() {
+            Some(db) => format!("{}: {}", self.inner.label, db.message()),
+            None => format!("{}: {e}", self.inner.label),
+        };
+        StoreError::Database { detail }
     }
 
     /// The registry's rows.

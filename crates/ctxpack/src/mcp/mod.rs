@@ -112,6 +112,7 @@ pub(crate) const INSTRUCTIONS: &str = "ctxpack gives the best evidence for a tas
 - Code of this repository: call `repo_context_pack` with your goal before reading files one by one; it packs the exact committed snapshot (HEAD by default) as Markdown (`format`: text or xml on request). Call `status` when unsure the commit is indexed; `query` shows raw ranking with score breakdowns.\n\
 - JSON document collections in a ctxpack store: `context_pack` for a budgeted, cited pack; `vsearch` for whole documents.\n\
 - Cite what you use by each chunk's citation or id.\n\
+- Packs are in this MCP session: what it was shown before comes back as `shown before` references, not the text again. If you no longer hold that text, call again with `recall` (the pack id or citation) or `fresh: true`.\n\
 - A failure is a tool error whose JSON envelope has `code`, `exitCode` (2 invalid input, 3 not found, 4 corrupt store, 5 conflict, 1 internal), `message` and, when there is advice, `hint`: follow the hint rather than retrying unchanged.\n\
 - Paths must stay inside the repository the server serves.";
 

@@ -915,3 +915,90 @@ fn include_exclude_and_worktree_reach_the_pack() {
     assert_eq!(run.code, 2, "{}", run.transcript());
     assert!(run.stderr.contains("exclude"), "{}", run.stderr);
 }
+
+/// A session on the command line: a second pack in it repeats no hit text and names the
+/// first instead; `--fresh` shows it whole; `--recall` gives its text back; the session lives
+/// in the store directory, across processes.
+#[test]
+fn a_session_on_the_command_line_sends_references_instead_of_text_again() {
+    let repo = Script::new()
+        .write("src/budget.rs", BUDGET_RS)
+        .write("README.md", README)
+        .commit("first")
+        .build();
+    let f = repo.checkout();
+    let goal = "how are budgets enforced";
+    let pack = |extra: &[&str]| {
+        let mut args = vec!["pack", goal, "--format", "json"];
+        args.extend_from_slice(extra);
+        let run = f.run(&args);
+        assert_eq!(run.code, 0, "{extra:?}: {}", run.stderr);
+        json(&run)
+    };
+    let first = pack(&["--session", "task 1"]);
+    let hits = first["hits"].as_array().expect("hits").clone();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h.get("shownBefore").is_none()));
+    let second = pack(&["--session", "task 1"]);
+    assert_eq!(second["session"]["id"], "task 1");
+    assert_eq!(second["session"]["references"], hits.len());
+    for hit in second["hits"].as_array().expect("hits") {
+        assert_eq!(hit["shownBefore"]["whole"], true, "{hit}");
+        assert!(
+            !hit["text"]
+                .as_str()
+                .expect("text")
+                .contains("enforce_budget")
+        );
+    }
+    // What the session showed lives in the store, under the pack's ledger id.
+    let id = second["hits"][0]["shownBefore"]["pack"]
+        .as_str()
+        .expect("a pack id")
+        .to_owned();
+    let shown = f.run(&["show", &id, "--format", "json"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    // Text and Markdown say so in a line per reference, with no text.
+    let run = f.run(&["pack", goal, "--session", "task 1"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "shown before: {} in pack {}",
+            hits[0]["citation"].as_str().expect("citation"),
+            &id[..12]
+        )),
+        "{}",
+        run.stdout
+    );
+    let run = f.run(&["pack", goal, "--session", "task 1", "--format", "markdown"]);
+    assert!(
+        run.stdout.contains("Shown before in this session:"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("in pack `{}`", &id[..12])),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("fn enforce_budget"), "{}", run.stdout);
+    // Fresh: whole again; another session: whole.
+    let fresh = pack(&["--session", "task 1", "--fresh"]);
+    assert_eq!(fresh["hits"], first["hits"]);
+    assert_eq!(pack(&["--session", "task 2"])["hits"], first["hits"]);
+    // Recall by pack id (a prefix of it) and by citation.
+    let run = f.run(&["pack", "--session", "task 1", "--recall", &id[..8]]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("fn enforce_budget"), "{}", run.stdout);
+    let citation = hits[0]["citation"].as_str().expect("a citation");
+    let recalled = pack(&["--session", "task 1", "--recall", citation]);
+    assert_eq!(recalled["hits"][0]["citation"], citation);
+    // Misuse: documented exit codes.
+    assert_eq!(
+        f.run(&["pack", goal, "--fresh"]).code,
+        2,
+        "--fresh needs --session"
+    );
+    assert_eq!(f.run(&["pack", goal, "--session", ""]).code, 2);
+    let unknown = f.run(&["pack", "--session", "task 1", "--recall", "abcdef01"]);
+    assert_eq!(unknown.code, 3, "{}", unknown.stderr);
+}

@@ -2288,3 +2288,98 @@ fn a_token_records_at_most_its_ledger_quota_a_day() {
     assert_eq!(log.status, 200, "{log:?}");
     assert_eq!(log.json().as_array().map(Vec::len), Some(3), "{log:?}");
 }
+
+/// A server's sessions are its tokens', kept in the database: two processes on one database
+/// answer a session alike, over the JSON API and over MCP, where the session is the one the
+/// server issued at `initialize`; another token with the same session id sees nothing.
+#[test]
+fn two_server_processes_on_one_database_share_each_tokens_sessions() {
+    let Some(db) = postgres() else { return };
+    let fx = Fixture::with(Some(db));
+    let a = fx.serve(&[]);
+    let b = fx.serve_on("state-b", None);
+    assert_eq!(a.index(fx.token("write"), &fx.shas[1]).status, 200);
+    let goal = "evict the least recently used entry";
+
+    // The JSON API: the session is a field of the request.
+    let pack = |server: &Server, token: &str, extra: Value| {
+        let mut body = json!({"goal": goal, "budget": 2000});
+        for (k, v) in extra.as_object().expect("fields") {
+            body[k] = v.clone();
+        }
+        let answer = server.call(
+            "POST",
+            "/v1/repos/app/pack?format=json",
+            Some(token),
+            &body.to_string(),
+        );
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer.json()
+    };
+    let first = pack(&a, fx.token("read"), json!({"session": "s1"}));
+    let hits = first["hits"].as_array().expect("hits").len();
+    assert!(hits > 0, "{first}");
+    let second = pack(&b, fx.token("read"), json!({"session": "s1"}));
+    assert_eq!(second["session"]["references"], hits, "{second}");
+    let id = second["hits"][0]["shownBefore"]["pack"]
+        .as_str()
+        .expect("a pack id");
+    assert_eq!(
+        a.call(
+            "GET",
+            &format!("/v1/repos/app/ledger/{id}"),
+            Some(fx.token("read")),
+            ""
+        )
+        .status,
+        200,
+        "the reference names the pack in the server's ledger"
+    );
+    let fresh = pack(
+        &b,
+        fx.token("read"),
+        json!({"session": "s1", "fresh": true}),
+    );
+    assert_eq!(fresh["hits"], first["hits"]);
+    // Another token's session of the same name has seen nothing.
+    let theirs = pack(&b, fx.token("write"), json!({"session": "s1"}));
+    assert_eq!(theirs["hits"], first["hits"]);
+
+    // MCP: the server issues a session at initialize; the client sends it back.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = a.mcp(fx.token("read"), &[], &initialize);
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened
+        .headers
+        .get("mcp-session-id")
+        .expect("a session id at initialize")
+        .clone();
+    let call = |server: &Server, token: &str, session: Option<&str>| {
+        let extra: Vec<(&str, &str)> = session.iter().map(|s| ("Mcp-Session-Id", *s)).collect();
+        let answer = server.mcp(
+            token,
+            &extra,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "repo_context_pack", "arguments": {"goal": goal, "budget": 2000}}}),
+        );
+        assert_eq!(answer.status, 200, "{answer:?}");
+        assert!(
+            session.is_none() || !answer.headers.contains_key("mcp-session-id"),
+            "a session is issued once"
+        );
+        answer.json()["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_owned()
+    };
+    let whole = call(&a, fx.token("read"), Some(&session));
+    assert!(!whole.contains("Shown before"), "{whole}");
+    let again = call(&b, fx.token("read"), Some(&session));
+    assert!(again.contains("Shown before in this session:"), "{again}");
+    assert!(!again.contains("fn evict"), "{again}");
+    // A call outside the session, or by another token, is whole.
+    assert_eq!(call(&b, fx.token("read"), None), whole);
+    assert_eq!(call(&b, fx.token("write"), Some(&session)), whole);
+}
