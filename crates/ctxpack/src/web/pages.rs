@@ -421,6 +421,19 @@ pub(crate) fn pack(view: &PackView<'_>) -> String {
             let _ = write!(body, "<dt>{}</dt><dd>{}</dd>", escape(key), escape(&shown));
         }
     }
+    if let Some(session) = pack.get("session").and_then(Value::as_object) {
+        for (key, value) in session {
+            let shown = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            let _ = write!(
+                body,
+                "<dt>session {}</dt><dd>{}</dd>",
+                escape(key),
+                escape(&shown)
+            );
+        }
+    }
     body.push_str("</dl>");
     let redactions = pack.get("redactionSummary");
     let masked = redactions.map_or(0, |r| number(r, "total"));
@@ -520,6 +533,20 @@ fn hit_block(repo: &str, sha: &str, path: &str, hit: &Value, n: usize) -> String
     } else {
         format!("<span class=\"citation\">{}</span>", escape(citation))
     };
+    // A reference to lines the pack's session was shown before: no text, the pack that showed
+    // them instead.
+    if let Some(before) = hit.get("shownBefore")
+        && before.get("whole") == Some(&Value::Bool(true))
+    {
+        let id = text(before, "pack");
+        return format!(
+            "<article class=\"hit reference\" id=\"hit-{n}\"><p>{link} shown before in pack \
+             <a href=\"/ui/repos/{}/packs/{}\"><code>{}</code></a></p></article>",
+            url(repo),
+            url(id),
+            escape(ctxpack_api::short_pack_id(id))
+        );
+    }
     let body = text(hit, "text");
     let lines: Vec<&str> = body.lines().collect();
     let mut code = String::new();
@@ -990,5 +1017,35 @@ mod tests {
             "a snapshot link for the worktree hit: {html}"
         );
         assert!(row("app", &entry).contains("abc + worktree"));
+    }
+
+    /// A session's reference shows no text: the pack that showed its lines, linked.
+    #[test]
+    fn a_reference_links_the_pack_that_showed_its_lines() {
+        let mut value = sample();
+        value["session"] =
+            json!({"id": "task-1", "references": 1, "partlyShownBefore": 0, "savedTokens": 40});
+        value["hits"][0]["text"] = json!("shown before in pack 0123456789ab");
+        value["hits"][0]["shownBefore"] = json!({"pack": "0123456789abcdef", "citation": "src/a.rs#L1-L4@abc", "whole": true, "savedTokens": 40});
+        let entry = entry("ef56", None, false);
+        let html = pack(&PackView {
+            repo: "app",
+            id: "ef56",
+            entry: &entry,
+            pack: &value,
+            markdown: "",
+        });
+        assert!(
+            html.contains("shown before in pack <a href=\"/ui/repos/app/packs/0123456789abcdef\"><code>0123456789ab</code></a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<dt>session id</dt><dd>task-1</dd>"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("shown before in pack 0123456789ab</span>"),
+            "{html}"
+        );
     }
 }
