@@ -1187,8 +1187,8 @@ pub(crate) enum Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    /// The source of `candidate` when it is a file's chunk cited whole (not an artifact, not
-    /// already cut), in snapshot `sha` or the working tree over it.
+    /// The source of `candidate` when it is a file's lines cited by exactly its location (a
+    /// chunk, whole or cut; not an artifact), in snapshot `sha` or the working tree over it.
     pub(crate) fn of(candidate: &Candidate, sha: &'a str) -> Option<Source<'a>> {
         let l = candidate.location.as_ref()?;
         [Source::Commit(sha), Source::Worktree]
