@@ -5,7 +5,7 @@
 #
 #   scripts/make_store_fixture.sh REPO_DIR [CTXPACK_BINARY STORE_DIR]
 #
-# crates/ctxpack-api/tests/fixtures/store-v1 was written by the release of store format 1.
+# crates/ctxpack/tests/fixtures/store-v1 was written by the release of store format 1.
 set -euo pipefail
 repo=$1
 bin=${2:-}

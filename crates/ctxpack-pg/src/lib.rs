@@ -797,7 +797,10 @@ impl Scratch {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let error = |e: postgres::Error| StoreError::Database {
-            detail: format!("creating a scratch database: {e}"),
+            detail: match e.as_db_error() {
+                Some(db) => format!("creating a scratch database: {}", db.message()),
+                None => format!("creating a scratch database: {e}"),
+            },
         };
         let config: postgres::Config =
             maintenance_url

@@ -139,7 +139,7 @@ fn a_migration_killed_part_way_leaves_the_old_format_whole() {
     assert!(status.success());
     let f = Fixture::adopt(dir);
     copy_dir(
-        &root.join("crates/ctxpack-api/tests/fixtures/store-v1"),
+        &root.join("crates/ctxpack/tests/fixtures/store-v1"),
         &f.store(),
     );
     let head = f.git(&["rev-parse", "HEAD"]);

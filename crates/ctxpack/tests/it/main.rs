@@ -1,5 +1,8 @@
-//! Integration tests of the `ctxpack` command line, run as a real process.
+//! The workspace's integration tests, one binary so that their tests run side by side: `api`
+//! tests the library in process, the other modules run the `ctxpack` command line as a real
+//! process.
 
+mod api;
 mod config;
 mod conveniences;
 mod crash;

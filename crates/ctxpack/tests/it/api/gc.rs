@@ -7,8 +7,8 @@ use ctxpack_api::{
 };
 use ctxpack_store::Store;
 
-use crate::deltas::seen;
-use crate::fixture::{Fixture, Script, Workspaces, index_at};
+use crate::api::deltas::seen;
+use crate::api::fixture::{Fixture, Script, Workspaces, index_at};
 
 fn pack(workspace: &Workspace, at: &str) -> String {
     let request = SnapshotPackRequest {

@@ -9,7 +9,7 @@ use ctxpack_api::{
     Access, Control, IndexRequest, PackOptions, SnapshotPackRequest, View, Workspace, pack_json,
 };
 
-use crate::fixture::{Fixture, Lcg, Workspaces};
+use crate::api::fixture::{Fixture, Lcg, Workspaces};
 
 /// The goals, each about a part of the project at X.
 const GOALS: [&str; 10] = [

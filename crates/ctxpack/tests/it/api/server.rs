@@ -6,7 +6,7 @@ use ctxpack_api::{
     View, Workspace,
 };
 
-use crate::fixture::project;
+use crate::api::fixture::project;
 
 const TEXT: RenderOptions = RenderOptions {
     format: Format::Text,

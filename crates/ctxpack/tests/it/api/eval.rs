@@ -9,7 +9,7 @@ use ctxpack_api::{
     parse_tasks,
 };
 
-use crate::fixture::{Fixture, Workspaces};
+use crate::api::fixture::{Fixture, Workspaces};
 
 /// A history with two task commits among commits that are not tasks: routine messages, a
 /// test-only change, a new file, and changes to four files at once.

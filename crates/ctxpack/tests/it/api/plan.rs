@@ -13,7 +13,7 @@ use ctxpack_api::{
 };
 use serde_json::Value;
 
-use crate::fixture::{CONFIG, Fixture, Workspaces, project};
+use crate::api::fixture::{CONFIG, Fixture, Workspaces, project};
 
 /// A CI log stored as the artifact `ci-log-17`.
 const CI_LOG: &str =

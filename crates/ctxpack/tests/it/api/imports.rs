@@ -4,7 +4,7 @@
 
 use ctxpack_api::{QueryHit, Workspace};
 
-use crate::fixture::{Fixture, Workspaces, index_at, parts, rank_of, top_hits};
+use crate::api::fixture::{Fixture, Workspaces, index_at, parts, rank_of, top_hits};
 
 const GOAL: &str = "throttle limiter";
 

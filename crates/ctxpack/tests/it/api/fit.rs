@@ -7,7 +7,7 @@ use ctxpack_api::{
     SnapshotPackRequest, View, Workspace, pack_json, render,
 };
 
-use crate::fixture::{Fixture, Workspaces, budget_impls};
+use crate::api::fixture::{Fixture, Workspaces, budget_impls};
 
 fn request(budget: u64, meter: Meter) -> SnapshotPackRequest {
     SnapshotPackRequest {
@@ -337,7 +337,7 @@ fn around_the_evidence_on_repositories() {
             caller: None,
         })
         .expect("the repository opens");
-        let log = crate::fixture::git_in(
+        let log = crate::api::fixture::git_in(
             std::path::Path::new(repo),
             &["log", "--no-merges", "-n", "20", "--format=%P %s"],
         );

@@ -13,7 +13,7 @@ use ctxpack_api::{
 };
 use ctxpack_store::{FileSessions, SessionKey, ShownRange};
 
-use crate::fixture::{Workspaces, budget_impls};
+use crate::api::fixture::{Workspaces, budget_impls};
 
 fn request(budget: u64, session: &str) -> SnapshotPackRequest {
     SnapshotPackRequest {
@@ -468,7 +468,7 @@ fn every_session_store_keeps_its_bounds() {
         .expect("the damaged session is refused");
     assert!(damaged.to_string().contains("delete it"), "{damaged}");
     std::fs::remove_file(&file).expect("removed");
-    if let Some(db) = crate::backends::postgres() {
+    if let Some(db) = crate::api::backends::postgres() {
         let database = ctxpack_pg::Database::connect(db.url()).expect("connects");
         let sessions: Arc<dyn SessionStore> = Arc::new(database.sessions(limits()));
         bounds_hold(sessions.as_ref(), 1_000_000);

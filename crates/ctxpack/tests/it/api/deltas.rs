@@ -7,7 +7,7 @@ use std::path::Path;
 use ctxpack_api::Access;
 use ctxpack_store::Store;
 
-use crate::fixture::{Lcg, Script, Workspaces, index_at};
+use crate::api::fixture::{Lcg, Script, Workspaces, index_at};
 
 /// What a snapshot is, independent of the ids one store gave its file versions: every listed
 /// path with its blob, the counts, and the skips by reason.

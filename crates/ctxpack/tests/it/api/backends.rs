@@ -18,7 +18,7 @@ use ctxpack_pg::{Database, SCHEMA_VERSION, Scratch};
 use ctxpack_store::registry::{Registry, RegistryRows, RepoRow, TokenRow};
 use ctxpack_store::{Ledger, LedgerStore, StoreError};
 
-use crate::fixture::{Workspaces, project, project_script};
+use crate::api::fixture::{Workspaces, project, project_script};
 
 /// A scratch database, or `None` (with a note) when no server is configured outside CI.
 pub(crate) fn postgres() -> Option<Scratch> {
@@ -319,7 +319,7 @@ fn postgres_migrates_once_and_refuses_a_newer_schema() {
     }
     // A token made through the API is checked against the database.
     let state = tempfile::tempdir().expect("tempdir");
-    let repo = crate::fixture::Fixture::new();
+    let repo = crate::api::fixture::Fixture::new();
     let registry = ServerRegistry::open_database(&url, state.path()).expect("opens");
     registry.add_repo("app", repo.path()).expect("registers");
     let made = registry
@@ -533,7 +533,7 @@ fn store_transcript(db: Option<&Scratch>) -> Vec<String> {
     use serde_json::json;
 
     // Fixed dates: the two runs compared have the same commits.
-    let f = crate::fixture::Fixture::new();
+    let f = crate::api::fixture::Fixture::new();
     f.write(
         "src/budget.rs",
         "/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n",

@@ -3,7 +3,7 @@
 
 use ctxpack_api::{ErrorKind, Pack, PackOptions, SnapshotPackRequest, Warning, Workspace};
 
-use crate::fixture::{Fixture, Workspaces, ledger_chunk, project};
+use crate::api::fixture::{Fixture, Workspaces, ledger_chunk, project};
 
 fn request(goal: &str) -> SnapshotPackRequest {
     SnapshotPackRequest {

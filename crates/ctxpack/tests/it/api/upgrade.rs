@@ -1,5 +1,5 @@
 //! Upgrades keep users' stores: a store written by the release of store format 1 (committed
-//! under tests/fixtures/store-v1, made by scripts/make_store_fixture.sh from a repository the
+//! under crates/ctxpack/tests/fixtures/store-v1, made by scripts/make_store_fixture.sh from a repository the
 //! script rebuilds commit for commit) is read as it is, and the first writer migrates it —
 //! snapshots, packs, documents, artifacts and the ledger all survive.
 
@@ -30,7 +30,7 @@ fn fixture() -> (tempfile::TempDir, PathBuf) {
         .status()
         .expect("the fixture script runs");
     assert!(status.success());
-    let heads = crate::fixture::git_in(&repo, &["rev-parse", "HEAD", "HEAD~1"]);
+    let heads = crate::api::fixture::git_in(&repo, &["rev-parse", "HEAD", "HEAD~1"]);
     assert_eq!(
         heads.split_whitespace().collect::<Vec<_>>(),
         [SECOND, FIRST]

@@ -16,7 +16,7 @@ use ctxpack_api::{
 };
 use serde_json::json;
 
-use crate::fixture::Fixture;
+use crate::api::fixture::Fixture;
 
 /// A repository and a home directory beside it (outside the repository).
 struct Setup {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ctxpack_api::hooks::{HookChange, HookInstallRequest, HookName, HookUninstallRequest};
 use ctxpack_api::{ErrorKind, IndexRequest, Workspace, WorkspaceOptions};
 
-use crate::fixture::{Fixture, Workspaces};
+use crate::api::fixture::{Fixture, Workspaces};
 
 /// Set in the environment of [`hook_child`] runs: the arguments the hook passed.
 const CHILD_ARGS: &str = "CTXPACK_TEST_HOOK_ARGS";
@@ -56,7 +56,7 @@ fn stand_in(dir: &Path) -> PathBuf {
     script(
         &program,
         &format!(
-            "#!/bin/sh\n{CHILD_ARGS}=\"$*\" exec '{}' hooks::hook_child --exact --ignored --nocapture --test-threads=1\n",
+            "#!/bin/sh\n{CHILD_ARGS}=\"$*\" exec '{}' api::hooks::hook_child --exact --ignored --nocapture --test-threads=1\n",
             test_binary.display()
         ),
     );

@@ -11,7 +11,7 @@ use ctxpack_api::{
 };
 use serde_json::{Value, json};
 
-use crate::fixture::{Fixture, Workspaces, project};
+use crate::api::fixture::{Fixture, Workspaces, project};
 
 /// Goals whose packs are compared before and after damage and repair.
 const GOALS: [&str; 3] = [
@@ -373,7 +373,7 @@ fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
 #[test]
 fn a_changed_published_manifest_fails_the_pack_from_a_fresh_cache() {
     use ctxpack_api::server::{Grant, Scope, ServerRegistry};
-    let Some(db) = crate::backends::postgres() else {
+    let Some(db) = crate::api::backends::postgres() else {
         return;
     };
     let (f, _) = project();

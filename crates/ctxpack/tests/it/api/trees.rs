@@ -11,7 +11,7 @@ use std::process::Stdio;
 
 use ctxpack_api::{PackOptions, QueryRequest, SnapshotPackRequest, Workspace, WorkspaceOptions};
 
-use crate::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, index_at};
+use crate::api::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, index_at};
 
 /// The files whose chunks a query for `goal` at `at` returns, with their citations.
 fn found(workspace: &Workspace, at: &str, goal: &str) -> BTreeMap<String, Vec<String>> {

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use ctxpack_api::{Control, IndexRequest, Progress};
 use ctxpack_index::indexer::PROGRESS_FILES;
 
-use crate::fixture::{Fixture, Workspaces};
+use crate::api::fixture::{Fixture, Workspaces};
 
 /// The phases of an index run, in order.
 const PHASES: [&str; 4] = ["reading", "chunking", "lexical", "committing"];

@@ -14,7 +14,7 @@ use ctxpack_api::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::fixture::{CONFIG, Fixture, Workspaces, project};
+use crate::api::fixture::{CONFIG, Fixture, Workspaces, project};
 
 const CI_LOG: &str = "running 3 tests\ntest budget::overflow ... FAILED\nthread panicked: budget exceeded by 12 tokens\ntest result: FAILED. 2 passed; 1 failed\n";
 const NOTES: &str =

@@ -11,7 +11,7 @@ use ctxpack_api::{
 };
 use serde_json::json;
 
-use crate::fixture::{Workspaces, project};
+use crate::api::fixture::{Workspaces, project};
 
 /// A secret with a real token's shape.
 const TOKEN: &str = "ghp_FAKEfakeFAKEfake0123456789abcdefABCD";

@@ -14,7 +14,7 @@ use ctxpack_api::{
 };
 use serde_json::Value;
 
-use crate::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, ledger_chunk, project};
+use crate::api::fixture::{BUDGET_RS, Fixture, Workspaces, git_in, ledger_chunk, project};
 
 /// A request for `goal` at HEAD with ctxpack's defaults.
 fn request(goal: &str) -> SnapshotPackRequest {

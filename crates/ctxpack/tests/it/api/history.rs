@@ -4,7 +4,7 @@
 
 use ctxpack_api::{QueryHit, Workspace};
 
-use crate::fixture::{Fixture, Workspaces, index_at, parts, rank_of, top_hits};
+use crate::api::fixture::{Fixture, Workspaces, index_at, parts, rank_of, top_hits};
 
 /// Six files that mention overflow as often as the widget does, and a widget whose last change
 /// was described as work on the "sprocket aligner" (words no file contains).

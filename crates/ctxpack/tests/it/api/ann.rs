@@ -10,7 +10,7 @@ use ctxpack_api::docs::{
 use ctxpack_api::{Access, Budget, Control, ErrorKind, Selector, VerifyRequest, Workspace};
 use serde_json::json;
 
-use crate::fast_paths::Lcg;
+use crate::api::fast_paths::Lcg;
 
 /// `len` words from a vocabulary of 500, skewed toward the first.
 fn words(rng: &mut Lcg, len: u64) -> String {
