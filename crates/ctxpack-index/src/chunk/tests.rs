@@ -1037,7 +1037,7 @@ fn mangled_inputs_never_panic_and_stay_covered() {
 }
 
 #[test]
-fn large_and_deep_files() {
+fn a_large_file() {
     // 50,000 lines of small items.
     let mut src = String::new();
     for i in 0..25_000 {
@@ -1047,6 +1047,10 @@ fn large_and_deep_files() {
     assert_covers(&src, &chunks);
     assert_eq!(chunks.len(), 834);
     assert_eq!(chunks[1].symbol.as_deref(), Some("f30"));
+}
+
+#[test]
+fn deep_files() {
     // Nesting far deeper than `MAX_DEPTH` ends in windows, not a stack overflow.
     let depth = 5_000;
     let src = format!(
@@ -1067,7 +1071,10 @@ fn large_and_deep_files() {
         ),
     );
     assert_eq!(deep.definitions, ["deep"]);
-    // A huge single line.
+}
+
+#[test]
+fn a_huge_single_line() {
     let src = format!("fn a() {{ {} }}\n", "1 + ".repeat(100_000) + "1");
     check("a.rs", &src, SMALL, &[(1, 1, Some("a"))]);
 }

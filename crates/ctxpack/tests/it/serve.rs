@@ -1992,17 +1992,16 @@ fn a_tls_client_that_never_finishes_its_headers_is_disconnected() {
     let (answer, _) = read_until_closed(&mut whole);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
-    // Silent before the handshake.
+    // Silent before the handshake, and part of the headers after it; both are connected
+    // before either is read, so their timeouts run side by side.
     let mut silent = connect_from(&server, HERE);
-    let (_, closed) = read_until_closed(&mut silent);
-    assert!(closed, "the silent client is still connected");
-
-    // Part of the headers after the handshake.
     let mut partial = tls(connect_from(&server, HERE));
     partial
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
         .expect("write");
     partial.flush().expect("flush");
+    let (_, closed) = read_until_closed(&mut silent);
+    assert!(closed, "the silent client is still connected");
     let (answer, closed) = read_until_closed(&mut partial);
     assert!(closed, "the partial client is still connected: {answer}");
     assert!(!answer.contains(" 200 "), "{answer}");
@@ -2042,39 +2041,45 @@ fn a_trickled_body_is_cut_off() {
             ],
         ),
     ];
-    for (path, headers) in routes {
-        let mut stream = connect_from(&server, HERE);
-        let mut head = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 1000\r\n",
-            server.address
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).expect("write the head");
-        let mut writer = stream.try_clone().expect("a second handle");
-        // At most 150 bytes (30 s): the trickle stops when the server has closed.
-        let trickle = std::thread::spawn(move || {
-            for _ in 0..150 {
-                if writer.write_all(b" ").is_err() {
-                    break;
+    // Each route waits out the body timeout; the three wait side by side.
+    let server_ref = &server;
+    std::thread::scope(|scope| {
+        for (path, headers) in routes {
+            scope.spawn(move || {
+                let mut stream = connect_from(server_ref, HERE);
+                let mut head = format!(
+                    "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 1000\r\n",
+                    server_ref.address
+                );
+                for (name, value) in headers {
+                    head.push_str(&format!("{name}: {value}\r\n"));
                 }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        });
-        let (answer, closed) = read_until_closed(&mut stream);
-        assert!(
-            closed,
-            "{path}: the trickling client is still connected: {answer}"
-        );
-        assert!(
-            answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
-            "{path}: {answer}"
-        );
-        let _ = stream.shutdown(std::net::Shutdown::Both);
-        trickle.join().expect("the trickle ends");
-    }
+                head.push_str("\r\n");
+                stream.write_all(head.as_bytes()).expect("write the head");
+                let mut writer = stream.try_clone().expect("a second handle");
+                // At most 150 bytes (30 s): the trickle stops when the server has closed.
+                let trickle = std::thread::spawn(move || {
+                    for _ in 0..150 {
+                        if writer.write_all(b" ").is_err() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                });
+                let (answer, closed) = read_until_closed(&mut stream);
+                assert!(
+                    closed,
+                    "{path}: the trickling client is still connected: {answer}"
+                );
+                assert!(
+                    answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
+                    "{path}: {answer}"
+                );
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                trickle.join().expect("the trickle ends");
+            });
+        }
+    });
     assert!(healthy_from(&server, HERE));
     // The metrics count them as what they were answered.
     let metrics = server.call("GET", "/metrics", None, "");
