@@ -322,7 +322,7 @@ fn a_long_goal_is_cut_in_the_header_not_from_the_evidence() {
 /// The same measure on any repositories, for the figures in docs/mcp.md: the share of the
 /// budget around the evidence (median and largest) per format and budget, over the subjects
 /// of each repository's 20 latest commits as goals, packing each commit's parent. Run with
-/// `CTXPACK_AROUND_REPOS=/path/a,/path/b cargo test -p ctxpack-api --test it around_the_evidence_on -- --ignored --nocapture`.
+/// `CTXPACK_AROUND_REPOS=/path/a,/path/b cargo test -p ctxpack --test it api::fit::around_the_evidence_on -- --ignored --nocapture`.
 #[test]
 #[ignore = "a survey of the repositories CTXPACK_AROUND_REPOS names"]
 fn around_the_evidence_on_repositories() {
