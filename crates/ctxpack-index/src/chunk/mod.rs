@@ -904,10 +904,12 @@ pub fn enclosing_lines(path: &str, text: &str, lines: &[u32]) -> Vec<Option<(u32
 /// as one at the top level). `from` must be a line no definition opened before it could
 /// enclose `line` without also enclosing `from`: the line opening the definition that encloses
 /// some line at or before `line`, or a line at the top level; `to` is at or after `line`.
-/// When a definition is left open at `to`, the lines parsed grow (twice as many each time) up
-/// to the end of the file. `None` when no parse of them settles it (the file does not parse
-/// cleanly); the caller then parses the whole file, as it must when `from` opens a definition
-/// and none is found (a definition enclosing `from` may still enclose `line`).
+/// When a definition is left open at `to`, the lines parsed grow (three times as many each
+/// time) up to the end of the file, unless the first syntax error stays where it was when they
+/// grow: an error of the file itself, which no longer parse of these lines is free of. `None`
+/// when no parse of them settles it (the file does not parse cleanly); the caller then parses
+/// the whole file, as it must when `from` opens a definition and none is found (a definition
+/// enclosing `from` may still enclose `line`).
 pub fn enclosing_from(
     path: &str,
     text: &str,
@@ -934,6 +936,9 @@ pub fn enclosing_from(
     // twice as many lines, up to the end of the file.
     let end = all.count() - 1;
     let mut last = last;
+    // Where the last parse's first error was: an error that stays where it was when more lines
+    // are parsed is in the file itself, and no longer parse of these lines will be clean.
+    let mut error_at = None;
     loop {
         let fragment: String = (first..=last)
             .map(|row| {
@@ -951,11 +956,33 @@ pub fn enclosing_from(
         match cx.enclosing_row(&tree, target - first) {
             (row, true) => return Some(row.map(|row| all.numbered(first + row))),
             (_, false) if last < end => {
+                let error = first_error_row(&tree).map(|row| first + row);
+                if error.is_some() && error == error_at {
+                    return None;
+                }
+                error_at = error;
                 last = last.saturating_add(2 * (last - first + 1)).min(end);
             }
             (_, false) => return None,
         }
     }
+}
+
+/// The 0-based row where the first syntax error of `tree` (an error or a missing node, in
+/// document order) starts, if it has one.
+fn first_error_row(tree: &tree_sitter::Tree) -> Option<usize> {
+    let mut node = tree.root_node();
+    for _ in 0..MAX_DEPTH {
+        if node.is_error() || node.is_missing() {
+            return Some(node.start_position().row);
+        }
+        let mut cursor = node.walk();
+        let next = node
+            .children(&mut cursor)
+            .find(|c| c.has_error() || c.is_error() || c.is_missing())?;
+        node = next;
+    }
+    Some(node.start_position().row)
 }
 
 impl Cx<'_> {
