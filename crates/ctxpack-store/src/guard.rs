@@ -83,6 +83,14 @@ pub(crate) fn open(root: &Path, rel: &Path, options: &mut OpenOptions) -> Result
         .map_err(|source| link_or_io(path, source))
 }
 
+/// A temporary file name, `.{stem}.{pid}.{n}`, unique to this call: two threads (or
+/// processes) writing the same file never share, and remove, each other's temporary file.
+pub(crate) fn temp_name(stem: &str) -> String {
+    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(".{stem}.{}.{n}", std::process::id())
+}
+
 /// Creates a new file below `root` exclusively: nothing that exists at the path (a file or a
 /// link planted there) is opened.
 pub(crate) fn create_new(root: &Path, rel: &Path) -> Result<File, StoreError> {

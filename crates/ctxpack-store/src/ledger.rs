@@ -835,11 +835,7 @@ impl Ledger {
         // Write beside, then rename: a text file is whole or absent. The temporary name is
         // created exclusively (a stale one from a crash is removed first: unlinking never
         // follows a link).
-        // Unique to this call: two threads storing the same text must not share (and remove)
-        // each other's temporary file.
-        static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = parent.join(format!(".{}.{n}.{hash}", std::process::id()));
+        let tmp = parent.join(guard::temp_name(hash));
         let _ = std::fs::remove_file(self.root.join(&tmp));
         let mut file = guard::create_new(&self.root, &tmp)?;
         file.write_all(text.as_bytes())

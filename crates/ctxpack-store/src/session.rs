@@ -311,11 +311,9 @@ impl SessionStore for FileSessions {
         .expect("a session serializes");
         guard::create_dirs(&self.root, Self::dir())?;
         let rel = Self::file(key);
-        let tmp = Self::dir().join(format!(
-            ".{}.{}",
-            rel.file_name()
+        let tmp = Self::dir().join(guard::temp_name(
+            &rel.file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-            std::process::id()
         ));
         let _ = std::fs::remove_file(self.root.join(&tmp));
         let mut file = guard::create_new(&self.root, &tmp)?;
