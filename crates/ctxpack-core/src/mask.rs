@@ -197,8 +197,8 @@
 //!
 //! # Speed
 //!
-//! One [`RegexSet`] of each rule's required literals or short patterns (`AKIA`, `ghp_`, `://`,
-//! `password`, …) runs first; a rule's full expression runs only when its literal occurs, and
+//! One pass of a lazy DFA of each rule's required literals or short patterns (`AKIA`, `ghp_`,
+//! `://`, `password`, …) runs first; a rule's full expression runs only when its literal occurs, and
 //! text with none of them is returned borrowed after that single pass.
 //!
 //! ```
@@ -213,9 +213,13 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::{Arc, OnceLock};
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::util::pool::Pool;
+use regex_automata::{Input, MatchKind, PatternSet};
 
 /// Bumped whenever the rule set changes (stored text is masked at index time).
 pub const MASK_RULES_VERSION: u32 = 3;
@@ -964,7 +968,56 @@ const SPECS: &[Spec] = &[
 pub struct Masker {
     rules: Vec<Rule>,
     /// Pattern `i` is the required literal of `rules[i]`.
-    prefilter: RegexSet,
+    prefilter: Arc<Prefilter>,
+}
+
+/// Makes a search cache for the prefilter's DFA.
+type NewCache = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
+
+/// The rules' required literals as one forward lazy DFA that reports every pattern occurring
+/// anywhere in a text, in one pass. Only which patterns occur is asked, never where, so a
+/// general regular expression set (which would also compile the patterns reversed and extract
+/// their literals, most of the cost of building one, paid by every process that masks) is not
+/// needed.
+#[derive(Debug)]
+struct Prefilter {
+    dfa: DFA,
+    /// Search caches, one per thread searching at a time (what a lazy DFA has built so far).
+    caches: Pool<Cache, NewCache>,
+}
+
+impl Prefilter {
+    fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Prefilter {
+        let patterns: Vec<&str> = patterns.into_iter().collect();
+        let dfa = DFA::builder()
+            .configure(DFA::config().match_kind(MatchKind::All))
+            .build_many(&patterns)
+            .expect("mask prefilter patterns are constants covered by tests");
+        let for_caches = dfa.clone();
+        let new_cache: NewCache = Box::new(move || for_caches.create_cache());
+        Prefilter {
+            dfa,
+            caches: Pool::new(new_cache),
+        }
+    }
+
+    /// Which patterns occur in `text`. The DFA has no quit bytes (no Unicode word boundary)
+    /// and never gives up on its cache, so the search cannot fail; were it to, every pattern
+    /// is reported, which runs every rule: slower, never a secret missed.
+    fn matches(&self, text: &str) -> PatternSet {
+        let mut set = PatternSet::new(self.dfa.pattern_len());
+        let mut cache = self.caches.get();
+        if self
+            .dfa
+            .try_which_overlapping_matches(&mut cache, &Input::new(text), &mut set)
+            .is_err()
+        {
+            for index in 0..self.dfa.pattern_len() {
+                set.insert(regex_automata::PatternID::must(index));
+            }
+        }
+        set
+    }
 }
 
 impl Masker {
@@ -981,8 +1034,7 @@ impl Masker {
                 marker: format!("{MARKER_PREFIX}{}]", spec.kind),
             })
             .collect();
-        let prefilter = RegexSet::new(SPECS.iter().map(|spec| spec.prefilter))
-            .expect("mask prefilter patterns are constants covered by tests");
+        let prefilter = Arc::new(Prefilter::new(SPECS.iter().map(|spec| spec.prefilter)));
         Masker { rules, prefilter }
     }
 
@@ -1000,7 +1052,7 @@ impl Masker {
         // only removes text and adds markers, and no rule accepts a marker, so a rule skipped
         // here could not have matched the partly masked text either.
         for index in self.prefilter.matches(text).iter() {
-            let rule = &self.rules[index];
+            let rule = &self.rules[index.as_usize()];
             if let Some((masked, count)) = rule.apply(&current) {
                 current = Cow::Owned(masked);
                 *counts.entry(rule.kind.to_owned()).or_insert(0) += count;
@@ -3590,7 +3642,7 @@ DATABASE_URL=postgres://app:[REDACTED:connection_string_password]@db:5432/app
             for (index, rule) in masker.rules().iter().enumerate() {
                 if rule.apply(input).is_some() {
                     assert!(
-                        set.matched(index),
+                        set.contains(regex_automata::PatternID::must(index)),
                         "{} matched {input:?} without its prefilter",
                         rule.kind
                     );

@@ -14,7 +14,8 @@ use std::collections::BinaryHeap;
 use std::sync::LazyLock;
 use std::thread::LocalKey;
 
-use regex_automata::meta::{Cache, Regex};
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::nfa::thompson;
 use regex_automata::{Anchored, Input};
 
 use crate::table;
@@ -53,7 +54,7 @@ impl Encoding {
                 .sum()
         };
         let fresh = || Scratch {
-            search: self.split.regex.create_cache(),
+            search: self.split.dfa.create_cache(),
             merged: MergedPieces::new(),
         };
         self.scratch.with(|slot| match slot.try_borrow_mut() {
@@ -157,18 +158,25 @@ pub(crate) static CL100K: Encoding = Encoding {
 /// look-ahead is not available in a finite automaton, so the pattern is searched as three, in
 /// priority order: the encoding's alternatives with `|\s*[\r\n]+|\s+$`, then `\s+\s` with its
 /// last character given back (exactly what `\s+(?!\S)` matches before a non-space), then `\s+`.
+///
+/// Every search is anchored at the start of the rest of the text and needs only where the
+/// match ends and which pattern matched, so the patterns are built into a forward lazy DFA
+/// alone. A general regular expression would also compile them reversed and extract their
+/// literals, which is most of the cost of building one for patterns of Unicode classes, and
+/// every process that counts pays it once.
 struct Pretokenizer {
-    regex: Regex,
+    dfa: DFA,
 }
 
 impl Pretokenizer {
     /// A pre-tokenizer for the pattern whose own alternatives are `head`.
     fn new(head: &str) -> Pretokenizer {
         let first = format!(r"{head}|\s*[\r\n]+|\s+$");
-        Pretokenizer {
-            regex: Regex::new_many(&[first.as_str(), r"\s+\s", r"\s+"])
-                .expect("the encodings' patterns are valid"),
-        }
+        let dfa = DFA::builder()
+            .thompson(thompson::Config::new().which_captures(thompson::WhichCaptures::None))
+            .build_many(&[first.as_str(), r"\s+\s", r"\s+"])
+            .expect("the encodings' patterns are valid");
+        Pretokenizer { dfa }
     }
 
     fn pieces<'t>(
@@ -180,14 +188,16 @@ impl Pretokenizer {
         std::iter::from_fn(move || {
             let rest = text.get(at..).filter(|rest| !rest.is_empty())?;
             let input = Input::new(rest).anchored(Anchored::Yes);
-            let len = match self.regex.search_with(cache, &input) {
-                Some(m) if m.pattern().as_usize() == 1 => {
-                    let matched = &rest[..m.end()];
+            // The DFA has no quit bytes and never gives up on its cache, so a search cannot
+            // fail; were one to, the next character would be a piece of its own (below).
+            let len = match self.dfa.try_search_fwd(cache, &input) {
+                Ok(Some(m)) if m.pattern().as_usize() == 1 => {
+                    let matched = &rest[..m.offset()];
                     let last = matched.chars().next_back().map_or(0, char::len_utf8);
-                    m.end() - last
+                    m.offset() - last
                 }
-                Some(m) => m.end(),
-                None => 0,
+                Ok(Some(m)) => m.offset(),
+                Ok(None) | Err(_) => 0,
             };
             // Every character starts some alternative of the patterns, so a match is never
             // empty; should one be, the next character is a piece of its own, so counting
