@@ -968,6 +968,26 @@ pub fn enclosing_from(
     }
 }
 
+/// The first child of `node` whose lines include 0-based row `row` (it starts on or before
+/// the row and ends on or after it).
+///
+/// A file's many top-level items are children of one node, which tree-sitter keeps as a
+/// balanced tree of hidden nodes: walking the children one by one to find the row costs their
+/// number, once per chunk (quadratic in the file), while asking the cursor for the first child
+/// ending on or after the row skips whole hidden subtrees. Children are in document order, so
+/// that child is the one sought unless it starts after the row, and then no child is.
+fn child_on_row(node: Node<'_>, row: usize) -> Option<Node<'_>> {
+    let mut cursor = node.walk();
+    let found = match row.checked_sub(1) {
+        // Ending after the last column of the row before: ending on or after `row`.
+        Some(before) => cursor
+            .goto_first_child_for_point(tree_sitter::Point::new(before, u32::MAX as usize))
+            .map(|_| cursor.node()),
+        None => node.child(0),
+    };
+    found.filter(|child| child.start_position().row <= row && row <= child.end_position().row)
+}
+
 /// The 0-based row where the first syntax error of `tree` (an error or a missing node, in
 /// document order) starts, if it has one.
 fn first_error_row(tree: &tree_sitter::Tree) -> Option<usize> {
@@ -1007,11 +1027,7 @@ impl Cx<'_> {
         let mut found = None;
         let mut way = true;
         for _ in 0..MAX_DEPTH {
-            let mut cursor = node.walk();
-            let Some(child) = node
-                .children(&mut cursor)
-                .find(|c| c.start_position().row <= target && target <= c.end_position().row)
-            else {
+            let Some(child) = child_on_row(node, target) else {
                 break;
             };
             way &= !child.is_error() && !child.is_missing();
