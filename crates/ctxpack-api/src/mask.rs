@@ -1,7 +1,8 @@
 //! Masking on every surface: whatever a pack, a search result or a ledger record carries is
-//! masked here, once, with the current rules — chunk text that was masked when it was stored
-//! (perhaps by older rules), documents (stored verbatim, so that `find` returns what was
-//! inserted), candidates given to `select`, goals, purposes and titles.
+//! masked here, once, with the current rules — chunk text stored by older rules, documents
+//! (stored verbatim, so that `find` returns what was inserted), candidates given to `select`,
+//! goals, purposes and titles. Chunk text stored under the current rules was masked by them
+//! when it was indexed, and masking is idempotent, so it is not masked again.
 //!
 //! Text is masked before selection, so every cost is the cost of what the pack shows and the
 //! budget holds.
@@ -37,6 +38,11 @@ pub(crate) fn candidate(
         candidate.cost = meter.count(&masked);
         candidate.text = masked;
     }
+    title(candidate, redactions);
+}
+
+/// A candidate with its title masked (its text is left as it is).
+pub(crate) fn title(candidate: &mut Candidate, redactions: &mut RedactionSummary) {
     if let Some(title) = &candidate.title {
         candidate.title = Some(text(title, redactions));
     }

@@ -76,6 +76,10 @@ pub struct Retrieved {
     pub breakdown: Breakdown,
     /// Secrets masked in the text, by kind.
     pub redactions: BTreeMap<String, u64>,
+    /// Whether the text was masked by today's rules when it was stored, so that masking it
+    /// again would change nothing (masking is idempotent). Text stored by older rules, and
+    /// working-tree text, is not.
+    pub masked_by_current_rules: bool,
     /// The artifact the chunk belongs to, if it is one.
     pub artifact: Option<String>,
 }
@@ -290,6 +294,7 @@ pub fn retrieve_in(
                     text: c.chunk.text.clone(),
                     costs: c.chunk.costs,
                     redactions: c.chunk.redactions.clone(),
+                    chunker: 0,
                 },
             );
         }
@@ -468,6 +473,7 @@ pub fn retrieve_in(
             score,
             breakdown,
             redactions: row.redactions,
+            masked_by_current_rules: row.chunker == crate::indexer::STORED_CHUNKER,
         });
     }
     Ok(out)

@@ -253,6 +253,9 @@ pub struct ChunkRow {
     pub costs: [Option<u64>; 5],
     /// Secrets masked, by kind.
     pub redactions: BTreeMap<String, u64>,
+    /// The chunker version its file version was stored with (which names the masking rules
+    /// its text was masked by); 0 for a row not read from the store.
+    pub chunker: u32,
 }
 
 impl ChunkRow {
@@ -1034,7 +1037,7 @@ impl Store {
             .prepare_cached(&format!(
                 "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
                  c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, \
-                 c.redactions, {checksum_column} FROM chunks c LEFT JOIN files f ON f.id = c.file_id \
+                 c.redactions, {checksum_column}, f.chunker FROM chunks c LEFT JOIN files f ON f.id = c.file_id \
                  WHERE c.id = ?1"
             ))
             .map_err(|e| sql_error(&self.dir, e))?;
@@ -1063,6 +1066,7 @@ impl Store {
                             redactions: redactions
                                 .and_then(|s| serde_json::from_str(&s).ok())
                                 .unwrap_or_default(),
+                            chunker: r.get(14)?,
                         },
                         r.get::<_, Option<String>>(13)?,
                     )))

@@ -221,6 +221,66 @@ fn a_pack_counts_the_masks_its_hits_show() {
     assert_eq!(whole.candidate_redactions.total(), 1);
 }
 
+/// Stored text is masked again when a pack shows it unless today's rules masked it: a store
+/// whose files were chunked under older rules (here one whose text still holds a token those
+/// rules let through) gets today's masking at pack time, and the pack counts it.
+#[test]
+fn text_stored_under_older_rules_is_masked_by_todays() {
+    let body = "pub fn deploy() -> u32 {\n    // The quota ledger admits each deploy once.\n    let quota_ledger = 1;\n    quota_ledger\n}\n";
+    let repo = ctxpack_testkit::Script::new()
+        .write("src/deploy.rs", body)
+        .commit("deploy")
+        .build();
+    let f = repo.checkout();
+    let workspace = f.workspace();
+    workspace
+        .index(&IndexRequest::default(), &Control::new())
+        .expect("indexes");
+    // As an older rule set would have stored it: the token unmasked (with a checksum that
+    // matches), under the previous rules' version.
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
+    let (id, text): (i64, String) = conn
+        .query_row(
+            "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE f.path = 'src/deploy.rs' ORDER BY c.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("a chunk");
+    let leaked = text.replace(
+        "let quota_ledger = 1;",
+        &format!("let quota_ledger = 1; // {TOKEN}"),
+    );
+    assert_ne!(leaked, text);
+    conn.execute(
+        "UPDATE chunks SET text = ?1, checksum = ?2 WHERE id = ?3",
+        rusqlite::params![leaked, ctxpack_store::checksum(leaked.as_bytes()), id],
+    )
+    .expect("store the older text");
+    conn.execute("UPDATE files SET chunker = chunker - 1", [])
+        .expect("an older rule set's version");
+    drop(conn);
+    let pack = workspace
+        .snapshot_pack(
+            &SnapshotPackRequest {
+                goal: "quota ledger".into(),
+                ..SnapshotPackRequest::default()
+            },
+            &PackOptions::default(),
+        )
+        .expect("packs")
+        .pack;
+    let shown: String = pack
+        .hits
+        .iter()
+        .map(|h| h.candidate.text.as_str())
+        .collect();
+    assert!(shown.contains("quota_ledger"), "{shown}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(shown.contains("[REDACTED:github_token]"), "{shown}");
+    assert_eq!(pack.redactions.total(), 1);
+}
+
 /// One entry of the secrets corpus (`crates/ctxpack-core/tests/secrets/`).
 #[derive(serde::Deserialize)]
 struct Entry {
