@@ -11,7 +11,7 @@ use ctxpack_api::{
 };
 use serde_json::{Value, json};
 
-use crate::api::fixture::{Fixture, Workspaces, project};
+use crate::api::fixture::{Fixture, Workspaces, project, rewrite_chunk};
 
 /// Goals whose packs are compared before and after damage and repair.
 const GOALS: [&str; 3] = [
@@ -181,23 +181,9 @@ fn a_dropped_table_is_damage_and_a_rebuild_restores_the_store() {
 fn forged_chunks_are_found_from_the_git_objects_and_repaired() {
     let (f, workspace, before) = indexed();
     // A chunk whose text is changed and whose checksum is made to match: only the blob tells.
-    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
-    let (id, text): (i64, String) = conn
-        .query_row(
-            "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id \
-             WHERE f.path = 'src/budget.rs' ORDER BY c.id LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .expect("a chunk");
-    let forged = text.replace("cost <= remaining", "true // always admit");
-    assert_ne!(forged, text);
-    conn.execute(
-        "UPDATE chunks SET text = ?1, checksum = ?2 WHERE id = ?3",
-        rusqlite::params![forged, ctxpack_store::checksum(forged.as_bytes()), id],
-    )
-    .expect("forge");
-    drop(conn);
+    rewrite_chunk(&f, "src/budget.rs", |text| {
+        text.replace("cost <= remaining", "true // always admit")
+    });
     found_then_repaired(&workspace, "chunk", "src/budget.rs", &before);
 }
 

@@ -154,3 +154,26 @@ pub fn parts<'a>(hits: &'a [QueryHit], path: &str) -> Option<&'a ctxpack_api::Sc
         .find(|h| h.path.as_deref() == Some(path))
         .map(|h| &h.score_breakdown)
 }
+
+/// Replaces the text of the first stored chunk of `path` in the store of `f` with what `edit`
+/// makes of it, with a checksum that matches: a change only the git objects (or the rules it
+/// was masked by) can tell. Returns the new text.
+pub fn rewrite_chunk(f: &Fixture, path: &str, edit: impl FnOnce(&str) -> String) -> String {
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
+    let (id, text): (i64, String) = conn
+        .query_row(
+            "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE f.path = ?1 ORDER BY c.id LIMIT 1",
+            [path],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("a chunk");
+    let changed = edit(&text);
+    assert_ne!(changed, text);
+    conn.execute(
+        "UPDATE chunks SET text = ?1, checksum = ?2 WHERE id = ?3",
+        rusqlite::params![changed, ctxpack_store::checksum(changed.as_bytes()), id],
+    )
+    .expect("rewrite the chunk");
+    changed
+}

@@ -11,7 +11,7 @@ use ctxpack_api::{
 };
 use serde_json::json;
 
-use crate::api::fixture::{Workspaces, project};
+use crate::api::fixture::{Workspaces, project, rewrite_chunk};
 
 /// A secret with a real token's shape.
 const TOKEN: &str = "ghp_FAKEfakeFAKEfake0123456789abcdefABCD";
@@ -179,15 +179,7 @@ fn a_pack_counts_the_masks_its_hits_show() {
         body.push_str(&format!("    let step_{i} = {i}; // unrelated setup\n"));
     }
     body.push_str("    // The quota ledger admits each deploy once.\n    let quota_ledger = 1;\n    quota_ledger\n}\n");
-    let repo = ctxpack_testkit::Script::new()
-        .write("src/deploy.rs", &body)
-        .commit("deploy")
-        .build();
-    let f = repo.checkout();
-    let workspace = f.workspace();
-    workspace
-        .index(&IndexRequest::default(), &Control::new())
-        .expect("indexes");
+    let (_f, workspace) = indexed_deploy(&body);
     let pack = |budget: u64| {
         workspace
             .snapshot_pack(
@@ -221,12 +213,8 @@ fn a_pack_counts_the_masks_its_hits_show() {
     assert_eq!(whole.candidate_redactions.total(), 1);
 }
 
-/// Stored text is masked again when a pack shows it unless today's rules masked it: a store
-/// whose files were chunked under older rules (here one whose text still holds a token those
-/// rules let through) gets today's masking at pack time, and the pack counts it.
-#[test]
-fn text_stored_under_older_rules_is_masked_by_todays() {
-    let body = "pub fn deploy() -> u32 {\n    // The quota ledger admits each deploy once.\n    let quota_ledger = 1;\n    quota_ledger\n}\n";
+/// A repository of one commit holding `src/deploy.rs`, indexed.
+fn indexed_deploy(body: &str) -> (ctxpack_testkit::Fixture, Workspace) {
     let repo = ctxpack_testkit::Script::new()
         .write("src/deploy.rs", body)
         .commit("deploy")
@@ -236,27 +224,25 @@ fn text_stored_under_older_rules_is_masked_by_todays() {
     workspace
         .index(&IndexRequest::default(), &Control::new())
         .expect("indexes");
+    (f, workspace)
+}
+
+/// Stored text is masked again when a pack shows it unless today's rules masked it: a store
+/// whose files were chunked under older rules (here one whose text still holds a token those
+/// rules let through) gets today's masking at pack time, and the pack counts it.
+#[test]
+fn text_stored_under_older_rules_is_masked_by_todays() {
+    let body = "pub fn deploy() -> u32 {\n    // The quota ledger admits each deploy once.\n    let quota_ledger = 1;\n    quota_ledger\n}\n";
+    let (f, workspace) = indexed_deploy(body);
     // As an older rule set would have stored it: the token unmasked (with a checksum that
     // matches), under the previous rules' version.
-    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
-    let (id, text): (i64, String) = conn
-        .query_row(
-            "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id \
-             WHERE f.path = 'src/deploy.rs' ORDER BY c.id LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+    rewrite_chunk(&f, "src/deploy.rs", |text| {
+        text.replace(
+            "let quota_ledger = 1;",
+            &format!("let quota_ledger = 1; // {TOKEN}"),
         )
-        .expect("a chunk");
-    let leaked = text.replace(
-        "let quota_ledger = 1;",
-        &format!("let quota_ledger = 1; // {TOKEN}"),
-    );
-    assert_ne!(leaked, text);
-    conn.execute(
-        "UPDATE chunks SET text = ?1, checksum = ?2 WHERE id = ?3",
-        rusqlite::params![leaked, ctxpack_store::checksum(leaked.as_bytes()), id],
-    )
-    .expect("store the older text");
+    });
+    let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
     conn.execute("UPDATE files SET chunker = chunker - 1", [])
         .expect("an older rule set's version");
     drop(conn);
