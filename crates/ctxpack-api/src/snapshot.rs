@@ -1434,7 +1434,7 @@ fn shape_all(
         }
         let mut candidate = r.candidate;
         // Stored text was masked by the rules of its day: mask with today's, unless those were
-        // today's (a tenth of a large pack's time went to masking text again for nothing).
+        // today's (an eighth of a large pack's time went to masking text again for nothing).
         if r.masked_by_current_rules {
             mask::title(&mut candidate, &mut redactions);
         } else {

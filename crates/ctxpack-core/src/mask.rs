@@ -198,8 +198,8 @@
 //! # Speed
 //!
 //! One pass of a lazy DFA of each rule's required literals or short patterns (`AKIA`, `ghp_`,
-//! `://`, `password`, …) runs first; a rule's full expression runs only when its literal occurs, and
-//! text with none of them is returned borrowed after that single pass.
+//! `://`, `password`, …) runs first; a rule's full expression runs only when its literal
+//! occurs, and text with none of them is returned borrowed after that single pass.
 //!
 //! ```
 //! use ctxpack_core::Masker;
