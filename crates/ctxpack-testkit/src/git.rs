@@ -30,7 +30,15 @@ pub fn command(dir: &Path) -> Command {
         .env("GIT_AUTHOR_EMAIL", EMAIL)
         .env("GIT_COMMITTER_NAME", NAME)
         .env("GIT_COMMITTER_EMAIL", EMAIL)
-        .env("GIT_TERMINAL_PROMPT", "0");
+        .env("GIT_TERMINAL_PROMPT", "0")
+        // No housekeeping after a commit: `git commit` would otherwise start a
+        // `git maintenance run --auto` process each time, and a test's repository never
+        // grows enough to need one.
+        .env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", "maintenance.auto")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .env("GIT_CONFIG_KEY_1", "gc.auto")
+        .env("GIT_CONFIG_VALUE_1", "0");
     for inherited in [
         "GIT_DIR",
         "GIT_WORK_TREE",
