@@ -1,21 +1,42 @@
 //! Lays out the vocabularies of the exact meters as compact tables compiled into the crate
 //! (see `src/table.rs`): about 4 MB for `o200k_base` where the encoder they come from keeps
-//! 32 MB of precomputed state, and nothing to load at run time.
+//! 32 MB of precomputed state, and nothing to load at run time. Builds each encoding's
+//! pre-tokenizing automaton too (see `src/pattern.rs`), which a process would otherwise compile
+//! from the pattern before its first count.
 
 use std::path::Path;
 
+#[path = "src/pattern.rs"]
+mod pattern;
 #[path = "src/table.rs"]
 mod table;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=src/table.rs");
+    println!("cargo::rerun-if-changed=src/pattern.rs");
     let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
     let out = Path::new(&out);
+    // The automaton is read in place by the target, in its byte order.
+    let little_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() != Ok("big");
     write_tables(out, "o200k", &bpe_openai::o200k_base().bpe);
+    write(
+        out,
+        "o200k.dfa",
+        &pattern::serialized(pattern::O200K, little_endian),
+    );
     if std::env::var_os("CARGO_FEATURE_CL100K").is_some() {
         write_tables(out, "cl100k", &bpe_openai::cl100k_base().bpe);
+        write(
+            out,
+            "cl100k.dfa",
+            &pattern::serialized(pattern::CL100K, little_endian),
+        );
     }
+}
+
+fn write(out: &Path, name: &str, data: &[u8]) {
+    std::fs::write(out.join(name), data).expect("the build directory is writable");
 }
 
 fn write_tables(out: &Path, name: &str, bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding) {
@@ -59,7 +80,6 @@ fn write_tables(out: &Path, name: &str, bpe: &bpe_openai::byte_pair_encoding::By
     );
     let slots: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
     for (suffix, data) in [("bytes", &bytes), ("starts", &starts), ("slots", &slots)] {
-        std::fs::write(out.join(format!("{name}.{suffix}")), data)
-            .expect("the build directory is writable");
+        write(out, &format!("{name}.{suffix}"), data);
     }
 }

@@ -1,6 +1,6 @@
 //! Exact token counts of OpenAI's byte-pair encodings, from compact tables compiled into the
-//! binary (see `table.rs`): nothing is loaded or built when a process starts except the
-//! pre-tokenizing regular expression (a few milliseconds, once per process).
+//! binary (see `table.rs`), with each encoding's pre-tokenizing automaton built at build time
+//! (see `pattern.rs`): nothing is loaded or built when a process starts.
 //!
 //! Counting follows the encodings' definition: the text is split into pieces by the encoding's
 //! pattern, and each piece is encoded on its own by repeatedly merging the adjacent pair of
@@ -14,8 +14,8 @@ use std::collections::BinaryHeap;
 use std::sync::LazyLock;
 use std::thread::LocalKey;
 
-use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::nfa::thompson;
+use regex_automata::dfa::Automaton;
+use regex_automata::dfa::dense::DFA;
 use regex_automata::{Anchored, Input};
 
 use crate::table;
@@ -28,9 +28,7 @@ const SCAN_LIMIT: usize = 64;
 const NONE: u32 = u32::MAX;
 
 /// One byte-pair encoding: its vocabulary, its pre-tokenizer, and each thread's scratch: the
-/// pre-tokenizer's search cache (taken once per count, not once per piece from the regex's
-/// shared pool, which costs a lock on every thread but the first) and the counts of pieces
-/// merged lately.
+/// counts of pieces merged lately.
 pub(crate) struct Encoding {
     vocabulary: Vocabulary,
     split: LazyLock<Pretokenizer>,
@@ -39,7 +37,6 @@ pub(crate) struct Encoding {
 
 /// What one thread keeps between counts of one encoding.
 struct Scratch {
-    search: Cache,
     merged: MergedPieces,
 }
 
@@ -47,14 +44,13 @@ impl Encoding {
     /// The number of tokens `text` encodes to.
     pub(crate) fn count(&self, text: &str) -> usize {
         let count = |scratch: &mut Scratch| {
-            let Scratch { search, merged } = scratch;
+            let Scratch { merged } = scratch;
             self.split
-                .pieces(text, search)
+                .pieces(text)
                 .map(|piece| self.vocabulary.count_piece(piece.as_bytes(), merged))
                 .sum()
         };
         let fresh = || Scratch {
-            search: self.split.dfa.create_cache(),
             merged: MergedPieces::new(),
         };
         self.scratch.with(|slot| match slot.try_borrow_mut() {
@@ -123,17 +119,29 @@ macro_rules! vocabulary {
     };
 }
 
+/// The pre-tokenizing automaton the build script wrote for the encoding `$name`, aligned as
+/// the DFA's transition table (`u32`s) needs to be read in place.
+macro_rules! pretokenizer {
+    ($name:literal) => {{
+        static ALIGNED: &Aligned<[u8]> = &Aligned {
+            _align: [],
+            bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".dfa")),
+        };
+        LazyLock::new(|| Pretokenizer::read(&ALIGNED.bytes))
+    }};
+}
+
+/// Bytes aligned for reading `u32`s in place.
+#[repr(C)]
+struct Aligned<B: ?Sized> {
+    _align: [u32; 0],
+    bytes: B,
+}
+
 /// `o200k_base` (GPT-4o and later).
 pub(crate) static O200K: Encoding = Encoding {
     vocabulary: vocabulary!("o200k"),
-    split: LazyLock::new(|| {
-        Pretokenizer::new(concat!(
-            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-            r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-            r"|\p{N}{1,3}",
-            r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
-        ))
-    }),
+    split: pretokenizer!("o200k"),
     scratch: &O200K_SCRATCH,
 };
 
@@ -141,57 +149,40 @@ pub(crate) static O200K: Encoding = Encoding {
 #[cfg(feature = "cl100k")]
 pub(crate) static CL100K: Encoding = Encoding {
     vocabulary: vocabulary!("cl100k"),
-    split: LazyLock::new(|| {
-        Pretokenizer::new(concat!(
-            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
-            r"|[^\r\n\p{L}\p{N}]?\p{L}+",
-            r"|\p{N}{1,3}",
-            r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
-        ))
-    }),
+    split: pretokenizer!("cl100k"),
     scratch: &CL100K_SCRATCH,
 };
 
-/// Splits text into the pieces an encoding encodes one by one.
-///
-/// Both published patterns end in `|\s*[\r\n]+|\s+(?!\S)|\s+` after their own alternatives. A
-/// look-ahead is not available in a finite automaton, so the pattern is searched as three, in
-/// priority order: the encoding's alternatives with `|\s*[\r\n]+|\s+$`, then `\s+\s` with its
-/// last character given back (exactly what `\s+(?!\S)` matches before a non-space), then `\s+`.
-///
-/// Every search is anchored at the start of the rest of the text and needs only where the
-/// match ends and which pattern matched, so the patterns are built into a forward lazy DFA
-/// alone. A general regular expression would also compile them reversed and extract their
-/// literals, which is most of the cost of building one for patterns of Unicode classes, and
-/// every process that counts pays it once.
+/// Splits text into the pieces an encoding encodes one by one, with the DFA of the encoding's
+/// pattern (see `pattern.rs`), built when the crate was and read in place: a process pays only
+/// for checking it once (well under a millisecond), where compiling the pattern cost several.
 struct Pretokenizer {
-    dfa: DFA,
+    dfa: DFA<&'static [u32]>,
 }
 
 impl Pretokenizer {
-    /// A pre-tokenizer for the pattern whose own alternatives are `head`.
-    fn new(head: &str) -> Pretokenizer {
-        let first = format!(r"{head}|\s*[\r\n]+|\s+$");
-        let dfa = DFA::builder()
-            .thompson(thompson::Config::new().which_captures(thompson::WhichCaptures::None))
-            .build_many(&[first.as_str(), r"\s+\s", r"\s+"])
-            .expect("the encodings' patterns are valid");
+    /// The pattern whose match is given back its last character (`\s+(?!\S)`).
+    const GIVE_BACK_LAST: usize = 1;
+
+    /// The pre-tokenizer the build script serialized into `bytes`.
+    fn read(bytes: &'static [u8]) -> Pretokenizer {
+        // The bytes are the build's own output in the target's byte order, and the tests
+        // read both encodings' and compare them with the patterns built again: only a broken
+        // build could fail here.
+        let (dfa, _) = DFA::from_bytes(bytes)
+            .expect("the pre-tokenizer the build script wrote is a valid DFA for this target");
         Pretokenizer { dfa }
     }
 
-    fn pieces<'t>(
-        &'t self,
-        text: &'t str,
-        cache: &'t mut Cache,
-    ) -> impl Iterator<Item = &'t str> + 't {
+    fn pieces<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'t str> + 't {
         let mut at = 0;
         std::iter::from_fn(move || {
             let rest = text.get(at..).filter(|rest| !rest.is_empty())?;
             let input = Input::new(rest).anchored(Anchored::Yes);
-            // The DFA has no quit bytes and never gives up on its cache, so a search cannot
-            // fail; were one to, the next character would be a piece of its own (below).
-            let len = match self.dfa.try_search_fwd(cache, &input) {
-                Ok(Some(m)) if m.pattern().as_usize() == 1 => {
+            // The DFA has no quit bytes, so a search cannot fail; were one to, the next
+            // character would be a piece of its own (below).
+            let len = match self.dfa.try_search_fwd(&input) {
+                Ok(Some(m)) if m.pattern().as_usize() == Self::GIVE_BACK_LAST => {
                     let matched = &rest[..m.offset()];
                     let last = matched.chars().next_back().map_or(0, char::len_utf8);
                     m.offset() - last
@@ -365,6 +356,27 @@ impl Vocabulary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The automata compiled into the crate are the encodings' patterns built again, byte for
+    /// byte, and read back as valid DFAs.
+    #[test]
+    fn compiled_pretokenizers_are_their_patterns() {
+        let little = cfg!(target_endian = "little");
+        let encodings: &[(&Encoding, &str)] = &[
+            (&O200K, crate::pattern::O200K),
+            #[cfg(feature = "cl100k")]
+            (&CL100K, crate::pattern::CL100K),
+        ];
+        for &(encoding, head) in encodings {
+            let compiled = encoding.split.dfa.to_bytes_native_endian();
+            let (compiled, pad) = (compiled.0, compiled.1);
+            assert_eq!(
+                compiled[pad..],
+                crate::pattern::serialized(head, little)[..],
+                "the compiled pre-tokenizer is not the pattern's"
+            );
+        }
+    }
 
     /// Both merge strategies give the same count on every piece, including pieces far longer
     /// than the scan limit and pieces where many equal-ranked pairs overlap.

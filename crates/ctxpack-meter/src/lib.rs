@@ -32,6 +32,8 @@ use std::fmt;
 use std::str::FromStr;
 
 mod bpe;
+#[cfg(test)]
+mod pattern;
 mod table;
 
 /// A unit that budgets are measured in.
