@@ -139,10 +139,26 @@ impl Browser {
             .unwrap_or_else(|e| panic!("{css}: {e}"))
     }
 
+    /// Waits for the element `css` selects. A search that a navigation interrupts (the page a
+    /// click submitted, or a redirect, still loading) is made again on the page that loads.
     fn one(&self, css: &str) -> fantoccini::elements::Element {
-        self.runtime
-            .block_on(self.client().wait().for_element(Locator::Css(css)))
-            .unwrap_or_else(|e| panic!("{css} on {}: {e}", self.url()))
+        for _ in 0..40 {
+            match self
+                .runtime
+                .block_on(self.client().wait().for_element(Locator::Css(css)))
+            {
+                Err(fantoccini::error::CmdError::NotW3C(Value::String(message)))
+                    if message == "aborted by navigation" =>
+                {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                found => return found.unwrap_or_else(|e| panic!("{css} on {}: {e}", self.url())),
+            }
+        }
+        panic!(
+            "{css} on {}: every search was cut off by a navigation",
+            self.url()
+        )
     }
 
     fn text(&self, css: &str) -> String {
