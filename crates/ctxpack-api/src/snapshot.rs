@@ -662,7 +662,7 @@ impl Workspace {
         let repo = self.repo()?;
         let sha = repo.resolve(&request.at)?;
         let indexed = if request.index || options.index_if_missing {
-            self.index_if_missing(&sha, control)?
+            self.index_if_missing(&repo, &sha, control)?
         } else {
             None
         };
@@ -897,14 +897,14 @@ impl Workspace {
                 ));
             };
             // The cache usually has it: open the store once, and fill it only when it does not.
-            if let Some(store) = self.try_open_store()?
+            if let Some(store) = self.try_open_store_with(Some(repo))?
                 && store.snapshot(sha)?.is_some()
             {
                 return Ok(store);
             }
             self.fill_cache(record, &published)?;
         }
-        let Some(store) = self.try_open_store()? else {
+        let Some(store) = self.try_open_store_with(Some(repo))? else {
             return Err(not_indexed(
                 format!(
                     "snapshot {sha} is not indexed: no store at {}",
@@ -925,11 +925,16 @@ impl Workspace {
 
     /// Indexes `sha` when it is not indexed yet and the workspace may index (see
     /// [`Access`]); otherwise it writes nothing (the caller then finds the snapshot missing).
-    fn index_if_missing(&self, sha: &str, control: &Control) -> Result<Option<IndexSummary>> {
+    fn index_if_missing(
+        &self,
+        repo: &Repo,
+        sha: &str,
+        control: &Control,
+    ) -> Result<Option<IndexSummary>> {
         if !self.may_index() {
             return Ok(None);
         }
-        let missing = match (&self.snapshots, self.try_open_store()?) {
+        let missing = match (&self.snapshots, self.try_open_store_with(Some(repo))?) {
             (Some(record), _) => record.published(sha)?.is_none(),
             (None, Some(store)) => store.snapshot(sha)?.is_none(),
             (None, None) => true,

@@ -255,6 +255,12 @@ impl Workspace {
     /// not be tracked by git (a committed store is the repository's content, not ctxpack's
     /// own: its chunks could be forged). A store the caller named is theirs to trust.
     pub(crate) fn store_root(&self) -> Result<&Path> {
+        self.store_root_with(None)
+    }
+
+    /// [`Workspace::store_root`], asking git through `repo` when the caller has the repository
+    /// open already (opening it reads all of git's configuration again).
+    pub(crate) fn store_root_with(&self, repo: Option<&Repo>) -> Result<&Path> {
         let dir = self.store_dir()?;
         if !self.store_named {
             if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -262,7 +268,15 @@ impl Workspace {
                     path: dir.to_owned(),
                 }));
             }
-            if let (Some(root), Ok(repo)) = (&self.repo_root, self.repo())
+            let opened;
+            let repo = match repo {
+                Some(repo) => Some(repo),
+                None => {
+                    opened = self.repo().ok();
+                    opened.as_ref()
+                }
+            };
+            if let (Some(root), Some(repo)) = (&self.repo_root, repo)
                 && let Ok(rel) = dir.strip_prefix(root)
                 && repo.tracks(&rel.to_string_lossy())
             {
@@ -316,7 +330,12 @@ impl Workspace {
 
     /// Opens the store read-only; a missing store is `Ok(None)`.
     pub(crate) fn try_open_store(&self) -> Result<Option<Store>> {
-        match Store::open(self.store_root()?) {
+        self.try_open_store_with(None)
+    }
+
+    /// [`Workspace::try_open_store`] with the repository the caller has open, if any.
+    pub(crate) fn try_open_store_with(&self, repo: Option<&Repo>) -> Result<Option<Store>> {
+        match Store::open(self.store_root_with(repo)?) {
             Ok(store) => Ok(Some(store)),
             Err(StoreError::NotFound { .. }) => Ok(None),
             Err(e) => Err(e.into()),
