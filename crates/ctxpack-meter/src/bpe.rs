@@ -368,8 +368,7 @@ mod tests {
             (&CL100K, crate::pattern::CL100K),
         ];
         for &(encoding, head) in encodings {
-            let compiled = encoding.split.dfa.to_bytes_native_endian();
-            let (compiled, pad) = (compiled.0, compiled.1);
+            let (compiled, pad) = encoding.split.dfa.to_bytes_native_endian();
             assert_eq!(
                 compiled[pad..],
                 crate::pattern::serialized(head, little)[..],
