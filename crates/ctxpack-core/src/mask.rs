@@ -2097,6 +2097,30 @@ fn looks_like_code(value: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The rule set's expressions are pinned to [`MASK_RULES_VERSION`]: stored text records the
+    /// version it was masked by, and a pack trusts text stored under the current version not
+    /// to need masking again, so changing a rule's kind, prefilter or expression without a new
+    /// version would let stores indexed before the change show what the new rule catches.
+    /// (A change to a rule's validating code needs the same bump; no digest sees it.)
+    #[test]
+    fn the_rules_are_the_ones_their_version_names() {
+        // FNV-1a over every rule's kind, prefilter and expression, in order: stable across
+        // Rust releases, unlike the standard library's hasher.
+        let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+        for spec in SPECS {
+            for part in [spec.kind, spec.prefilter, spec.pattern] {
+                for byte in part.bytes().chain([0]) {
+                    digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+        }
+        assert_eq!(
+            (MASK_RULES_VERSION, digest),
+            (3, 0xcdc1_1c4c_bdc3_0cbb),
+            "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
+        );
+    }
+
     /// Masks `input` and compares with `expected`; `None` means "unchanged and borrowed".
     /// Every case is also checked for idempotence.
     #[track_caller]
