@@ -3,10 +3,10 @@
 //! Vectors are grouped into lists around unit-length centroids trained by spherical k-means
 //! on a sample of them. A search ranks the centroids by their dot product with the query,
 //! reads the vectors of the best `probes` lists only, and ranks those exactly: each vector is
-//! kept as `i8` codes and a scale, whose dot product with the query is within
-//! [`error_bound`] of the exact one, so only the rows whose bound reaches the `k`-th best
-//! lower bound need their exact vector ([`rescore_set`]). The one approximation is the lists
-//! not probed; probing every list gives the exact ranking.
+//! kept as `i8` codes and a scale, and the query is coded the same way ([`CodedQuery`]); the
+//! integer dot product of the two is within a bound of the exact one, so only the rows whose
+//! bound reaches the `k`-th best lower bound need their exact vector ([`rescore_set`]). The
+//! one approximation is the lists not probed; probing every list gives the exact ranking.
 //!
 //! Everything here is deterministic: training starts from evenly spaced sample rows, runs a
 //! fixed number of iterations, sums in row order and breaks ties by the lower list, and work
@@ -138,8 +138,8 @@ pub fn probe_order(centroids: &[f32], dim: usize, query: &[f32], probes: usize) 
 
 /// Writes the `i8` codes of `row` into `codes` (in two's complement) and returns their scale
 /// and their slack: for every query `q`, the dot product of `row` with `q` as an `f32` scan
-/// computes it is within `slack × ‖q‖₂` (plus a rounding of the final product, see
-/// [`error_bound`]) of `scale × code_dot(q, codes)`.
+/// computes it is within `slack × ‖q‖₂` of `scale × Σ qᵢcodesᵢ` (computed exactly; what coding
+/// the query and rounding the score add is [`CodedQuery::score`]'s).
 ///
 /// Two scales are tried: the largest component over 127, and the smallest non-zero one (a
 /// row of whole counts divided by a length, as the hashing embedder makes, is then coded
@@ -163,60 +163,136 @@ pub fn quantize(row: &[f32], codes: &mut [u8]) -> (f32, f32) {
         .iter()
         .filter(|x| **x != 0.0)
         .fold(peak, |m, x| m.min(x.abs()));
-    let residual = |scale: f32| -> f64 {
-        row.iter()
-            .map(|&x| {
-                let c = (x / scale).round().clamp(-CODE_MAX, CODE_MAX);
-                let d = f64::from(x) - f64::from(scale) * f64::from(c);
-                d * d
-            })
-            .sum::<f64>()
-            .sqrt()
-    };
     let coarse = peak / CODE_MAX;
-    let scale = if least / coarse <= 1.0 + 1e-6 || residual(least) >= residual(coarse) {
+    let scale = if least / coarse <= 1.0 + 1e-6 || residual(row, least) >= residual(row, coarse) {
         coarse
     } else {
         least
     };
     let (mut norm_x, mut norm_c) = (0.0f64, 0.0f64);
     for (c, &x) in codes.iter_mut().zip(row) {
-        let code = (x / scale).round().clamp(-CODE_MAX, CODE_MAX);
+        let code = code(x, scale);
         *c = (code as i8) as u8;
         norm_x += f64::from(x) * f64::from(x);
         norm_c += f64::from(code) * f64::from(code);
     }
     let n = row.len() as f64;
-    let slack = residual(scale)
+    let slack = residual(row, scale)
         + 4.0 * n * f64::from(f32::EPSILON) * (norm_x.sqrt() + f64::from(scale) * norm_c.sqrt());
     (scale, (slack * (1.0 + 1e-6)) as f32)
 }
 
-/// `Σ query[i] × codes[i]` (each code an `i8` in two's complement), with eight independent
-/// accumulators like [`dot`].
-pub fn code_dot(query: &[f32], codes: &[u8]) -> f32 {
-    let (cq, rq) = query.as_chunks::<8>();
-    let (cc, rc) = codes.as_chunks::<8>();
-    let mut acc = [0.0f32; 8];
-    for (q, c) in cq.iter().zip(cc) {
-        for i in 0..8 {
-            acc[i] += q[i] * f32::from(c[i] as i8);
-        }
-    }
-    let tail: f32 = rq
-        .iter()
-        .zip(rc)
-        .map(|(q, &c)| q * f32::from(c as i8))
-        .sum();
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+/// The code of `x` at `scale`: the nearest whole multiple, within the codes' range.
+fn code(x: f32, scale: f32) -> f32 {
+    (x / scale).round().clamp(-CODE_MAX, CODE_MAX)
 }
 
-/// How far the dot product of a stored row with the query, as the exact scan computes it in
-/// `f32`, can be from `approx = scale × code_dot(query, codes)`: the row's slack (from
-/// [`quantize`]) times the query's length `query_l2`, plus the rounding of the final product
-/// (four ulps of it). Not a finite number when either is not.
-pub fn error_bound(slack: f32, query_l2: f32, approx: f32) -> f32 {
-    slack * query_l2 + approx.abs() * 4.0 * f32::EPSILON
+/// `‖row − scale × codes‖₂`, computed in `f64` from the exact values.
+fn residual(row: &[f32], scale: f32) -> f64 {
+    row.iter()
+        .map(|&x| {
+            let d = f64::from(x) - f64::from(scale) * f64::from(code(x, scale));
+            d * d
+        })
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// A query coded like a row ([`quantize`]), so that a row's approximate score is an integer
+/// dot product of two sets of codes, exact in `i32`, rather than a product in `f32` per
+/// component: a long query through the index scores hundreds of thousands of rows.
+///
+/// Coding the query adds its residual `r` (`query − scale × codes`) to the error: the row's
+/// codes `c` meet it in `Σ rᵢcᵢ`, at most `‖r‖₂‖c‖₂ ≤ ‖r‖₂ × 127√n` by Cauchy–Schwarz, times
+/// the row's scale. A query the hashing embedder made (whole counts over a length) is coded
+/// exactly but for the rounding of its components to `f32`, so the term is about 10⁻⁷ of a
+/// score.
+pub struct CodedQuery {
+    codes: Vec<i8>,
+    scale: f32,
+    l2: f32,
+    /// `‖r‖₂ × 127√n`, rounded up; infinite when a component is not finite.
+    spread: f32,
+}
+
+impl CodedQuery {
+    /// Codes `query`.
+    pub fn new(query: &[f32]) -> CodedQuery {
+        let mut codes = vec![0u8; query.len()];
+        let (scale, slack) = quantize(query, &mut codes);
+        let spread = if slack.is_finite() {
+            let most = CODE_MAX as f64 * (query.len() as f64).sqrt();
+            (residual(query, scale) * most * (1.0 + 1e-6)) as f32
+        } else {
+            f32::INFINITY
+        };
+        CodedQuery {
+            codes: codes.into_iter().map(|c| c as i8).collect(),
+            scale,
+            l2: dot(query, query).sqrt(),
+            spread,
+        }
+    }
+
+    /// A row's approximate score from its `scale`, `slack` and `codes` ([`quantize`]), and how
+    /// far the dot product an `f32` scan computes for the row can be from it: the row's slack
+    /// times the query's length, the query's residual against the row's codes, and the
+    /// rounding of the two products that make the score (six ulps of it). The bound is not a
+    /// finite number when the row or the query has a component that is not.
+    pub fn score(&self, scale: f32, slack: f32, codes: &[u8]) -> (f32, f32) {
+        // Exact: at most 256 products of two codes of magnitude 127 or less per 2²⁴.
+        let dot = code_dot(&self.codes, codes) as f32;
+        let approx = scale * self.scale * dot;
+        let bound = slack * self.l2 + scale * self.spread + approx.abs() * 6.0 * f32::EPSILON;
+        (approx, bound)
+    }
+}
+
+/// `Σ query[i] × codes[i]`, both `i8` codes (a row's in two's complement), in `i32`: exact
+/// for rows of up to 133,000 components (each product is at most 127²). Sixteen independent
+/// lanes of pairs, a shape the compiler turns into SIMD multiply-adds.
+pub fn code_dot(query: &[i8], codes: &[u8]) -> i32 {
+    let (cq, rq) = query.as_chunks::<16>();
+    let (cc, rc) = codes.as_chunks::<16>();
+    let mut acc = [0i32; 16];
+    for (q, c) in cq.iter().zip(cc) {
+        for i in 0..16 {
+            acc[i] += i32::from(i16::from(q[i]) * i16::from(c[i] as i8));
+        }
+    }
+    let tail: i32 = rq
+        .iter()
+        .zip(rc)
+        .map(|(&q, &c)| i32::from(q) * i32::from(c as i8))
+        .sum();
+    acc.iter().sum::<i32>() + tail
+}
+
+/// Whether a rowid occurs twice in `rowids`. Rowids of a collection lie close together, so a
+/// bitmap of their span answers in one pass (an index's probed lists hold hundreds of
+/// thousands, whose sort took a sixth of a long query); a span wider than 64 bits a rowid,
+/// which a bitmap would not repay, is sorted instead. Either way it takes at most 8 bytes a
+/// rowid.
+pub fn repeats(rowids: &[i64]) -> bool {
+    let (Some(&least), Some(&most)) = (rowids.iter().min(), rowids.iter().max()) else {
+        return false;
+    };
+    let span = most.abs_diff(least);
+    if span >= (rowids.len() as u64).saturating_mul(64) {
+        let mut sorted = rowids.to_vec();
+        sorted.sort_unstable();
+        return sorted.windows(2).any(|w| w[0] == w[1]);
+    }
+    let mut bits = vec![0u64; (span / 64 + 1) as usize];
+    for &rowid in rowids {
+        let at = rowid.abs_diff(least);
+        let (word, bit) = ((at / 64) as usize, 1u64 << (at % 64));
+        if bits[word] & bit != 0 {
+            return true;
+        }
+        bits[word] |= bit;
+    }
+    false
 }
 
 /// The candidates that can rank among the best `want` by their exact score, given each one's
@@ -290,32 +366,75 @@ mod tests {
         assert!(train(&[], 8, 10, 2).is_empty());
     }
 
+    /// Whole counts over their length, as the hashing embedder makes them: coded exactly but
+    /// for rounding.
+    fn embedded(n: usize, dim: usize, seed: u64) -> Vec<f32> {
+        let mut out = rows(n, dim, seed);
+        for row in out.chunks_exact_mut(dim) {
+            for x in row.iter_mut() {
+                *x = ((*x + 0.5) * 6.0).floor();
+            }
+            let len = dot(row, row).sqrt();
+            for x in row.iter_mut() {
+                *x /= len;
+            }
+        }
+        out
+    }
+
     #[test]
     fn the_bound_holds_for_the_exact_dot_product() {
-        let data = rows(500, 32, 3);
-        let query = rows(1, 32, 9);
-        let l2 = dot(&query, &query).sqrt();
-        let mut codes = vec![0u8; 32];
-        for row in data.chunks_exact(32) {
-            let (scale, slack) = quantize(row, &mut codes);
-            let approx = scale * code_dot(&query, &codes);
-            let exact = dot(row, &query);
-            assert!((exact - approx).abs() <= error_bound(slack, l2, approx));
+        // Rows of any shape and rows coded almost exactly (whose slack is small, so a query's
+        // residual would show), against a query of any shape and one of whole counts.
+        let mut data = rows(500, 32, 3);
+        data.extend(embedded(500, 32, 4));
+        for query in [rows(1, 32, 9), embedded(1, 32, 10)] {
+            let coded = CodedQuery::new(&query);
+            let mut codes = vec![0u8; 32];
+            for row in data.chunks_exact(32) {
+                let (scale, slack) = quantize(row, &mut codes);
+                let (approx, bound) = coded.score(scale, slack, &codes);
+                let exact = dot(row, &query);
+                assert!((exact - approx).abs() <= bound, "{exact} {approx} {bound}");
+            }
         }
+    }
+
+    #[test]
+    fn the_integer_dot_product_is_the_sum_of_the_products() {
+        let query: Vec<i8> = (0..37).map(|i| ((i * 53) % 255 - 127) as i8).collect();
+        let codes: Vec<u8> = (0..37)
+            .map(|i| (((i * 29) % 255 - 127) as i8) as u8)
+            .collect();
+        let sum: i32 = query
+            .iter()
+            .zip(&codes)
+            .map(|(&q, &c)| i32::from(q) * i32::from(c as i8))
+            .sum();
+        assert_eq!(code_dot(&query, &codes), sum);
+        assert_eq!(code_dot(&[127; 256], &[127; 256]), 256 * 127 * 127);
+        assert_eq!(code_dot(&[-127; 256], &[127; 256]), -256 * 127 * 127);
+    }
+
+    #[test]
+    fn a_query_of_whole_counts_adds_almost_nothing_to_the_bound() {
+        let coded = CodedQuery::new(&embedded(1, 256, 12));
+        assert!(coded.spread < 1e-3, "spread {}", coded.spread);
+        assert!(CodedQuery::new(&rows(1, 256, 12)).spread > 1.0);
     }
 
     #[test]
     fn the_rescore_set_holds_the_exact_top() {
         let data = rows(2000, 32, 5);
         let query = rows(1, 32, 11);
-        let l2 = dot(&query, &query).sqrt();
+        let coded = CodedQuery::new(&query);
         let mut codes = vec![0u8; 32];
         let (mut approx, mut bound, mut exact) = (vec![], vec![], vec![]);
         for row in data.chunks_exact(32) {
             let (scale, slack) = quantize(row, &mut codes);
-            let a = scale * code_dot(&query, &codes);
+            let (a, b) = coded.score(scale, slack, &codes);
             approx.push(a);
-            bound.push(error_bound(slack, l2, a));
+            bound.push(b);
             exact.push(dot(row, &query));
         }
         let set = rescore_set(&approx, &bound, 10);
@@ -335,8 +454,7 @@ mod tests {
     fn a_row_that_is_not_finite_is_always_rescored() {
         let mut codes = vec![0u8; 4];
         let (scale, slack) = quantize(&[1.0, f32::NAN, 0.0, 0.0], &mut codes);
-        let approx = scale * code_dot(&[1.0; 4], &codes);
-        let bound = error_bound(slack, 2.0, approx);
+        let (approx, bound) = CodedQuery::new(&[1.0; 4]).score(scale, slack, &codes);
         let set = rescore_set(&[approx, 5.0, 4.0], &[bound, 0.0, 0.0], 1);
         assert!(set.contains(&0));
     }
@@ -353,6 +471,22 @@ mod tests {
         assert_eq!(decoded, [3, 0, 1, 7, 0, 2, 1, 0]);
         assert!((scale - 1.0 / len).abs() < 1e-6);
         assert!(slack < 1e-4, "slack {slack}");
+    }
+
+    #[test]
+    fn repeated_rowids_are_found_in_a_narrow_span_and_a_wide_one() {
+        assert!(!repeats(&[]));
+        assert!(!repeats(&[5]));
+        assert!(!repeats(&[3, 1, 2, 100]));
+        assert!(repeats(&[3, 1, 2, 100, 2]));
+        // Spans wider than 64 bits a rowid are sorted.
+        assert!(!repeats(&[i64::MIN, i64::MAX, 0]));
+        assert!(repeats(&[i64::MIN, i64::MAX, 0, i64::MIN]));
+        let many: Vec<i64> = (0..10_000).map(|i| i * 37 % 10_007).collect();
+        assert!(!repeats(&many));
+        let mut twice = many.clone();
+        twice.push(many[4_321]);
+        assert!(repeats(&twice));
     }
 
     #[test]

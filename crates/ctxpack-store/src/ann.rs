@@ -205,21 +205,46 @@ impl AnnFile {
         self.header.entry_bytes() as usize
     }
 
-    /// Reads list `j`'s entries into `out`, back to back; false when the file cannot be read.
-    pub fn read_list(&self, j: usize, out: &mut Vec<u8>) -> bool {
+    /// The number of entries in list `j` (0 for a list it does not have).
+    pub fn list_len(&self, j: usize) -> usize {
+        match (self.offsets.get(j), self.offsets.get(j + 1)) {
+            (Some(&from), Some(&to)) => usize::try_from(to.saturating_sub(from)).unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Calls `visit` with each entry of list `j`, in order, reading them a part of at most
+    /// [`PART_BYTES`] at a time into `buffer`; false when the file cannot be read (entries
+    /// already visited stay visited). A part is small enough to stay in the processor's cache
+    /// between its read and its use, and one buffer serves every list: a list's worth of
+    /// fresh memory each time cost as much as scoring it.
+    pub fn visit_list(&self, j: usize, buffer: &mut Vec<u8>, mut visit: impl FnMut(&[u8])) -> bool {
         let (Some(&from), Some(&to)) = (self.offsets.get(j), self.offsets.get(j + 1)) else {
             return false;
         };
         let size = self.header.entry_bytes();
-        let Ok(len) = usize::try_from((to - from) * size) else {
-            return false;
-        };
-        crate::docs::vectors::sized(out, len);
-        read_exact_at(&self.file, out, self.entries + from * size).is_ok()
+        let per_part = (PART_BYTES / size).max(1);
+        let mut at = from;
+        while at < to {
+            let n = per_part.min(to - at);
+            let Ok(len) = usize::try_from(n * size) else {
+                return false;
+            };
+            buffer.resize(len, 0);
+            if read_exact_at(&self.file, buffer, self.entries + at * size).is_err() {
+                return false;
+            }
+            buffer.chunks_exact(size as usize).for_each(&mut visit);
+            at += n;
+        }
+        true
     }
 }
 
-/// One entry of [`AnnFile::read_list`]'s output: its rowid, scale, slack and codes (each an
+/// The most bytes [`AnnFile::visit_list`] reads at a time (whole entries, at least one).
+pub const PART_BYTES: u64 = 64 * 1024;
+
+/// One entry [`AnnFile::visit_list`] visits: its rowid, scale, slack and codes (each an
 /// `i8` in two's complement).
 pub fn parse_entry(entry: &[u8]) -> (i64, f32, f32, &[u8]) {
     let rowid = i64::from_le_bytes(entry[..8].try_into().unwrap_or_default());
@@ -504,17 +529,17 @@ impl Store {
             let (mut duplicate, mut unknown, mut unreadable) = (0u64, 0u64, false);
             let mut list = Vec::new();
             for j in 0..file.lists() {
-                if !file.read_list(j, &mut list) {
-                    unreadable = true;
-                    break;
-                }
-                for entry in list.chunks_exact(file.entry_bytes()) {
+                let read = file.visit_list(j, &mut list, |entry| {
                     let (rowid, ..) = parse_entry(entry);
                     if !seen.insert(rowid) {
                         duplicate += 1;
                     } else if current && !rows.contains(&rowid) {
                         unknown += 1;
                     }
+                });
+                if !read {
+                    unreadable = true;
+                    break;
                 }
             }
             if unreadable {

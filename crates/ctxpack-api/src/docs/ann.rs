@@ -193,12 +193,12 @@ pub(super) fn refresh(store: &mut Store, collection: &str, field: &str) -> Resul
             let mut known: HashMap<i64, (u32, u64)> = HashMap::with_capacity(f.len());
             let mut list = Vec::new();
             for j in 0..f.lists() {
-                if !f.read_list(j, &mut list) {
-                    return Ok(false);
-                }
-                for entry in list.chunks_exact(f.entry_bytes()) {
+                let read = f.visit_list(j, &mut list, |entry| {
                     let (rowid, ..) = parse_entry(entry);
                     known.insert(rowid, (j as u32, fnv1a64(&entry[8..])));
+                });
+                if !read {
+                    return Ok(false);
                 }
             }
             (f.centroids().to_vec(), f.trained(), known)

@@ -377,7 +377,7 @@ impl Approximate {
             return Ok(None);
         }
         let q = query.vector.as_slice();
-        let l2 = knn::dot(q, q).sqrt();
+        let coded = &ctxpack_docs::ivf::CodedQuery::new(q);
         let probes = super::ann::probes(&declaration, index.lists());
         let mut ranking = Approximate {
             rowids: Vec::new(),
@@ -395,7 +395,7 @@ impl Approximate {
         let parts: Vec<Option<Candidates>> = std::thread::scope(|scope| {
             let workers: Vec<_> = lists
                 .chunks(share)
-                .map(|mine| scope.spawn(move || score_lists(index, mine, q, l2)))
+                .map(|mine| scope.spawn(move || score_lists(index, mine, coded)))
                 .collect();
             workers
                 .into_iter()
@@ -411,9 +411,7 @@ impl Approximate {
             ranking.bound.extend(part.bound);
         }
         // A row is in one list once: an index that lists one twice is damaged, not used.
-        let mut seen = ranking.rowids.clone();
-        seen.sort_unstable();
-        if seen.windows(2).any(|w| w[0] == w[1]) {
+        if ctxpack_docs::ivf::repeats(&ranking.rowids) {
             return Ok(None);
         }
         Ok(Some(ranking))
@@ -466,27 +464,30 @@ struct Candidates {
     bound: Vec<f32>,
 }
 
-/// Reads `lists` of `index` and scores their rows against `q` (of length `l2`) from their
-/// codes; `None` when the file cannot be read.
+/// Reads `lists` of `index` and scores their rows against the coded query from their codes;
+/// `None` when the file cannot be read.
 fn score_lists(
     index: &ctxpack_store::docs::ann::AnnFile,
     lists: &[usize],
-    q: &[f32],
-    l2: f32,
+    query: &ctxpack_docs::ivf::CodedQuery,
 ) -> Option<Candidates> {
-    let mut out = Candidates::default();
-    let mut list = Vec::new();
+    let rows: usize = lists.iter().map(|&j| index.list_len(j)).sum();
+    let mut out = Candidates {
+        rowids: Vec::with_capacity(rows),
+        approx: Vec::with_capacity(rows),
+        bound: Vec::with_capacity(rows),
+    };
+    let mut part = Vec::new();
     for &j in lists {
-        if !index.read_list(j, &mut list) {
-            return None;
-        }
-        for entry in list.chunks_exact(index.entry_bytes()) {
+        let read = index.visit_list(j, &mut part, |entry| {
             let (rowid, scale, slack, codes) = ctxpack_store::docs::ann::parse_entry(entry);
-            let approx = scale * ctxpack_docs::ivf::code_dot(q, codes);
+            let (approx, bound) = query.score(scale, slack, codes);
             out.rowids.push(rowid);
             out.approx.push(approx);
-            out.bound
-                .push(ctxpack_docs::ivf::error_bound(slack, l2, approx));
+            out.bound.push(bound);
+        });
+        if !read {
+            return None;
         }
     }
     Some(out)
