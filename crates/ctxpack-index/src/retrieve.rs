@@ -31,6 +31,8 @@ const FILE_TOP_CHUNKS: usize = 5;
 const LEADERS: usize = 3;
 /// How many distinct imports of one leading file lend import evidence.
 const LEADER_IMPORTS: usize = 256;
+/// How much of a leading file's text with an import word is parsed for its imports, in bytes.
+const LEADER_IMPORT_BYTES: usize = 64 * 1024;
 
 /// The tunable parts of ranking. `Default` is the measured best (see `docs/quality.md`); the
 /// other values exist so the evaluation can show what each part is worth.
@@ -517,10 +519,21 @@ fn import_evidence<'p>(
                 .map(|c| c.chunk.text.clone())
                 .collect()
         };
-        let mut imports: Vec<Import> = chunks
-            .iter()
-            .flat_map(|text| crate::chunk::graph::imports(leader, text))
-            .collect();
+        // Imports open a file in every language the graph reads, and a chunk with an import
+        // word deep in a large file is most often prose that says "use" (a generated table
+        // of lint descriptions cost a pack 130 ms to parse, in chunks cut inside its
+        // strings): only the first LEADER_IMPORT_BYTES of such chunks are parsed.
+        let mut imports: Vec<Import> = Vec::new();
+        let mut parsed = 0;
+        for text in &chunks {
+            if parsed >= LEADER_IMPORT_BYTES {
+                break;
+            }
+            if crate::chunk::graph::may_import(leader, text) {
+                parsed += text.len();
+                imports.extend(crate::chunk::graph::imports(leader, text));
+            }
+        }
         imports.sort();
         imports.dedup();
         // Each import is matched against every pooled path; a file with thousands of imports

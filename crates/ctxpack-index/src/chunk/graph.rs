@@ -168,22 +168,25 @@ pub fn symbols(path: &str, text: &str) -> Symbols {
     }
 }
 
+/// Whether `text`, as (part of) the file at `path`, holds one of its language's import words,
+/// without which it imports nothing.
+pub fn may_import(path: &str, text: &str) -> bool {
+    let words: &[&str] = match language_of(path) {
+        Some(Language::Rust) => &["use ", "mod "],
+        Some(Language::Python | Language::Go | Language::Java) => &["import"],
+        Some(Language::JavaScript | Language::TypeScript | Language::Tsx) => {
+            &["import", "require", "from"]
+        }
+        Some(Language::C | Language::Cpp) => &["include"],
+        Some(Language::Markdown) | None => return false,
+    };
+    words.iter().any(|w| text.contains(w))
+}
+
 /// Only the imports of [`symbols`], for a file or a part of one that holds whole statements
 /// (a chunk): text without any of its language's import words is not parsed at all.
 pub fn imports(path: &str, text: &str) -> Vec<Import> {
-    let Some(language) = language_of(path) else {
-        return Vec::new();
-    };
-    let words: &[&str] = match language {
-        Language::Rust => &["use ", "mod "],
-        Language::Python | Language::Go | Language::Java => &["import"],
-        Language::JavaScript | Language::TypeScript | Language::Tsx => {
-            &["import", "require", "from"]
-        }
-        Language::C | Language::Cpp => &["include"],
-        Language::Markdown => return Vec::new(),
-    };
-    if !words.iter().any(|w| text.contains(w)) {
+    if !may_import(path, text) {
         return Vec::new();
     }
     let mut imports = BTreeSet::new();

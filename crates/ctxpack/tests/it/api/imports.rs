@@ -1,6 +1,6 @@
 //! Import edges: a file that one of the best files imports gains a share of that file's
 //! evidence, the edges follow the file version each snapshot lists, and a one-file commit
-//! moves them as soon as it is indexed.
+//! moves them as soon as it is indexed; a large file lends the imports of its first part.
 
 use ctxpack_api::{QueryHit, Workspace};
 
@@ -71,4 +71,34 @@ fn an_imported_file_gains_and_the_edges_move_with_a_one_file_commit() {
     let again = query(&workspace, &first);
     assert!(imported(&again, "src/gears.rs") > 0.0, "{again:#?}");
     assert_eq!(imported(&again, "src/valves.rs"), 0.0);
+}
+
+#[test]
+fn imports_are_read_from_the_first_part_of_a_large_file() {
+    // The engine imports the gears at its top, then holds more than the parsed share of
+    // functions whose comments say "use", and imports the valves only at its end.
+    let f = Fixture::new();
+    for module in ["gears", "valves"] {
+        f.write(
+            &format!("src/{module}.rs"),
+            "/// A part the limiter may use.\npub struct Part(pub u32);\n",
+        );
+    }
+    let mut text = engine("gears");
+    for i in 0..400 {
+        text.push_str(&format!(
+            "\n/// Helper {i}: use it where a caller would use the raw value; callers use it \
+             rather than reading the field, and tests use it too.\npub fn helper_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n"
+        ));
+    }
+    assert!(text.len() > 64 * 1024, "{} bytes", text.len());
+    text.push_str("\npub fn late() -> u32 {\n    use crate::valves::Part;\n    Part(1).0\n}\n");
+    f.write("src/engine.rs", text);
+    let sha = f.commit("Import the project");
+    let workspace = f.workspace();
+    index_at(&workspace, &sha);
+    let hits = query(&workspace, &sha);
+    assert_eq!(rank_of(&hits, "src/engine.rs"), 0, "{hits:#?}");
+    assert!(imported(&hits, "src/gears.rs") > 0.0, "{hits:#?}");
+    assert_eq!(imported(&hits, "src/valves.rs"), 0.0, "{hits:#?}");
 }
