@@ -498,6 +498,7 @@ fn import_evidence<'p>(
     for row in rows.values() {
         files.entry(row.path.as_str()).or_insert(row.file_id);
     }
+    let paths = crate::chunk::graph::PathIndex::new(files.keys().copied());
     let mut imported: HashMap<&str, f32> = HashMap::new();
     for &(leader, evidence) in leaders {
         if leader.starts_with(ARTIFACT_PREFIX) {
@@ -543,10 +544,10 @@ fn import_evidence<'p>(
         // A package or a short module path that reaches many files says little about any
         // one of them, so an import's share is split among the files it reaches most closely.
         for import in imports {
-            let reached: Vec<(&str, usize)> = files
-                .keys()
-                .filter(|p| **p != leader)
-                .filter_map(|p| Some((*p, import.reach(p)?)))
+            let reached: Vec<(&str, usize)> = paths
+                .reached(&import)
+                .into_iter()
+                .filter(|(p, _)| *p != leader)
                 .collect();
             let Some(closest) = reached.iter().map(|r| r.1).max() else {
                 continue;

@@ -8,7 +8,7 @@
 //! with a leading part of it; a Go import path reaches the files of the directory it ends with;
 //! a relative JavaScript import names one file from the importing file's directory.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use tree_sitter::Node;
 
@@ -60,10 +60,7 @@ impl Import {
         let stem = stem(path);
         let reached = match self {
             Import::Module(segments) => {
-                let stem = ["/mod", "/__init__"]
-                    .iter()
-                    .find_map(|tail| stem.strip_suffix(tail))
-                    .unwrap_or(stem);
+                let stem = module_stem(stem);
                 // Only the leading parts a module path can really have are tried, so a
                 // hostile path of thousands of segments costs no more than a real one.
                 return (1..=segments.len().min(MAX_MODULE_DEPTH))
@@ -85,6 +82,83 @@ impl Import {
         };
         reached.then_some(1)
     }
+}
+
+/// Paths keyed by the one segment an import must match to reach each of them, so an import is
+/// resolved against the few paths that share it instead of every path: a pack resolves up to
+/// 256 imports of each of its best files against the thousands of files of its pool.
+#[derive(Debug, Default)]
+pub struct PathIndex<'a> {
+    /// By the last segment of the stem, without a trailing `mod` or `__init__` (modules).
+    by_module: HashMap<&'a str, Vec<&'a str>>,
+    /// By the last segment of the directory (packages).
+    by_directory: HashMap<&'a str, Vec<&'a str>>,
+    /// By the stem, and by the stem without a trailing `/index` (files).
+    by_stem: HashMap<&'a str, Vec<&'a str>>,
+}
+
+impl<'a> PathIndex<'a> {
+    /// Indexes `paths` (repository paths with `/`).
+    pub fn new(paths: impl IntoIterator<Item = &'a str>) -> PathIndex<'a> {
+        let mut index = PathIndex::default();
+        for path in paths {
+            let stem = stem(path);
+            let module = module_stem(stem);
+            let last = |s: &'a str| s.rsplit('/').next().unwrap_or(s);
+            index.by_module.entry(last(module)).or_default().push(path);
+            if let Some((dir, _)) = path.rsplit_once('/') {
+                index.by_directory.entry(last(dir)).or_default().push(path);
+            }
+            index.by_stem.entry(stem).or_default().push(path);
+            if let Some(short) = stem.strip_suffix("/index") {
+                index.by_stem.entry(short).or_default().push(path);
+            }
+        }
+        index
+    }
+
+    /// The indexed paths `import` reaches, with how closely ([`Import::reach`]), by path: the
+    /// same as asking every indexed path.
+    pub fn reached(&self, import: &Import) -> Vec<(&'a str, usize)> {
+        let mut candidates: Vec<&'a str> = match import {
+            Import::Module(segments) => segments
+                .iter()
+                .take(MAX_MODULE_DEPTH)
+                .filter_map(|s| self.by_module.get(s.as_str()))
+                .flatten()
+                .copied()
+                .collect(),
+            Import::Package(segments) => segments
+                .last()
+                .and_then(|s| self.by_directory.get(s.as_str()))
+                .into_iter()
+                .flatten()
+                .copied()
+                .collect(),
+            Import::File(file) => self
+                .by_stem
+                .get(file.as_str())
+                .into_iter()
+                .flatten()
+                .copied()
+                .collect(),
+        };
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .filter_map(|p| Some((p, import.reach(p)?)))
+            .collect()
+    }
+}
+
+/// A module's stem: a stem without a trailing `/mod` or `/__init__`, which stand for their
+/// directory.
+fn module_stem(stem: &str) -> &str {
+    ["/mod", "/__init__"]
+        .iter()
+        .find_map(|tail| stem.strip_suffix(tail))
+        .unwrap_or(stem)
 }
 
 /// `path` without the extension of its last segment.
@@ -318,6 +392,58 @@ pub(super) fn module(segments: &str) -> Import {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_path_index_reaches_what_every_path_reaches() {
+        let paths = [
+            "crates/core/src/budget.rs",
+            "crates/core/src/budget/mod.rs",
+            "crates/core/src/overbudget.rs",
+            "httpx/_models.py",
+            "httpx/__init__.py",
+            "b.py",
+            "README",
+            "web/src/util/index.js",
+            "web/src/util.js",
+            "web/src/index",
+            "pkg/strings/strings.go",
+            "pkg/strings/builder.go",
+            "strings/x.go",
+            "a/a/a.rs",
+            "mod.rs",
+            "src/.hidden",
+        ];
+        let imports = [
+            module("budget/Budget"),
+            module("budget"),
+            module("crate/budget"),
+            module("httpx/_models/Request"),
+            module("httpx/_models"),
+            module("httpx"),
+            module("a/b"),
+            module("a/a/a"),
+            module("a"),
+            module("mod"),
+            module(""),
+            Import::Package(vec!["pkg".into(), "strings".into()]),
+            Import::Package(vec!["strings".into()]),
+            Import::Package(vec![]),
+            Import::File("web/src/util".into()),
+            Import::File("web/src".into()),
+            Import::File("README".into()),
+            Import::File("src/".into()),
+        ];
+        let index = PathIndex::new(paths);
+        for import in &imports {
+            let every: Vec<(&str, usize)> = paths
+                .iter()
+                .filter_map(|p| Some((*p, import.reach(p)?)))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            assert_eq!(index.reached(import), every, "{import:?}");
+        }
+    }
 
     #[test]
     fn imports_reach_paths_by_shape() {
