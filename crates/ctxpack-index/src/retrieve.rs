@@ -537,8 +537,9 @@ fn import_evidence<'p>(
         }
         imports.sort();
         imports.dedup();
-        // Each import is matched against every pooled path; a file with thousands of imports
-        // lends only its first few (in a fixed order) rather than costing time without bound.
+        // Each import is matched against the pooled paths that share its segment; a file with
+        // thousands of imports lends only its first few (in a fixed order) rather than costing
+        // time without bound.
         imports.truncate(LEADER_IMPORTS);
         let share = evidence / best_file;
         // A package or a short module path that reaches many files says little about any
