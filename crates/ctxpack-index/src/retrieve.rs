@@ -32,7 +32,7 @@ const LEADERS: usize = 3;
 /// How many distinct imports of one leading file lend import evidence.
 const LEADER_IMPORTS: usize = 256;
 /// How much of a leading file's text with an import word is parsed for its imports, in bytes.
-const LEADER_IMPORT_BYTES: usize = 16 * 1024;
+const LEADER_IMPORT_BYTES: usize = 64 * 1024;
 
 /// The tunable parts of ranking. `Default` is the measured best (see `docs/quality.md`); the
 /// other values exist so the evaluation can show what each part is worth.
