@@ -489,10 +489,20 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
                     enclosing: Some(recorded),
                     ..
                 }) if start_line == *start => Some(recorded),
+                // A cut inside a chunk that recorded what each of its lines is inside of: no
+                // parse (and, as a parse would, nothing for a file too large to parse).
+                Some(chunk) if chunk.opening_at(*start).is_some() => Some(
+                    chunk
+                        .opening_at(*start)
+                        .flatten()
+                        .filter(|_| chunk.file_bytes <= MAX_ENCLOSING_FILE_BYTES)
+                        .cloned(),
+                ),
                 Some(ChunkStart {
                     start_line,
                     end_line,
                     enclosing: Some(recorded),
+                    ..
                 }) => {
                     // A cut inside the chunk: nothing opened before the definition the chunk
                     // starts in (or before the chunk, at the top level) can enclose the cut

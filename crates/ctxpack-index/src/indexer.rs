@@ -948,9 +948,26 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
             }
             // An enclosing line is shown only as it is: one that masking would change is not
             // kept.
-            let enclosing = c
-                .enclosing
-                .filter(|(_, line)| masker.mask(line).1.is_empty());
+            let shown = |opening: Option<(u32, String)>| {
+                opening.filter(|(_, line)| masker.mask(line).1.is_empty())
+            };
+            // An opening line inside the chunk is read back from its stored text, so it is
+            // kept only when that text shows it as it is.
+            let stored_line = |at: u32| {
+                text.split_inclusive('\n')
+                    .nth(usize::try_from(at - c.start_line).unwrap_or(usize::MAX))
+                    .map(|l| l.trim_end_matches(['\n', '\r']))
+            };
+            let inside = c
+                .inside
+                .into_iter()
+                .map(|i| {
+                    let opening = shown(i.opening).filter(|(at, line)| {
+                        *at < c.start_line || stored_line(*at) == Some(line.as_str())
+                    });
+                    (i.line, opening)
+                })
+                .collect();
             NewChunk {
                 start_line: c.start_line,
                 end_line: c.end_line,
@@ -958,7 +975,8 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
                 text,
                 costs,
                 redactions,
-                enclosing,
+                enclosing: shown(c.enclosing),
+                inside: Some(inside),
             }
         })
         .collect())

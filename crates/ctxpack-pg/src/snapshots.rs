@@ -92,6 +92,7 @@ fn chunk_json(chunk: &NewChunk) -> Value {
         "c": chunk.costs,
         "r": chunk.redactions,
         "n": chunk.enclosing,
+        "i": chunk.inside,
     })
 }
 
@@ -106,6 +107,10 @@ fn chunk_from(value: &Value) -> Option<NewChunk> {
         redactions: serde_json::from_value::<BTreeMap<String, u64>>(value.get("r")?.clone())
             .ok()?,
         enclosing: serde_json::from_value(value.get("n")?.clone()).ok()?,
+        // Chunks published before enclosing lines inside them were recorded have none.
+        inside: value
+            .get("i")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
     })
 }
 
@@ -670,15 +675,21 @@ mod tests {
             costs: [Some(5), None, Some(2), Some(30), Some(8)],
             redactions: BTreeMap::from([("aws-key".to_owned(), 2)]),
             enclosing: Some((2, "impl Budget {".into())),
+            inside: Some(vec![(4, Some((3, "fn budget() {".into()))), (8, None)]),
         };
         assert_eq!(chunk_from(&chunk_json(&chunk)), Some(chunk.clone()));
         let bare = NewChunk {
             symbol: None,
             redactions: BTreeMap::new(),
             enclosing: None,
-            ..chunk
+            inside: None,
+            ..chunk.clone()
         };
         assert_eq!(chunk_from(&chunk_json(&bare)), Some(bare.clone()));
+        // A chunk published before `inside` was recorded reads as not recorded.
+        let mut older = chunk_json(&chunk);
+        older.as_object_mut().expect("an object").remove("i");
+        assert_eq!(chunk_from(&older).and_then(|c| c.inside), None);
         assert_eq!(chunk_from(&json!({"s": 1})), None);
         let file = NewFile {
             path: "artifact:ci-log".into(),

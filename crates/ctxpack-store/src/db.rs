@@ -14,9 +14,9 @@ use crate::lock::WriterLock;
 
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
-/// 5: every vector raw; 6: no manifest records; 7: no stored histories) are read as they are
-/// and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 8;
+/// 5: every vector raw; 6: no manifest records; 7: no stored histories; 8: no enclosing lines
+/// inside chunks) are read as they are and migrated by the first writer.
+pub const FORMAT_VERSION: i64 = 9;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -142,6 +142,77 @@ const FORMAT_8: &str = "
 CREATE TABLE histories (snapshot TEXT PRIMARY KEY, data TEXT NOT NULL);
 ";
 
+/// What format 9 adds: for each chunk, where the line opening the definition around its later
+/// lines changes (`NewChunk::inside`, as JSON), so a pack that cuts a chunk finds the line
+/// opening what its cut starts in without parsing the file. Chunks written before have none
+/// (NULL), and a pack works those out as it did.
+const FORMAT_9: &str = "
+ALTER TABLE chunks ADD COLUMN inside TEXT;
+";
+
+/// Where the line opening the innermost definition around a chunk's later lines changes: from
+/// line `.0` on, inside the definition opened at `.1` (`(1-based number, text)`), or inside none.
+pub type InsideRuns = Vec<(u32, Option<(u32, String)>)>;
+
+/// `NewChunk::inside` of a chunk starting at `start` as stored: `[[line, opening line], …]`,
+/// with the opening's text (`[line, opening line, text]`) only when it is above the chunk (the
+/// text of a line inside it is read back from the chunk's), and `[line]` for lines inside no
+/// definition.
+pub(crate) fn inside_json(start: u32, inside: &[(u32, Option<(u32, String)>)]) -> String {
+    let runs: Vec<serde_json::Value> = inside
+        .iter()
+        .map(|(line, opening)| match opening {
+            Some((at, _)) if *at >= start => serde_json::json!([line, at]),
+            Some((at, text)) => serde_json::json!([line, at, text]),
+            None => serde_json::json!([line]),
+        })
+        .collect();
+    serde_json::Value::Array(runs).to_string()
+}
+
+/// Reads [`inside_json`]'s form back for the chunk of lines `start..=end` whose stored text is
+/// `text`; `None` for anything else (a damaged row is worked out by parsing, as a chunk that
+/// recorded nothing is): runs out of order or outside the chunk, an opening not above its
+/// line, a line inside the chunk with text or one above it without.
+pub(crate) fn inside_from_json(json: &str, start: u32, end: u32, text: &str) -> Option<InsideRuns> {
+    let runs: Vec<serde_json::Value> = serde_json::from_str(json).ok()?;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut out = Vec::with_capacity(runs.len());
+    let mut last = start;
+    for run in runs {
+        let line = u32::try_from(run.get(0)?.as_u64()?).ok()?;
+        if line <= last || line > end {
+            return None;
+        }
+        last = line;
+        let at = match run.get(1) {
+            Some(at) => Some(
+                u32::try_from(at.as_u64()?)
+                    .ok()
+                    .filter(|at| (1..line).contains(at))?,
+            ),
+            None => None,
+        };
+        let opening = match (at, run.get(2)) {
+            (None, None) => None,
+            (Some(at), None) if at >= start => {
+                let row = usize::try_from(at - start).ok()?;
+                Some((
+                    at,
+                    lines.get(row)?.trim_end_matches(['\n', '\r']).to_owned(),
+                ))
+            }
+            (Some(at), Some(text)) if at < start => Some((at, text.as_str()?.to_owned())),
+            _ => return None,
+        };
+        if run.as_array()?.len() > 3 {
+            return None;
+        }
+        out.push((line, opening));
+    }
+    Some(out)
+}
+
 /// The checksum of stored text or bytes: the first 16 bytes of their SHA-256, in hex. It
 /// detects damage (a flipped byte, a truncated row), not forgery: a committed store is
 /// refused, and `verify` re-derives chunks from the git objects.
@@ -215,6 +286,10 @@ pub struct NewChunk {
     /// The line opening the definition its first line is inside of: `(1-based number, text)`,
     /// kept only when masking leaves the line as it is.
     pub enclosing: Option<(u32, String)>,
+    /// The same for its later lines, where it changes: from line `.0` on, inside the
+    /// definition opened at `.1` (kept only when masking leaves that line as it is) or none.
+    /// `None` when not recorded (a chunk stored before format 9, or published without it).
+    pub inside: Option<InsideRuns>,
 }
 
 /// A file version to store.
@@ -571,6 +646,7 @@ impl Store {
         tx.execute_batch(FORMAT_5).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_7).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_8).map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FORMAT_9).map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -665,6 +741,10 @@ impl Store {
             // Format 8: stored histories. Existing snapshots get none: their past is read
             // from git at pack time, as it was.
             tx.execute_batch(FORMAT_8).map_err(e)?;
+        }
+        if from < 9 {
+            // Format 9: enclosing lines inside chunks, for chunks written from now on.
+            tx.execute_batch(FORMAT_9).map_err(e)?;
         }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
@@ -1149,13 +1229,15 @@ impl Store {
                     "file version {id} is missing: the store was changed outside ctxpack"
                 ),
             })?;
+        // A store before format 9 (read-only, not migrated) has no `inside` column.
+        let inside = if self.version >= 9 { "inside" } else { "NULL" };
         let mut stmt = self
             .conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT start_line, end_line, symbol, text, cost_o200k, cost_cl100k, cost_words, \
-                 cost_chars, cost_approx, redactions, enclosing_line, enclosing_text \
-                 FROM chunks WHERE file_id = ?1 ORDER BY ordinal",
-            )
+                 cost_chars, cost_approx, redactions, enclosing_line, enclosing_text, {inside} \
+                 FROM chunks WHERE file_id = ?1 ORDER BY ordinal"
+            ))
             .map_err(e)?;
         let chunks = stmt
             .query_map([id], |r| {
@@ -1165,11 +1247,17 @@ impl Store {
                 let redactions: Option<String> = r.get(9)?;
                 let line: Option<u32> = r.get(10)?;
                 let text: Option<String> = r.get(11)?;
+                let (start_line, end_line) = (r.get(0)?, r.get(1)?);
+                let inside: Option<String> = r.get(12)?;
+                let chunk_text: String = r.get(3)?;
                 Ok(NewChunk {
-                    start_line: r.get(0)?,
-                    end_line: r.get(1)?,
+                    start_line,
+                    end_line,
                     symbol: r.get(2)?,
-                    text: r.get(3)?,
+                    inside: inside.and_then(|json| {
+                        inside_from_json(&json, start_line, end_line, &chunk_text)
+                    }),
+                    text: chunk_text,
                     costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
                     redactions: redactions
                         .and_then(|s| serde_json::from_str(&s).ok())
@@ -1242,8 +1330,8 @@ pub(crate) fn insert_chunks(
     let mut stmt = tx.prepare_cached(
         "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
          cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions, checksum, \
-         enclosing_line, enclosing_text) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+         enclosing_line, enclosing_text, inside) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
     for (ordinal, c) in chunks.iter().enumerate() {
         let redactions = (!c.redactions.is_empty())
@@ -1265,6 +1353,9 @@ pub(crate) fn insert_chunks(
             checksum(c.text.as_bytes()),
             c.enclosing.as_ref().map_or(0, |(line, _)| *line),
             c.enclosing.as_ref().map(|(_, text)| text),
+            c.inside
+                .as_deref()
+                .map(|inside| inside_json(c.start_line, inside)),
         ])?;
         ids.push(tx.last_insert_rowid());
     }

@@ -36,8 +36,8 @@ mod vector_blob;
 pub mod verify;
 
 pub use db::{
-    ChunkRow, FORMAT_VERSION, FileVersion, NewChunk, NewFile, SnapshotRow, SnapshotStats, Store,
-    checksum,
+    ChunkRow, FORMAT_VERSION, FileVersion, InsideRuns, NewChunk, NewFile, SnapshotRow,
+    SnapshotStats, Store, checksum,
 };
 pub use error::StoreError;
 pub use failpoint::failpoint;

@@ -21,6 +21,32 @@ pub struct ChunkStart {
     /// recorded (a chunk written before its store was migrated to format 3), so the caller
     /// must work it out.
     pub enclosing: Option<Option<(u32, String)>>,
+    /// The same for its later lines, where it changes, as indexing recorded it
+    /// (`NewChunk::inside`); `None` when it was not recorded (a chunk written before format 9).
+    pub inside: Option<crate::db::InsideRuns>,
+    /// The size of the file version, in bytes.
+    pub file_bytes: u64,
+}
+
+impl ChunkStart {
+    /// The line opening the innermost definition around 1-based `line` of this chunk, as
+    /// indexing recorded it (`Some(None)`: inside none); `None` when it was not recorded.
+    pub fn opening_at(&self, line: u32) -> Option<Option<&(u32, String)>> {
+        let start = self.enclosing.as_ref()?.as_ref();
+        if line <= self.start_line {
+            return Some(start);
+        }
+        let inside = self.inside.as_ref()?;
+        Some(
+            match inside
+                .partition_point(|(from, _)| *from <= line)
+                .checked_sub(1)
+            {
+                Some(i) => inside[i].1.as_ref(),
+                None => start,
+            },
+        )
+    }
 }
 
 impl Store {
@@ -50,13 +76,20 @@ impl Store {
         let Some(file_id) = self.manifest_entry(sha, path)? else {
             return Ok(None);
         };
+        // A store before format 9 (read-only, not migrated) has no `inside` column.
+        let inside = if self.format_version() >= 9 {
+            "c.inside"
+        } else {
+            "NULL"
+        };
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT start_line, end_line, enclosing_line, enclosing_text FROM chunks \
-                 WHERE file_id = ?1 AND start_line <= ?2 AND end_line >= ?2 \
-                 ORDER BY start_line DESC, ordinal LIMIT 1",
-            )
+            .prepare_cached(&format!(
+                "SELECT c.start_line, c.end_line, c.enclosing_line, c.enclosing_text, {inside}, \
+                 f.bytes, c.text, c.checksum FROM chunks c JOIN files f ON f.id = c.file_id \
+                 WHERE c.file_id = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 \
+                 ORDER BY c.start_line DESC, c.ordinal LIMIT 1"
+            ))
             .map_err(|e| sql_error(&self.dir, e))?;
         let row = stmt
             .query_row(rusqlite::params![file_id, line], |r| {
@@ -65,23 +98,40 @@ impl Store {
                     r.get::<_, u32>(1)?,
                     r.get::<_, Option<u32>>(2)?,
                     r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, Option<String>>(7)?,
                 ))
             })
             .optional()
             .map_err(|e| sql_error(&self.dir, e))?;
-        Ok(row.map(|(start_line, end_line, line, text)| {
-            let enclosing = match (line, text) {
-                (None, _) => None,
-                (Some(0), _) => Some(None),
-                (Some(line), Some(text)) => Some(Some((line, text))),
-                (Some(_), None) => None,
-            };
-            ChunkStart {
-                start_line,
-                end_line,
-                enclosing,
-            }
-        }))
+        Ok(row.map(
+            |(start_line, end_line, line, text, inside, bytes, chunk, sum)| {
+                let enclosing = match (line, text) {
+                    (None, _) => None,
+                    (Some(0), _) => Some(None),
+                    (Some(line), Some(text)) => Some(Some((line, text))),
+                    (Some(_), None) => None,
+                };
+                ChunkStart {
+                    start_line,
+                    end_line,
+                    // Runs are read only beside a recorded first line, which they continue, and
+                    // from a chunk whose text matches its checksum (they read lines of it).
+                    inside: inside
+                        .filter(|_| enclosing.is_some())
+                        .filter(|_| {
+                            sum.is_some_and(|sum| sum == crate::db::checksum(chunk.as_bytes()))
+                        })
+                        .and_then(|json| {
+                            crate::db::inside_from_json(&json, start_line, end_line, &chunk)
+                        }),
+                    enclosing,
+                    file_bytes: u64::try_from(bytes).unwrap_or(0),
+                }
+            },
+        ))
     }
 
     /// The file versions of the stored artifacts of `scopes`.
@@ -138,5 +188,76 @@ impl Store {
             )
             .and_then(|mut stmt| stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
             .map_err(|e| sql_error(&self.dir, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChunkStart;
+    use crate::db::{inside_from_json, inside_json};
+
+    fn opening(line: u32, text: &str) -> Option<(u32, String)> {
+        Some((line, text.to_owned()))
+    }
+
+    #[test]
+    fn a_line_is_inside_what_the_last_run_at_or_before_it_says() {
+        let text: String = (10..=30).map(|n| format!("line {n}\n")).collect();
+        let inside = vec![
+            (12, opening(11, "line 11")),
+            (20, None),
+            (22, opening(9, "impl A {")),
+            (25, opening(10, "line 10")),
+        ];
+        let json = inside_json(10, &inside);
+        // Lines inside the chunk are read back from its text, not stored again.
+        assert!(!json.contains("line 11"), "{json}");
+        assert_eq!(inside_from_json(&json, 10, 30, &text), Some(inside.clone()));
+        let chunk = ChunkStart {
+            start_line: 10,
+            end_line: 30,
+            enclosing: Some(opening(2, "mod a {")),
+            inside: Some(inside),
+            file_bytes: 100,
+        };
+        let at = |line| chunk.opening_at(line).map(|o| o.map(|(n, _)| *n));
+        assert_eq!(at(10), Some(Some(2)));
+        assert_eq!(at(11), Some(Some(2)));
+        assert_eq!(at(12), Some(Some(11)));
+        assert_eq!(at(19), Some(Some(11)));
+        assert_eq!(at(20), Some(None));
+        assert_eq!(at(22), Some(Some(9)));
+        assert_eq!(at(30), Some(Some(10)));
+        // Nothing recorded for the later lines: the caller works them out.
+        let older = ChunkStart {
+            inside: None,
+            ..chunk.clone()
+        };
+        assert_eq!(older.opening_at(10), Some(Some(&(2, "mod a {".to_owned()))));
+        assert_eq!(older.opening_at(11), None);
+    }
+
+    #[test]
+    fn damaged_runs_read_as_not_recorded() {
+        let text: String = (10..=30).map(|n| format!("line {n}\n")).collect();
+        for json in [
+            "",
+            "{}",
+            "[[5]]",                   // not after the chunk's first line
+            "[[31]]",                  // past its last
+            "[[12], [12]]",            // out of order
+            "[[12, 12]]",              // an opening on or after the line it is around
+            "[[12, 0, \"fn a\"]]",     // no line 0
+            "[[12, 3]]",               // above the chunk without its text
+            "[[12, 11, \"line 11\"]]", // inside the chunk with text
+            "[[12, 3, 4]]",            // text that is not text
+            "[[12, 3, \"a\", 1]]",     // more than a run holds
+            "[[-1]]",
+        ] {
+            assert_eq!(inside_from_json(json, 10, 30, &text), None, "{json}");
+        }
+        assert_eq!(inside_from_json("[]", 10, 30, &text), Some(Vec::new()));
+        // A chunk shorter than its lines say: the line is not there to read.
+        assert_eq!(inside_from_json("[[12, 11]]", 10, 30, "line 10\n"), None);
     }
 }

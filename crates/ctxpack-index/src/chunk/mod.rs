@@ -87,6 +87,20 @@ pub struct Chunk {
     /// The line that opens the innermost definition the chunk starts inside of (see
     /// [`enclosing_lines`]), found from the same parse as the chunk: `(1-based number, text)`.
     pub enclosing: Option<(u32, String)>,
+    /// The same for each of its later lines, where it changes (see [`Inside`]): a chunk cut
+    /// to start at any of its lines finds that line's without a parse.
+    pub inside: Vec<Inside>,
+}
+
+/// From `line` on (1-based, up to the next such entry or the chunk's end), a chunk's lines are
+/// inside the definition opened at `opening` (`(1-based number, text)`, as
+/// [`enclosing_lines`] finds it), or inside none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inside {
+    /// The first line this holds for.
+    pub line: u32,
+    /// The line opening the innermost definition around it.
+    pub opening: Option<(u32, String)>,
 }
 
 /// How large chunks are. `Default` gives the documented defaults.
@@ -183,6 +197,9 @@ pub fn chunk(path: &str, text: &str, options: &ChunkOptions) -> Vec<Chunk> {
         .map(|(cx, tree)| syntactic_spans(cx, tree))
         .filter(|spans| covers(spans, last))
         .unwrap_or_else(|| windows(0, last, None, limits));
+    let code = parsed
+        .as_ref()
+        .filter(|(cx, _)| cx.language != Language::Markdown);
     spans
         .into_iter()
         .map(|span| Chunk {
@@ -190,10 +207,8 @@ pub fn chunk(path: &str, text: &str, options: &ChunkOptions) -> Vec<Chunk> {
             end_line: one_based(span.end),
             symbol: span.sym.map(|sym| sym.name),
             text: lines.slice(span.start, span.end).to_owned(),
-            enclosing: parsed
-                .as_ref()
-                .filter(|(cx, _)| cx.language != Language::Markdown)
-                .and_then(|(cx, tree)| cx.enclosing(tree, span.start)),
+            enclosing: code.and_then(|(cx, tree)| cx.enclosing(tree, span.start)),
+            inside: code.map_or_else(Vec::new, |(cx, tree)| cx.inside(tree, span.start, span.end)),
         })
         .collect()
 }
@@ -1012,6 +1027,45 @@ impl Cx<'_> {
         self.enclosing_row(tree, target)
             .0
             .map(|row| self.lines.numbered(row))
+    }
+
+    /// Where the line opening the innermost definition around 0-based lines `start + 1..=end`
+    /// changes, from what it is at `start` ([`Chunk::inside`]): what [`Cx::enclosing_row`]
+    /// finds for each of them. The path it walks from the root to a line is carried from line
+    /// to line: a node on it that still holds the next line stays on it (no sibling before it
+    /// can hold that line), so each node is reached once, not once per line.
+    fn inside(&self, tree: &tree_sitter::Tree, start: usize, end: usize) -> Vec<Inside> {
+        let mut runs = Vec::new();
+        // The nodes from the root's child down to the line, each with whether it is a
+        // definition.
+        let mut path: Vec<(Node<'_>, bool)> = Vec::new();
+        let mut current = None;
+        for row in start..=end.min(self.lines.count().saturating_sub(1)) {
+            while path.last().is_some_and(|(n, _)| n.end_position().row < row) {
+                path.pop();
+            }
+            let mut node = path.last().map_or_else(|| tree.root_node(), |(n, _)| *n);
+            while path.len() < MAX_DEPTH {
+                let Some(child) = child_on_row(node, row) else {
+                    break;
+                };
+                path.push((child, self.def_of(child, 0).is_some()));
+                node = child;
+            }
+            let here = path
+                .iter()
+                .rev()
+                .find(|(n, def)| *def && n.start_position().row < row)
+                .map(|(n, _)| n.start_position().row);
+            if row > start && here != current {
+                runs.push(Inside {
+                    line: one_based(row),
+                    opening: here.map(|r| self.lines.numbered(r)),
+                });
+            }
+            current = here;
+        }
+        runs
     }
 
     /// The 0-based row of the innermost definition containing 0-based line `target` without

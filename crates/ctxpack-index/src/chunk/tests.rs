@@ -56,12 +56,9 @@ fn chunks_carry_the_enclosing_line_of_their_first_line() {
     );
 }
 
-/// A line inside a chunk gets, from a parse of the lines between the definition its chunk
-/// starts in (or the chunk's first line) and itself, the enclosing line a parse of the whole
-/// file gives; where the short parse finds none and the chunk starts inside a definition, the
-/// caller parses the whole file, and that is rare.
-#[test]
-fn a_short_parse_from_the_chunks_definition_finds_what_a_whole_parse_does() {
+/// Files of several languages whose definitions nest and run longer than a chunk: this
+/// module's own source and its tests, a Python class, a long Go function, a TypeScript class.
+fn nested_sources() -> [(&'static str, String); 5] {
     let python = "class Shop:\n    def __init__(self):\n        self.items = []\n\n".to_owned()
         + &"    def add(self, item):\n        self.items.append(item)\n        return item\n\n"
             .repeat(12)
@@ -72,15 +69,23 @@ fn a_short_parse_from_the_chunks_definition_finds_what_a_whole_parse_does() {
     let script = "export class Cart {\n".to_owned()
         + &"  add(item) {\n    this.items.push(item);\n    return item;\n  }\n".repeat(20)
         + "}\n\nexport function total(cart) {\n  return cart.items.length;\n}\n";
-    let sources = [
+    [
         ("src/chunk.rs", include_str!("mod.rs").to_owned()),
         ("src/tests.rs", include_str!("tests.rs").to_owned()),
         ("shop.py", python),
         ("main.go", go),
         ("cart.ts", script),
-    ];
+    ]
+}
+
+/// A line inside a chunk gets, from a parse of the lines between the definition its chunk
+/// starts in (or the chunk's first line) and itself, the enclosing line a parse of the whole
+/// file gives; where the short parse finds none and the chunk starts inside a definition, the
+/// caller parses the whole file, and that is rare.
+#[test]
+fn a_short_parse_from_the_chunks_definition_finds_what_a_whole_parse_does() {
     let (mut lines, mut whole) = (0, 0);
-    for (path, text) in &sources {
+    for (path, text) in &nested_sources() {
         let every: Vec<u32> = (1..=u32::try_from(text.lines().count()).expect("lines")).collect();
         let whole_parse = enclosing_lines(path, text, &every);
         for c in chunk(path, text, &ChunkOptions::default()) {
@@ -104,6 +109,45 @@ fn a_short_parse_from_the_chunks_definition_finds_what_a_whole_parse_does() {
         whole * 20 < lines,
         "{whole} of {lines} lines needed a whole parse"
     );
+}
+
+/// What a chunk records for each of its lines after the first ([`Chunk::inside`]) is what a
+/// parse of the whole file says of that line, so a cut anywhere in it needs no parse.
+#[test]
+fn a_chunk_records_what_a_whole_parse_finds_for_each_of_its_lines() {
+    let mut sources = nested_sources().to_vec();
+    sources.push(("src/graph.rs", include_str!("graph.rs").to_owned()));
+    sources.push((
+        "README.md",
+        "# Title\n\nText.\n\n## Part\n\nMore.\n".to_owned(),
+    ));
+    let mut changes = 0;
+    for (path, text) in &sources {
+        let every: Vec<u32> = (1..=u32::try_from(text.lines().count()).expect("lines")).collect();
+        let whole_parse = enclosing_lines(path, text, &every);
+        for c in chunk(path, text, &ChunkOptions::default()) {
+            assert_eq!(
+                c.enclosing,
+                whole_parse[c.start_line as usize - 1],
+                "{path}"
+            );
+            let mut current = c.enclosing.clone();
+            let mut runs = c.inside.iter().peekable();
+            for line in c.start_line + 1..=c.end_line {
+                if let Some(run) = runs.next_if(|r| r.line == line) {
+                    assert_ne!(
+                        run.opening, current,
+                        "{path}:{line}: a run that changes nothing"
+                    );
+                    current = run.opening.clone();
+                    changes += 1;
+                }
+                assert_eq!(current, whole_parse[line as usize - 1], "{path}:{line}");
+            }
+            assert!(runs.next().is_none(), "{path}: runs outside the chunk");
+        }
+    }
+    assert!(changes > 100, "{changes}");
 }
 
 /// Chunks `src` as `path` and compares (start, end, symbol) with `expected`, after checking

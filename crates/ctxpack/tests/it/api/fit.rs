@@ -185,9 +185,10 @@ fn a_hit_inside_a_definition_shows_its_opening_line() {
     assert!(text.contains("): pub fn enforce_"), "{text}");
 }
 
-/// The enclosing lines come from what indexing recorded with each chunk, so a pack parses no
-/// file for them; a chunk stored without one (by an older format) is worked out from the file
-/// at pack time, with the same result.
+/// The enclosing lines come from what indexing recorded with each chunk (for its first line
+/// and, where it changes, its later ones), so a pack parses no file for them; a chunk stored
+/// without one (by an older format) is worked out from the file at pack time, with the same
+/// result.
 #[test]
 fn enclosing_lines_come_from_the_index_and_older_chunks_are_parsed() {
     let f = budget_impls(8);
@@ -216,6 +217,24 @@ fn enclosing_lines_come_from_the_index_and_older_chunks_are_parsed() {
         !from_index.contains("inside (line 5): impl Budget"),
         "{from_index}"
     );
+    // A hit cut to start inside its chunk: the line is what the chunk recorded for its later
+    // lines, and without that record (a chunk of format 8) a parse finds the same.
+    let cut = || {
+        let pack = pack_shown(&workspace, &request(4000, Meter::O200k), Format::Text);
+        render(&pack, &shown(Format::Text))
+    };
+    let before_cut = cut();
+    assert!(before_cut.contains("): pub fn enforce_"), "{before_cut}");
+    // Recorded as all inside what the chunk starts in, the cut shows that line instead.
+    assert!(recorded("UPDATE chunks SET inside = '[]' WHERE inside LIKE '[[%'") > 0);
+    let from_index = cut();
+    assert!(!from_index.contains("): pub fn enforce_"), "{from_index}");
+    assert!(
+        from_index.contains("): impl RecordedBudget {"),
+        "{from_index}"
+    );
+    assert!(recorded("UPDATE chunks SET inside = NULL") > 0);
+    assert_eq!(cut(), before_cut);
     // Chunks without a record are parsed, and show what the index would have recorded.
     assert!(recorded("UPDATE chunks SET enclosing_line = NULL, enclosing_text = NULL") > 0);
     assert_eq!(text(), before);
