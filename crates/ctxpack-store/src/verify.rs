@@ -410,16 +410,6 @@ impl Store {
         .map_err(e)
     }
 
-    /// The chunks of a file version, in order, as stored (not checked against their
-    /// checksums: verifying compares them with their blobs).
-    pub fn chunks_of(&self, file_id: i64) -> Result<Vec<crate::ChunkRow>, StoreError> {
-        let ids = self.query_ids(
-            "SELECT id FROM chunks WHERE file_id = ?1 ORDER BY ordinal",
-            [file_id],
-        )?;
-        self.chunk_rows(&ids, false)
-    }
-
     /// Replaces the chunks of a file version with `chunks` (derived again from its blob) and
     /// re-indexes them; the file version keeps its id, so every snapshot that lists it sees
     /// the repaired chunks.

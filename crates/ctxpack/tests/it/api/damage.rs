@@ -187,6 +187,27 @@ fn forged_chunks_are_found_from_the_git_objects_and_repaired() {
     found_then_repaired(&workspace, "chunk", "src/budget.rs", &before);
 }
 
+/// What a chunk records of the definitions around its lines (which line a cut inside it shows
+/// as enclosing) is compared with what the blob gives too: a record rewritten in the store is
+/// found and repaired.
+#[test]
+fn a_forged_record_of_the_definitions_inside_a_chunk_is_found_and_repaired() {
+    let (f, workspace, before) = indexed();
+    sql(
+        &f.store(),
+        "UPDATE chunks SET inside = '[]' WHERE inside LIKE '[[%' \
+         AND file_id IN (SELECT id FROM files WHERE path = 'src/budget.rs');",
+    );
+    let forged: i64 = rusqlite::Connection::open(f.store().join("ctxpack.sqlite"))
+        .expect("open")
+        .query_row("SELECT count(*) FROM chunks WHERE inside = '[]'", [], |r| {
+            r.get(0)
+        })
+        .expect("count");
+    assert!(forged > 0, "the fixture records definitions inside a chunk");
+    found_then_repaired(&workspace, "chunk", "src/budget.rs", &before);
+}
+
 #[test]
 fn a_changed_chunk_fails_its_checksum() {
     let (f, workspace, before) = indexed();
