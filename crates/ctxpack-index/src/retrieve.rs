@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use ctxpack_core::{Candidate, Citation, Family, Location, Tier};
 use ctxpack_meter::Meter;
 use ctxpack_store::artifacts::ArtifactRow;
-use ctxpack_store::{ChunkRow, ExtraDoc, NewChunk, QueryTerms, ScoreBreakdown, Store};
+use ctxpack_store::{ChunkHead, ChunkRow, ExtraDoc, NewChunk, QueryTerms, ScoreBreakdown, Store};
 
 use crate::chunk::graph::Import;
 use crate::error::IndexError;
@@ -309,15 +309,32 @@ pub fn retrieve_in(
         Some(h) if options.history_weight > 0.0 => h.file_scores(&terms),
         _ => HashMap::new(),
     };
+    // Every chunk of the pool is weighed by its place and name; only those kept are read whole
+    // (and checked against their checksums) below.
     let ids: Vec<i64> = pool
         .iter()
         .map(|h| h.chunk_id)
         .filter(|id| *id > 0)
         .collect();
-    let mut rows: HashMap<i64, _> = store.chunks(&ids)?.into_iter().map(|r| (r.id, r)).collect();
+    let mut rows: HashMap<i64, ChunkHead> = store
+        .chunk_heads(&ids, is_test_chunk)?
+        .into_iter()
+        .map(|r| (r.id, r))
+        .collect();
     for hit in &pool {
-        if let Some(row) = overlay_rows.remove(&hit.chunk_id) {
-            rows.insert(hit.chunk_id, row);
+        if let Some(row) = overlay_rows.get(&hit.chunk_id) {
+            rows.insert(
+                hit.chunk_id,
+                ChunkHead {
+                    id: row.id,
+                    file_id: row.file_id,
+                    path: row.path.clone(),
+                    start_line: row.start_line,
+                    end_line: row.end_line,
+                    symbol: row.symbol.clone(),
+                    marked: is_test_chunk(row.symbol.as_deref(), &row.text),
+                },
+            );
         }
     }
 
@@ -370,8 +387,7 @@ pub fn retrieve_in(
             let file = per_file
                 .get(row.path.as_str())
                 .map_or(0.0, FileEvidence::score);
-            let in_test =
-                is_test_path(&row.path) || is_test_chunk(row.symbol.as_deref(), &row.text);
+            let in_test = is_test_path(&row.path) || row.marked;
             let prior = if in_test { options.test_prior } else { 1.0 };
             let past = history.get(row.path.as_str()).copied().unwrap_or(0.0);
             let together = cochange.get(row.path.as_str()).copied().unwrap_or(0.0);
@@ -403,6 +419,13 @@ pub fn retrieve_in(
             .then_with(|| place(&a.2).cmp(&place(&b.2)))
     });
     scored.truncate(top_k);
+    let kept: Vec<i64> = scored.iter().map(|s| s.2).filter(|id| *id > 0).collect();
+    let mut rows: HashMap<i64, ChunkRow> = store
+        .chunks(&kept)?
+        .into_iter()
+        .map(|r| (r.id, r))
+        .collect();
+    rows.extend(overlay_rows);
 
     let mut artifacts: HashMap<i64, Option<ArtifactRow>> = HashMap::new();
     let mut out = Vec::with_capacity(scored.len());
@@ -491,7 +514,7 @@ fn import_evidence<'p>(
     scope: &Scope<'_>,
     leaders: &[(&str, f32)],
     best_file: f32,
-    rows: &'p HashMap<i64, ChunkRow>,
+    rows: &'p HashMap<i64, ChunkHead>,
 ) -> Result<HashMap<&'p str, f32>, IndexError> {
     // Each pooled file once, with the id of its stored version (0 in the working tree).
     let mut files: BTreeMap<&str, i64> = BTreeMap::new();

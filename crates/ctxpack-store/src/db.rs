@@ -333,6 +333,26 @@ pub struct ChunkRow {
     pub chunker: u32,
 }
 
+/// A stored chunk's place and name, without its text: what ranking reads of every chunk it
+/// weighs, before it keeps the best and reads those whole ([`Store::chunk_heads`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkHead {
+    /// Chunk id.
+    pub id: i64,
+    /// File version id.
+    pub file_id: i64,
+    /// Repository-relative path.
+    pub path: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+    /// Symbol, if known.
+    pub symbol: Option<String>,
+    /// What the caller's test said of its symbol and text.
+    pub marked: bool,
+}
+
 impl ChunkRow {
     /// The cost in `meter`, computed now if the store was not configured for it.
     pub fn cost(&self, meter: Meter) -> u64 {
@@ -1103,6 +1123,63 @@ impl Store {
         self.chunk_rows(ids, true)
     }
 
+    /// The heads of chunks by id, in the order of `ids` (missing ids are left out), each
+    /// `marked` by `test` of its symbol and stored text. Nothing here is evidence: the text is
+    /// looked at where SQLite holds it, neither copied nor checked against its checksum, and
+    /// the chunks a caller keeps are read with [`chunks`](Store::chunks), which checks them.
+    pub fn chunk_heads(
+        &self,
+        ids: &[i64],
+        test: impl Fn(Option<&str>, &str) -> bool,
+    ) -> Result<Vec<ChunkHead>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text \
+                 FROM chunks c LEFT JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+            )
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let head = stmt
+                .query_row([id], |r| {
+                    let Some(path) = r.get::<_, Option<String>>(2)? else {
+                        return Ok(Err((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+                    };
+                    let symbol: Option<String> = r.get(5)?;
+                    let text = r.get_ref(6)?.as_str().unwrap_or_default();
+                    Ok(Ok(ChunkHead {
+                        marked: test(symbol.as_deref(), text),
+                        id: r.get(0)?,
+                        file_id: r.get(1)?,
+                        path,
+                        start_line: r.get(3)?,
+                        end_line: r.get(4)?,
+                        symbol,
+                    }))
+                })
+                .optional()
+                .map_err(|e| sql_error(&self.dir, e))?;
+            match head {
+                None => {}
+                Some(Ok(head)) => out.push(head),
+                Some(Err((chunk, file))) => return Err(self.orphan_chunk(chunk, file)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The error for chunk `chunk`, whose file version `file` is gone.
+    fn orphan_chunk(&self, chunk: i64, file: i64) -> StoreError {
+        StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: format!(
+                "chunk {chunk} belongs to file version {file}, which is missing: the store was changed outside ctxpack"
+            ),
+        }
+    }
+
     /// [`chunks`](Store::chunks), checked against their checksums when `check` is set (`verify`
     /// reads them unchecked, to report and repair what does not match).
     pub(crate) fn chunk_rows(&self, ids: &[i64], check: bool) -> Result<Vec<ChunkRow>, StoreError> {
@@ -1156,14 +1233,7 @@ impl Store {
             let (row, sum) = match row {
                 None => continue,
                 Some(Ok(found)) => found,
-                Some(Err((chunk, file))) => {
-                    return Err(StoreError::Corrupt {
-                        dir: self.dir.clone(),
-                        detail: format!(
-                            "chunk {chunk} belongs to file version {file}, which is missing: the store was changed outside ctxpack"
-                        ),
-                    });
-                }
+                Some(Err((chunk, file))) => return Err(self.orphan_chunk(chunk, file)),
             };
             if check && sum.is_some_and(|sum| sum != checksum(row.text.as_bytes())) {
                 return Err(StoreError::Corrupt {

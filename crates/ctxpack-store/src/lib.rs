@@ -36,7 +36,7 @@ mod vector_blob;
 pub mod verify;
 
 pub use db::{
-    ChunkRow, FORMAT_VERSION, FileVersion, InsideRuns, NewChunk, NewFile, SnapshotRow,
+    ChunkHead, ChunkRow, FORMAT_VERSION, FileVersion, InsideRuns, NewChunk, NewFile, SnapshotRow,
     SnapshotStats, Store, checksum,
 };
 pub use error::StoreError;
