@@ -1,6 +1,6 @@
 //! The SQLite system of record.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -1132,42 +1132,60 @@ impl Store {
         ids: &[i64],
         test: impl Fn(Option<&str>, &str) -> bool,
     ) -> Result<Vec<ChunkHead>, StoreError> {
-        let mut stmt = self
+        let e = |err| sql_error(&self.dir, err);
+        let mut chunk = self
             .conn
             .prepare_cached(
-                "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text \
-                 FROM chunks c LEFT JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+                "SELECT file_id, start_line, end_line, symbol, text FROM chunks WHERE id = ?1",
             )
-            .map_err(|e| sql_error(&self.dir, e))?;
-        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            let head = stmt
+            .map_err(e)?;
+        let mut file = self
+            .conn
+            .prepare_cached("SELECT path FROM files WHERE id = ?1")
+            .map_err(e)?;
+        let _batch = self.read_batch().map_err(e)?;
+        // Read in the order of the table (a file's chunks lie together), each file's path once.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| ids[i]);
+        let mut paths: HashMap<i64, String> = HashMap::new();
+        let mut heads: Vec<Option<ChunkHead>> = vec![None; ids.len()];
+        for i in order {
+            let id = ids[i];
+            let Some((file_id, start_line, end_line, symbol, marked)) = chunk
                 .query_row([id], |r| {
-                    let Some(path) = r.get::<_, Option<String>>(2)? else {
-                        return Ok(Err((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
-                    };
-                    let symbol: Option<String> = r.get(5)?;
-                    let text = r.get_ref(6)?.as_str().unwrap_or_default();
-                    Ok(Ok(ChunkHead {
-                        marked: test(symbol.as_deref(), text),
-                        id: r.get(0)?,
-                        file_id: r.get(1)?,
-                        path,
-                        start_line: r.get(3)?,
-                        end_line: r.get(4)?,
-                        symbol,
-                    }))
+                    let symbol: Option<String> = r.get(3)?;
+                    let text = r.get_ref(4)?.as_str().unwrap_or_default();
+                    let marked = test(symbol.as_deref(), text);
+                    Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, symbol, marked))
                 })
                 .optional()
-                .map_err(|e| sql_error(&self.dir, e))?;
-            match head {
-                None => {}
-                Some(Ok(head)) => out.push(head),
-                Some(Err((chunk, file))) => return Err(self.orphan_chunk(chunk, file)),
-            }
+                .map_err(e)?
+            else {
+                continue;
+            };
+            let path = match paths.get(&file_id) {
+                Some(path) => path.clone(),
+                None => {
+                    let path: String = file
+                        .query_row([file_id], |r| r.get(0))
+                        .optional()
+                        .map_err(e)?
+                        .ok_or_else(|| self.orphan_chunk(id, file_id))?;
+                    paths.insert(file_id, path.clone());
+                    path
+                }
+            };
+            heads[i] = Some(ChunkHead {
+                id,
+                file_id,
+                path,
+                start_line,
+                end_line,
+                symbol,
+                marked,
+            });
         }
-        Ok(out)
+        Ok(heads.into_iter().flatten().collect())
     }
 
     /// The error for chunk `chunk`, whose file version `file` is gone.
