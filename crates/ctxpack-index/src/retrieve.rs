@@ -323,18 +323,8 @@ pub fn retrieve_in(
         .collect();
     for hit in &pool {
         if let Some(row) = overlay_rows.get(&hit.chunk_id) {
-            rows.insert(
-                hit.chunk_id,
-                ChunkHead {
-                    id: row.id,
-                    file_id: row.file_id,
-                    path: row.path.clone(),
-                    start_line: row.start_line,
-                    end_line: row.end_line,
-                    symbol: row.symbol.clone(),
-                    marked: is_test_chunk(row.symbol.as_deref(), &row.text),
-                },
-            );
+            let marked = is_test_chunk(row.symbol.as_deref(), &row.text);
+            rows.insert(hit.chunk_id, row.head(marked));
         }
     }
 

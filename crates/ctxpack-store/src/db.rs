@@ -354,6 +354,19 @@ pub struct ChunkHead {
 }
 
 impl ChunkRow {
+    /// Its head, `marked` as the caller says.
+    pub fn head(&self, marked: bool) -> ChunkHead {
+        ChunkHead {
+            id: self.id,
+            file_id: self.file_id,
+            path: self.path.clone(),
+            start_line: self.start_line,
+            end_line: self.end_line,
+            symbol: self.symbol.clone(),
+            marked,
+        }
+    }
+
     /// The cost in `meter`, computed now if the store was not configured for it.
     pub fn cost(&self, meter: Meter) -> u64 {
         let i = Meter::ALL
