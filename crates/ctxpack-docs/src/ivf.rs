@@ -237,10 +237,13 @@ impl CodedQuery {
     /// A row's approximate score from its `scale`, `slack` and `codes` ([`quantize`]), and how
     /// far the dot product an `f32` scan computes for the row can be from it: the row's slack
     /// times the query's length, the query's residual against the row's codes, and the
-    /// rounding of the two products that make the score (six ulps of it). The bound is not a
-    /// finite number when the row or the query has a component that is not.
+    /// rounding of the integer sum to an `f32` and of the two products that make the score
+    /// (six ulps of it). The bound is not a finite number when the row or the query has a
+    /// component that is not.
     pub fn score(&self, scale: f32, slack: f32, codes: &[u8]) -> (f32, f32) {
-        // Exact: at most 256 products of two codes of magnitude 127 or less per 2²⁴.
+        // The integer sum is exact; as an `f32` it is exact up to 2²⁴ (1,040 components of
+        // 127² each) and within half an ulp beyond, which the bound's six ulps cover together
+        // with the two products' roundings.
         let dot = code_dot(&self.codes, codes) as f32;
         let approx = scale * self.scale * dot;
         let bound = slack * self.l2 + scale * self.spread + approx.abs() * 6.0 * f32::EPSILON;

@@ -179,8 +179,9 @@ pub(crate) fn inside_from_json(json: &str, start: u32, end: u32, text: &str) -> 
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut out = Vec::with_capacity(runs.len());
     let mut last = start;
-    for run in runs {
-        let line = u32::try_from(run.get(0)?.as_u64()?).ok()?;
+    for run in &runs {
+        let run = run.as_array().filter(|r| r.len() <= 3)?;
+        let line = u32::try_from(run.first()?.as_u64()?).ok()?;
         if line <= last || line > end {
             return None;
         }
@@ -205,9 +206,6 @@ pub(crate) fn inside_from_json(json: &str, start: u32, end: u32, text: &str) -> 
             (Some(at), Some(text)) if at < start => Some((at, text.as_str()?.to_owned())),
             _ => return None,
         };
-        if run.as_array()?.len() > 3 {
-            return None;
-        }
         out.push((line, opening));
     }
     Some(out)
