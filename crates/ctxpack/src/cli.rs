@@ -1,10 +1,11 @@
 //! The command line: argument parsing, dispatch, output and exit codes.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ctxpack_api::{Error, Format};
+use ctxpack_api::{Error, Format, Hint};
 
 use crate::commands::{
     artifact, completions, config, docs, eval, gc, hook, index, ledger, pack, plan, select, status,
@@ -131,12 +132,47 @@ enum ContextCommand {
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    ExitCode::from(run(std::env::args_os().collect()))
+}
+
+/// What a command run in process printed, and its exit code.
+#[derive(Debug)]
+pub struct InProcess {
+    /// The exit code the binary would have exited with.
+    pub code: u8,
+    /// What it wrote to standard output.
+    pub stdout: Vec<u8>,
+    /// What it wrote to standard error.
+    pub stderr: Vec<u8>,
+}
+
+/// Runs the command line on this thread, as the binary runs it in a process of its own:
+/// `args` are the arguments after the program's name, `stdin` its standard input. Standard
+/// output and error are collected, never a terminal; `--output` and relative paths work as
+/// in a process started in this process's working directory. The commands that serve on the
+/// process's streams or run this program again (`mcp`, `serve`, `ui`, `hook`) need a
+/// process of their own: they exit 2 here, as a usage error.
+pub fn run_in_process(args: &[&str], stdin: &[u8]) -> InProcess {
+    let args = std::iter::once("ctxpack")
+        .chain(args.iter().copied())
+        .map(OsString::from)
+        .collect();
+    let (code, stdout, stderr) = crate::output::with_streams(stdin.to_vec(), || run(args));
+    InProcess {
+        code,
+        stdout,
+        stderr,
+    }
+}
+
+/// Parses `args` (the program's name first), runs the command and returns the exit code.
+fn run(args: Vec<OsString>) -> u8 {
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             // Usage errors exit 2 (help and version exit 0); a caller that asked for JSON gets
             // the failure envelope on stdout as well.
-            if e.use_stderr() && asked_for_json(std::env::args()) {
+            if e.use_stderr() && asked_for_json(&args) {
                 let text = e.to_string();
                 let first = text.lines().next().unwrap_or_default();
                 let failure = CliFailure {
@@ -146,14 +182,18 @@ pub fn main() -> ExitCode {
                 };
                 let _ = emit(&format!("{}\n", failure.envelope()));
             }
-            let _ = e.print();
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+            crate::output::parser_message(&e);
+            return u8::try_from(e.exit_code()).unwrap_or(2);
         }
     };
     let json_errors = cli.wants_json();
     let store = cli.store().map(Path::to_owned);
     crate::output::set_quiet(cli.quiet);
-    match cli.set_output().and_then(|()| cli.run()) {
+    let ran = cli
+        .in_this_process()
+        .and_then(|()| cli.set_output())
+        .and_then(|()| cli.run());
+    match ran {
         Ok(output) => emit(&output),
         Err(error) => {
             let failure = CliFailure::new(&error, store.as_deref());
@@ -162,14 +202,13 @@ pub fn main() -> ExitCode {
                 let _ = emit_stdout(&format!("{}\n", failure.envelope()));
             }
             crate::output::error_note(&failure.lines());
-            ExitCode::from(exit_code(failure.kind))
+            exit_code(failure.kind)
         }
     }
 }
 
 /// Whether the raw arguments ask for `--format json`.
-fn asked_for_json(args: impl Iterator<Item = String>) -> bool {
-    let args: Vec<String> = args.collect();
+fn asked_for_json(args: &[OsString]) -> bool {
     args.windows(2)
         .any(|w| w[0] == "--format" && w[1] == "json")
         || args.iter().any(|a| a == "--format=json")
@@ -220,6 +259,25 @@ impl Cli {
             _ => return None,
         };
         location.store.as_deref()
+    }
+
+    /// Refuses, in process, the commands that serve on the process's streams from other
+    /// threads or run this program again by its path.
+    fn in_this_process(&self) -> Result<(), Error> {
+        let name = match &self.command {
+            Command::Mcp(_) => "mcp",
+            Command::Serve(_) => "serve",
+            Command::Ui(_) => "ui",
+            Command::Hook(_) => "hook",
+            _ => return Ok(()),
+        };
+        if crate::output::runs_in_process() {
+            return Err(Error::invalid(format!(
+                "`ctxpack {name}` runs in a process of its own, not in process"
+            ))
+            .with_hint(Hint::Advice(format!("run the `ctxpack {name}` binary"))));
+        }
+        Ok(())
     }
 
     /// Checks `--output` and sends the output there; the MCP server's stdout is its protocol.

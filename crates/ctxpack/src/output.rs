@@ -1,8 +1,12 @@
 //! The terminal: stdout (or the `--output` file) for data, stderr for progress and notes.
+//!
+//! A command runs either in a process of its own, with the process's streams, or in process
+//! ([`crate::cli::run_in_process`]), with buffers of its own: the calling thread holds them
+//! for the command's length, and every function here reads and writes them instead.
 
+use std::cell::RefCell;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -14,12 +18,96 @@ static QUIET: AtomicBool = AtomicBool::new(false);
 /// Set by `--output`: the file the data goes to instead of stdout.
 static OUTPUT: OnceLock<PathBuf> = OnceLock::new();
 
+/// The streams and settings of a command run in process; never a terminal.
+#[derive(Default)]
+struct Streams {
+    /// What the command reads as standard input (taken whole by the first read).
+    stdin: Vec<u8>,
+    /// What it wrote to standard output.
+    stdout: Vec<u8>,
+    /// What it wrote to standard error.
+    stderr: Vec<u8>,
+    quiet: bool,
+    output: Option<PathBuf>,
+}
+
+thread_local! {
+    /// The streams of the command this thread runs in process, if it runs one.
+    static IN_PROCESS: RefCell<Option<Streams>> = const { RefCell::new(None) };
+}
+
+/// Runs `command` on this thread in process, with `stdin` as its standard input; returns its
+/// value, and what it wrote to standard output and standard error.
+pub(crate) fn with_streams<T>(
+    stdin: Vec<u8>,
+    command: impl FnOnce() -> T,
+) -> (T, Vec<u8>, Vec<u8>) {
+    /// Takes the streams back even when the command panics, so the thread is left clean.
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IN_PROCESS.with(|s| s.borrow_mut().take());
+        }
+    }
+    let streams = Streams {
+        stdin,
+        ..Streams::default()
+    };
+    IN_PROCESS.with(|s| *s.borrow_mut() = Some(streams));
+    let restore = Restore;
+    let value = command();
+    let streams = IN_PROCESS
+        .with(|s| s.borrow_mut().take())
+        .unwrap_or_default();
+    drop(restore);
+    (value, streams.stdout, streams.stderr)
+}
+
+/// Calls `f` on the in-process streams when this thread runs a command in process.
+fn in_process<T>(f: impl FnOnce(&mut Streams) -> T) -> Option<T> {
+    IN_PROCESS.with(|s| s.borrow_mut().as_mut().map(f))
+}
+
+/// Whether this thread runs a command in process.
+pub(crate) fn runs_in_process() -> bool {
+    in_process(|_| ()).is_some()
+}
+
+/// Prints what the argument parser says: help and the version on stdout, usage errors on
+/// stderr.
+pub(crate) fn parser_message(e: &clap::Error) {
+    let printed = in_process(|s| {
+        let text = e.render().to_string();
+        let stream = if e.use_stderr() {
+            &mut s.stderr
+        } else {
+            &mut s.stdout
+        };
+        stream.extend_from_slice(text.as_bytes());
+    });
+    if printed.is_none() {
+        let _ = e.print();
+    }
+}
+
+/// Whether `--quiet` was given.
+fn quiet() -> bool {
+    in_process(|s| s.quiet).unwrap_or_else(|| QUIET.load(Ordering::Relaxed))
+}
+
+/// Whether progress and terminal-only notes may be drawn on stderr.
+fn stderr_is_terminal() -> bool {
+    in_process(|_| false).unwrap_or_else(|| io::stderr().is_terminal())
+}
+
 /// The name of the store directory, inside which `--output` never writes.
 const STORE_NAME: &str = ".ctxpack";
 
 /// Silences progress and notes (`--quiet`).
 pub fn set_quiet(quiet: bool) {
-    QUIET.store(quiet, Ordering::Relaxed);
+    if in_process(|s| s.quiet = quiet).is_none() {
+        QUIET.store(quiet, Ordering::Relaxed);
+    }
 }
 
 /// Sends the data to `file` instead of stdout (`--output`), once the file is checked: not a
@@ -65,23 +153,27 @@ pub fn set_output(file: &Path, store: Option<&Path>) -> Result<(), Error> {
         }
         _ => {}
     }
-    let _ = OUTPUT.set(target);
+    if in_process(|s| s.output = Some(target.clone())).is_none() {
+        let _ = OUTPUT.set(target);
+    }
     Ok(())
 }
 
 /// Writes the data to the `--output` file, atomically (a new file in the same directory,
 /// renamed over the old one, so a reader sees the old content or the new, never a part), or
 /// to stdout, where a closed pipe (`ctxpack … | head`) is a normal end, not an error.
-pub fn emit(output: &str) -> ExitCode {
-    let Some(file) = OUTPUT.get() else {
+/// Returns the exit code: 0, or why the output could not be written.
+pub fn emit(output: &str) -> u8 {
+    let file = in_process(|s| s.output.clone()).unwrap_or_else(|| OUTPUT.get().cloned());
+    let Some(file) = file else {
         return emit_stdout(output);
     };
-    match write_atomically(file, output.as_bytes()) {
-        Ok(()) => ExitCode::SUCCESS,
+    match write_atomically(&file, output.as_bytes()) {
+        Ok(()) => 0,
         Err(e) => {
-            let error = Error::io(file, &e).context("cannot write the output");
+            let error = Error::io(&file, &e).context("cannot write the output");
             error_note(&crate::exit::CliFailure::new(&error, None).lines());
-            ExitCode::from(crate::exit::exit_code(error.kind()))
+            crate::exit::exit_code(error.kind())
         }
     }
 }
@@ -126,32 +218,46 @@ fn write_atomically(file: &Path, data: &[u8]) -> io::Result<()> {
     written
 }
 
-/// Writes to stdout whatever `--output` says (the failure envelope goes there).
-pub fn emit_stdout(output: &str) -> ExitCode {
+/// Writes to stdout whatever `--output` says (the failure envelope goes there); returns the
+/// exit code, as [`emit`] does.
+pub fn emit_stdout(output: &str) -> u8 {
+    if in_process(|s| s.stdout.extend_from_slice(output.as_bytes())).is_some() {
+        return 0;
+    }
     let mut stdout = io::stdout().lock();
     match stdout
         .write_all(output.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Ok(()) => 0,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             error_note(&format!("error: writing output: {e}\n"));
-            ExitCode::from(crate::exit::exit_code(ErrorKind::Io))
+            crate::exit::exit_code(ErrorKind::Io)
         }
     }
 }
 
 /// Writes a note to stderr, unless `--quiet`.
 pub fn note(text: &str) {
-    if !QUIET.load(Ordering::Relaxed) {
+    if !quiet() {
         error_note(text);
     }
 }
 
 /// Writes an error to stderr, `--quiet` or not.
 pub fn error_note(text: &str) {
-    let _ = io::stderr().lock().write_all(text.as_bytes());
+    if in_process(|s| s.stderr.extend_from_slice(text.as_bytes())).is_none() {
+        let _ = io::stderr().lock().write_all(text.as_bytes());
+    }
+}
+
+/// Standard input, to read as a stream.
+pub fn stdin() -> Box<dyn Read> {
+    match in_process(|s| std::mem::take(&mut s.stdin)) {
+        Some(bytes) => Box::new(io::Cursor::new(bytes)),
+        None => Box::new(io::stdin().lock()),
+    }
 }
 
 /// The most `select --input` reads: 256 MiB of candidates.
@@ -166,7 +272,7 @@ pub const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
 pub fn read_input(input: &str, limit: u64, limit_field: Option<&str>) -> Result<Vec<u8>, Error> {
     let mut buf = Vec::new();
     let read = if input == "-" {
-        io::stdin().lock().take(limit + 1).read_to_end(&mut buf)
+        stdin().take(limit + 1).read_to_end(&mut buf)
     } else {
         let path = Path::new(input);
         let file = std::fs::File::open(path).map_err(|e| {
@@ -193,7 +299,7 @@ pub fn read_input(input: &str, limit: u64, limit_field: Option<&str>) -> Result<
 /// Reports how recording a pack went: its id on a terminal, a warning when it failed.
 pub fn recorded(recorded: &Recorded) {
     match recorded {
-        Recorded::Stored(id) if io::stderr().is_terminal() => {
+        Recorded::Stored(id) if stderr_is_terminal() => {
             note(&format!(
                 "recorded pack {} (ctxpack show {})\n",
                 &id[..12],
@@ -209,7 +315,7 @@ pub fn recorded(recorded: &Recorded) {
 /// given (and nothing otherwise): the phase, the count done and the total; `unit` names what
 /// is counted.
 pub fn progress(unit: &'static str) -> (Control, Bar) {
-    if QUIET.load(Ordering::Relaxed) || !io::stderr().is_terminal() {
+    if quiet() || !stderr_is_terminal() {
         return (Control::new(), Bar(None));
     }
     let bar = indicatif::ProgressBar::new(0);

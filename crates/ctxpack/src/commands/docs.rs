@@ -256,7 +256,7 @@ impl DocsCommand {
                 let (control, bar) = progress("documents");
                 let workspace = store(&args.store)?;
                 let report = if args.file.as_os_str() == "-" {
-                    workspace.import_stream(&request, &mut std::io::stdin().lock(), &control)?
+                    workspace.import_stream(&request, &mut crate::output::stdin(), &control)?
                 } else {
                     let source = ImportSource::File(args.file.clone());
                     workspace.import_documents(&request, &source, &control)?

@@ -1,7 +1,9 @@
 //! One library, three surfaces: the same request packed through the Rust API, the command
 //! line and the MCP server (a real `ctxpack mcp` process over stdio) gives the same pack,
 //! byte for byte: the same JSON from the library and `--format json`, and the same Markdown
-//! from the library's renderer, `--format markdown` and the server's text.
+//! from the library's renderer, `--format markdown` and the server's text. And the binary,
+//! run as a process, answers what the command line answers in process, where most of the
+//! command line's tests run it.
 
 use ctxpack_api::{
     Access, Format, PackOptions, PackScope, RenderOptions, SnapshotPackRequest, View, Workspace,
@@ -11,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::mcp::Raw;
 use crate::pack::{Cli, Fixture};
+use crate::{Run, ctxpack, ctxpack_process};
 
 const RETRY_RS: &str = "//! The HTTP client.\n\n/// Retries a request with exponential backoff until the budget of attempts is spent.\npub fn retry_with_backoff(attempts: u32, budget: u32) -> u32 {\n    attempts.min(budget) * 2\n}\n";
 const BUDGET_RS: &str = "//! Budget enforcement.\n\n/// Admits a hit only if it fits the remaining budget.\npub fn enforce_budget(remaining: u64, cost: u64) -> bool {\n    cost <= remaining\n}\n\n/// The budget left after a hit.\npub fn remaining_budget(budget: u64, used: u64) -> u64 {\n    budget.saturating_sub(used)\n}\n";
@@ -172,4 +175,92 @@ fn fresh(arguments: &serde_json::Value) -> serde_json::Value {
     let mut arguments = arguments.clone();
     arguments["fresh"] = json!(true);
     arguments
+}
+
+#[test]
+fn the_binary_answers_what_the_command_line_answers_in_process() {
+    let f = Fixture::new();
+    f.write("src/budget.rs", BUDGET_RS);
+    f.write("docs/notes.md", NOTES_MD);
+    let first = f.commit("init");
+    f.write("src/retry.rs", RETRY_RS);
+    f.commit("second");
+    assert_eq!(f.run(&["index"]).code, 0);
+    let out = tempfile::tempdir().expect("tempdir");
+    let written = out.path().join("pack.md");
+    let in_store = f.path().join(".ctxpack/x");
+    let [cwd, written_arg, in_store] =
+        [f.path(), &written, &in_store].map(|p| p.to_str().expect("UTF-8 path").to_owned());
+    let (cwd, first) = (cwd.as_str(), &first[..12]);
+    let candidates = br#"[{"id": "a", "text": "the remaining budget is enforced"}]"#;
+    let json = ["--format", "json"];
+    let cases: Vec<(Vec<&str>, &[u8])> = vec![
+        (vec!["--version"], b""),
+        (vec!["pack", "--help"], b""),
+        // Usage errors, with the failure envelope for a caller that asked for JSON.
+        (vec!["pack", "--budgett", "9"], b""),
+        ([&["pack", "x", "--budget", "0"][..], &json].concat(), b""),
+        // Not indexed (exit 3), and its envelope.
+        (
+            [
+                &["pack", "budget", "--at", first, "--no-index", "--cwd", cwd][..],
+                &json,
+            ]
+            .concat(),
+            b"",
+        ),
+        (vec!["index", "--cwd", cwd], b""),
+        (
+            [&["pack", "remaining budget", "--cwd", cwd][..], &json].concat(),
+            b"",
+        ),
+        (vec!["pack", "remaining budget", "--cwd", cwd], b""),
+        (
+            vec![
+                "-o",
+                &written_arg,
+                "pack",
+                "budget",
+                "--format",
+                "markdown",
+                "--cwd",
+                cwd,
+            ],
+            b"",
+        ),
+        (vec!["-o", &in_store, "status", "--cwd", cwd], b""),
+        (
+            [&["select", "--input", "-", "--budget", "50"][..], &json].concat(),
+            candidates,
+        ),
+        (vec!["select", "--input", "-"], b"not JSON"),
+        (vec!["show", "0000", "--cwd", cwd], b""),
+    ];
+    let mut codes = std::collections::BTreeSet::new();
+    for (args, stdin) in &cases {
+        let in_process = ctxpack(args, stdin);
+        let file = std::fs::read(&written).ok();
+        let _ = std::fs::remove_file(&written);
+        let process = ctxpack_process(args, stdin);
+        let file_from_process = std::fs::read(&written).ok();
+        let _ = std::fs::remove_file(&written);
+        let same =
+            |a: &Run, b: &Run| (a.code, &a.stdout, &a.stderr) == (b.code, &b.stdout, &b.stderr);
+        assert!(
+            same(&in_process, &process),
+            "{args:?}:\nin process\n{}\nas a process\n{}",
+            in_process.transcript(),
+            process.transcript()
+        );
+        assert_eq!(file, file_from_process, "{args:?}: the --output file");
+        codes.insert(process.code);
+    }
+    // The cases cover success, usage errors, a missing index and a bad input.
+    assert!(codes.is_superset(&[0, 2, 3].into()), "{codes:?}");
+
+    // A command that needs a process of its own says so in process.
+    let mcp = ctxpack::cli::run_in_process(&["mcp", "--cwd", cwd], b"");
+    assert_eq!(mcp.code, 2);
+    let said = String::from_utf8_lossy(&mcp.stderr);
+    assert!(said.contains("runs in a process of its own"), "{said}");
 }

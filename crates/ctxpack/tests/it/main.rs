@@ -1,5 +1,8 @@
 //! The workspace's integration tests, one binary so that their tests run side by side: `api`
-//! tests the library in process, the other modules run the `ctxpack` command line as a real
+//! tests the library in process, the other modules run the `ctxpack` command line: in process
+//! (`ctxpack::cli::run_in_process`, what the binary runs) unless the test needs what only a
+//! process shows (a working directory, the environment, signals and kills, servers and their
+//! clients), and `identity` checks that the binary answers what the command line answers in
 //! process.
 
 mod api;
@@ -43,8 +46,26 @@ impl Run {
     }
 }
 
-/// Runs `ctxpack ARGS` with `stdin` and waits for it.
+/// The commands that run only in a process of their own (they serve on its streams or run the
+/// binary again by its path).
+const OWN_PROCESS: &[&str] = &["mcp", "serve", "ui", "hook"];
+
+/// Runs `ctxpack ARGS` with `stdin` as the binary would, in this process (in a `ctxpack`
+/// process for the commands that need one).
 pub fn ctxpack(args: &[&str], stdin: &[u8]) -> Run {
+    if args.iter().any(|a| OWN_PROCESS.contains(a)) {
+        return ctxpack_process(args, stdin);
+    }
+    let out = ctxpack::cli::run_in_process(args, stdin);
+    Run {
+        code: i32::from(out.code),
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// Runs the `ctxpack` binary with ARGS and `stdin`, and waits for it.
+pub fn ctxpack_process(args: &[&str], stdin: &[u8]) -> Run {
     run_ctxpack(Command::new(env!("CARGO_BIN_EXE_ctxpack")), args, stdin)
 }
 
