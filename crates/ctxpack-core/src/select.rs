@@ -55,7 +55,7 @@ impl Selector {
             Selector::Diverse => "citation-diverse-v2",
             Selector::Prefix => "greedy-prefix",
             Selector::Skip => "drop-and-continue",
-            Selector::Coverage => "coverage-v2",
+            Selector::Coverage => "coverage-v3",
         }
     }
 }
@@ -315,6 +315,10 @@ fn prefix(state: &mut State, visible: Vec<Slot>) -> u64 {
 /// a strong file's second and third chunks (often where its change is) stay ahead of a weak
 /// file's first (docs/quality.md, "Show the code the task changes").
 const FAMILY_DECAY: f64 = 0.5;
+/// The same for the family of the best-ranked candidate: the file the evidence points at most
+/// gets more depth before the others get breadth, since the lines a task changes are more often
+/// in its later chunks than in other files' first (docs/quality.md, "Depth for the best file").
+const BEST_FAMILY_DECAY: f64 = 0.75;
 /// The power relevance is raised to: a chunk half as relevant as the best is worth an eighth
 /// of it, so a large strong chunk is not outbid by several small weak ones that cost the same.
 const RELEVANCE_POWER: i32 = 3;
@@ -324,13 +328,14 @@ const RELEVANCE_POWER: i32 = 3;
 /// Each candidate has a relevance in `[0, 1]`: its score divided by the best score when every
 /// visible candidate carries a non-negative finite score, else a rank discount
 /// `1 / log2(rank + 1)`. Its marginal gain is that relevance cubed ([`RELEVANCE_POWER`]) times
-/// [`FAMILY_DECAY`] for every hit of its family already chosen, and the candidate with the
-/// best gain per square root of cost is taken next (ties by rank), until nothing left fits.
+/// [`FAMILY_DECAY`] for every hit of its family already chosen ([`BEST_FAMILY_DECAY`] for the
+/// family of the first visible candidate, the best-ranked), and the candidate with the best
+/// gain per square root of cost is taken next (ties by rank), until nothing left fits.
 /// The cube and the square root keep a long, highly relevant chunk ahead of short, weak ones.
 /// Hits are listed in rank order.
 ///
-/// Taking a hit scales the gain of every open member of its family by the same power of two,
-/// which leaves their order within the family unchanged; so each family keeps its members in
+/// Taking a hit scales the gain of every open member of its family by the same factor, which
+/// leaves their order within the family unchanged; so each family keeps its members in
 /// one heap, and a second heap holds each family's best member at the family's current gain.
 /// A candidate that does not fit never fits later (the remaining budget only shrinks), so it
 /// leaves for good. Each candidate enters and leaves each heap O(1) times: O(n log n) in all.
@@ -351,8 +356,19 @@ fn coverage(state: &mut State, visible: Vec<Slot>) -> u64 {
         let f = family_index(&slot.candidate.family, &mut seen, &mut members);
         seen[f] += 1;
     }
+    let best_family = visible.first().map(|s| s.candidate.family.clone());
+    let decay: Vec<f64> = visible
+        .iter()
+        .map(|s| {
+            if Some(&s.candidate.family) == best_family.as_ref() {
+                BEST_FAMILY_DECAY
+            } else {
+                FAMILY_DECAY
+            }
+        })
+        .collect();
     let density = |i: usize, seen: i32, cost: u64| {
-        let gain = relevance[i].powi(RELEVANCE_POWER) * FAMILY_DECAY.powi(seen);
+        let gain = relevance[i].powi(RELEVANCE_POWER) * decay[i].powi(seen);
         gain / (cost.max(1) as f64).sqrt()
     };
     let mut families: Vec<usize> = Vec::with_capacity(visible.len());

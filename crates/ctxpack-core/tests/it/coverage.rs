@@ -7,8 +7,9 @@ use ctxpack_core::{Budget, Candidate, Citation, DropReason, Family, Selector, Ti
 use proptest::prelude::*;
 
 /// The definition: repeatedly take the fitting candidate with the best relevance cubed times
-/// 0.5 per chosen member of its family, per square root of cost, earliest rank on ties; drop the
-/// rest with the budget left at the end. Visible tier only (no pins), unique citations.
+/// 0.5 per chosen member of its family (0.75 for the first candidate's family), per square root
+/// of cost, earliest rank on ties; drop the rest with the budget left at the end. Visible tier
+/// only (no pins), unique citations.
 fn reference(cands: &[Candidate], budget: u64) -> (Vec<usize>, Vec<(usize, u64)>) {
     let scores: Option<Vec<f64>> = cands
         .iter()
@@ -33,8 +34,12 @@ fn reference(cands: &[Candidate], budget: u64) -> (Vec<usize>, Vec<(usize, u64)>
             if !open[i] || c.cost > remaining {
                 continue;
             }
-            let gain =
-                relevance[i].powi(3) * 0.5f64.powi(seen.get(&c.family).copied().unwrap_or(0));
+            let decay: f64 = if c.family == cands[0].family {
+                0.75
+            } else {
+                0.5
+            };
+            let gain = relevance[i].powi(3) * decay.powi(seen.get(&c.family).copied().unwrap_or(0));
             let density = gain / (c.cost.max(1) as f64).sqrt();
             if best.is_none_or(|(_, d)| density > d) {
                 best = Some((i, density));
@@ -140,4 +145,40 @@ fn coverage_work_grows_as_n_log_n() {
             assert_eq!(selection.hits.len() + selection.dropped.len(), n);
         }
     }
+}
+
+#[test]
+fn the_best_ranked_file_gets_depth_before_a_weaker_file_gets_breadth() {
+    // Two chunks of the best-ranked file and one of a weaker file, room for two. The best
+    // file's second chunk is worth 0.9³ · ¾ = 0.55 of a first, the weaker file's first 0.8³ =
+    // 0.51: the best file is shown deeper. Another file's second chunk is worth half, so a
+    // file that is not the best-ranked one gets no such depth.
+    let cands = vec![
+        candidate(0, 1, 100, Some(1.0)),
+        candidate(1, 1, 100, Some(0.9)),
+        candidate(2, 2, 100, Some(0.8)),
+    ];
+    let budget = Budget::new(200).expect("valid");
+    let ranks = |cands: Vec<Candidate>| -> Vec<usize> {
+        select(cands, budget, Selector::Coverage)
+            .hits
+            .iter()
+            .map(|h| h.rank)
+            .collect()
+    };
+    assert_eq!(ranks(cands), [1, 2]);
+    let cands = vec![
+        candidate(0, 3, 100, Some(1.0)),
+        candidate(1, 1, 100, Some(0.95)),
+        candidate(2, 1, 100, Some(0.9)),
+        candidate(3, 2, 100, Some(0.8)),
+    ];
+    let budget = Budget::new(300).expect("valid");
+    let chosen = select(cands, budget, Selector::Coverage);
+    let got: Vec<usize> = chosen.hits.iter().map(|h| h.rank).collect();
+    assert_eq!(
+        got,
+        [1, 2, 4],
+        "the second-ranked file's second chunk is worth half"
+    );
 }

@@ -109,9 +109,17 @@ fn coverage_trades_relevance_against_cost_and_redundancy() {
     // rank order.
     check(
         S,
+        8,
+        "a/f0/2@1 b/f1/2@0.95 c/f1/2@0.95 d/f2/2@0.9 e/f3/2@0.9",
+        "a b d e | c:over_budget",
+    );
+    // The best-ranked candidate's family is worth three quarters per further hit: its second
+    // hit (0.75) beats a family's first at 0.9 (0.9³ ≈ 0.73).
+    check(
+        S,
         6,
         "a/f1/2@1 b/f1/2@1 c/f2/2@0.9 d/f3/2@0.9",
-        "a c d | b:over_budget",
+        "a b c | d:over_budget",
     );
     // ... while a strong family's second hit beats a much weaker family's first: relevance
     // counts cubed (0.7³ ≈ 0.34 < 0.5).
