@@ -186,20 +186,13 @@ pub fn file_uri_path(uri: &str) -> Option<PathBuf> {
     path.is_absolute().then_some(path)
 }
 
-/// `%XX` escapes decoded; `None` for a malformed escape.
+/// `%XX` escapes decoded; `None` for a malformed escape (which the decoder would keep as it is).
 fn percent_decode(text: &str) -> Option<Vec<u8>> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    Some(out)
+    let well_formed = text.split('%').skip(1).all(|after| {
+        after
+            .as_bytes()
+            .get(..2)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    well_formed.then(|| percent_encoding::percent_decode_str(text).collect())
 }
