@@ -1,5 +1,5 @@
-//! The one place a failure becomes an exit code, and the failure envelope every surface
-//! prints; with the command line's phrasing of an error's field and hint.
+//! The one place a failure becomes an exit code or an HTTP status, and the failure envelope
+//! every surface prints; with the command line's phrasing of an error's field and hint.
 
 use std::path::Path;
 
@@ -14,6 +14,19 @@ pub fn exit_code(kind: ErrorKind) -> u8 {
         ErrorKind::Damaged => 4,
         ErrorKind::Conflict => 5,
         _ => 1,
+    }
+}
+
+/// The HTTP status of an error kind, for the JSON API and the web view alike.
+pub fn http_status(kind: ErrorKind) -> axum::http::StatusCode {
+    use axum::http::StatusCode;
+    match kind {
+        ErrorKind::InvalidInput => StatusCode::BAD_REQUEST,
+        ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::OverQuota => StatusCode::TOO_MANY_REQUESTS,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
@@ -135,4 +148,31 @@ pub(crate) fn hint(hint: &Hint, field: Option<&str>, store: Option<&Path>) -> Op
         Hint::Advice(text) => text.clone(),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What README and docs/server.md promise for each kind: the exit code, the envelope's code
+    /// and the HTTP status.
+    #[test]
+    fn every_error_kind_has_its_documented_exit_code_envelope_code_and_status() {
+        for (kind, exit, code, status) in [
+            (ErrorKind::InvalidInput, 2, "invalid_input", 400),
+            (ErrorKind::NotFound, 3, "not_found", 404),
+            (ErrorKind::NotIndexed, 3, "not_found", 404),
+            (ErrorKind::Busy, 3, "not_found", 503),
+            (ErrorKind::OverQuota, 3, "not_found", 429),
+            (ErrorKind::Damaged, 4, "corrupt", 500),
+            (ErrorKind::Conflict, 5, "conflict", 409),
+            (ErrorKind::Io, 1, "internal", 500),
+            (ErrorKind::Cancelled, 1, "internal", 500),
+            (ErrorKind::Internal, 1, "internal", 500),
+        ] {
+            assert_eq!(exit_code(kind), exit, "{kind:?}");
+            assert_eq!(envelope_code(kind), code, "{kind:?}");
+            assert_eq!(http_status(kind).as_u16(), status, "{kind:?}");
+        }
+    }
 }

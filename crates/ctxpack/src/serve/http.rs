@@ -249,14 +249,7 @@ fn indexed_on_the_server(error: Error, repo: &str) -> Error {
 
 /// An API error as a response: the failure envelope with the status its kind maps to.
 fn failure(error: &Error) -> Refusal {
-    let status = match error.kind() {
-        ErrorKind::InvalidInput => StatusCode::BAD_REQUEST,
-        ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
-        ErrorKind::Conflict => StatusCode::CONFLICT,
-        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorKind::OverQuota => StatusCode::TOO_MANY_REQUESTS,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
+    let status = crate::exit::http_status(error.kind());
     let mut response =
         (status, axum::Json(CliFailure::new(error, None).envelope())).into_response();
     if status == StatusCode::SERVICE_UNAVAILABLE {

@@ -33,8 +33,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use ctxpack_api::server::{Grant, Scope, now, random_secret};
 use ctxpack_api::{
-    Budget, BudgetCovers, Error, ErrorKind, Format, LogEntry, LogFilter, PackOptions, Recorded,
-    RenderOptions, Selector, SnapshotPackRequest, View, Workspace, render,
+    Budget, BudgetCovers, Error, Format, LogEntry, LogFilter, PackOptions, Recorded, RenderOptions,
+    Selector, SnapshotPackRequest, View, Workspace, render,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -342,21 +342,9 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
         .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// The status an API error's kind maps to.
-fn status(error: &Error) -> StatusCode {
-    match error.kind() {
-        ErrorKind::InvalidInput => StatusCode::BAD_REQUEST,
-        ErrorKind::NotFound | ErrorKind::NotIndexed => StatusCode::NOT_FOUND,
-        ErrorKind::Conflict => StatusCode::CONFLICT,
-        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorKind::OverQuota => StatusCode::TOO_MANY_REQUESTS,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
-
 /// An API error as a page, with the status its kind maps to.
 fn failure(error: &Error, repo: Option<&str>) -> Response {
-    let status = status(error);
+    let status = crate::exit::http_status(error.kind());
     let hint = error
         .hint()
         .and_then(|h| crate::exit::hint(h, error.field(), None));
@@ -913,7 +901,7 @@ async fn try_build(
         Err(e) => {
             let hint = e.hint().and_then(|h| crate::exit::hint(h, e.field(), None));
             html(
-                status(&e),
+                crate::exit::http_status(e.kind()),
                 pages::try_goal(
                     &repo,
                     &TryForm {
