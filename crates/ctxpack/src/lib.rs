@@ -12,5 +12,6 @@ pub(crate) mod commands;
 pub mod exit;
 pub mod mcp;
 mod output;
+pub(crate) mod present;
 pub mod serve;
 pub mod web;

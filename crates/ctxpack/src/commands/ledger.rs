@@ -1,10 +1,7 @@
 //! `ctxpack log` and `ctxpack show`: the packs recorded in the ledger.
 
-use std::fmt::Write;
-
 use clap::Args;
-use ctxpack_api::{Error, Format, Log, Pack, RenderOptions, Shown, View, render};
-use serde_json::json;
+use ctxpack_api::{Error, Format, View};
 
 use crate::args::{Location, named};
 use crate::client::{Remote, ServerArgs, url_segment};
@@ -76,32 +73,7 @@ pub fn log(args: &LogArgs) -> Result<String, Error> {
     }
     let log = args.location.workspace()?.log(args.limit)?;
     torn(&log.torn);
-    Ok(log_output(&log, args.format == "json"))
-}
-
-/// What `ctxpack log` prints for `log`.
-pub fn log_output(log: &Log, json: bool) -> String {
-    if json {
-        let json = serde_json::to_string(&log.entries).expect("log entries serialize");
-        return format!("{json}\n");
-    }
-    let mut out = String::new();
-    for r in &log.entries {
-        let _ = writeln!(
-            out,
-            "{}  {}  {:<12} {:>6}/{:<6} {:<6} {:>3} hits  {}{}",
-            &r.id[..12],
-            utc(r.time),
-            r.surface,
-            r.used_tokens,
-            r.budget,
-            r.meter,
-            r.selected_hits,
-            if r.worktree { "[worktree] " } else { "" },
-            r.goal.replace(['\r', '\n'], " ")
-        );
-    }
-    out
+    Ok(crate::present::log(&log, args.format == "json"))
 }
 
 /// Runs `ctxpack show`.
@@ -124,86 +96,11 @@ pub fn show(args: &ShowArgs) -> Result<String, Error> {
     }
     let shown = args.location.workspace()?.show(&args.id)?;
     torn(&shown.torn);
-    Ok(shown_output(
+    Ok(crate::present::shown(
         shown,
         args.dropped,
         args.format,
         args.view,
         args.pretty,
     ))
-}
-
-/// What `ctxpack show` prints for a recorded pack: its exact output when the surface kept it
-/// and no other rendering is asked for, the dropped list with `dropped`, otherwise the pack
-/// rendered as recorded, in the format, view and pretty-printing asked for instead.
-pub fn shown_output(
-    shown: Shown,
-    dropped_only: bool,
-    format: Option<Format>,
-    view: Option<View>,
-    pretty: bool,
-) -> String {
-    // A surface whose output is not a rendering of the pack kept its exact bytes.
-    if let Some(exact) = shown.exact_output
-        && !dropped_only
-        && format.is_none()
-        && view.is_none()
-    {
-        return exact;
-    }
-    if dropped_only {
-        return dropped(&shown.pack, format == Some(Format::Json));
-    }
-    render(
-        &shown.pack,
-        &RenderOptions {
-            format: format.unwrap_or(shown.rendering.format),
-            view: view.unwrap_or(shown.rendering.view),
-            pretty: pretty || shown.rendering.pretty,
-        },
-    )
-}
-
-fn dropped(pack: &Pack, as_json: bool) -> String {
-    if as_json {
-        let v: Vec<_> = pack
-            .dropped
-            .iter()
-            .map(|d| {
-                json!({
-                    "rank": d.rank,
-                    "citation": d.citation,
-                    "family": d.family,
-                    "tokens": d.cost,
-                    "reason": d.reason,
-                    "remaining": d.remaining,
-                })
-            })
-            .collect();
-        return format!("{}\n", serde_json::Value::Array(v));
-    }
-    let mut out = String::new();
-    for d in &pack.dropped {
-        let _ = write!(
-            out,
-            "{} {} ({} {}",
-            d.citation, d.reason, d.cost, pack.meter
-        );
-        if let Some(remaining) = d.remaining {
-            let _ = write!(out, ", {remaining} remaining");
-        }
-        out.push_str(")\n");
-    }
-    out
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for Unix seconds.
-fn utc(secs: u64) -> String {
-    i64::try_from(secs)
-        .ok()
-        .and_then(|s| jiff::Timestamp::from_second(s).ok())
-        .map_or_else(
-            || secs.to_string(),
-            |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        )
 }

@@ -10,7 +10,7 @@ use ctxpack_api::config::{Config, Setting};
 use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
     Budget, Error, Meter, PackOptions, PackPayload, PackScope, PayloadBudget, QueryRequest,
-    RenderOptions, Selector, SnapshotPackRequest, Workspace, render,
+    RenderOptions, Selector, SnapshotPackRequest, render,
 };
 
 use crate::args::{Location, OutputArgs, named, parse_budget};
@@ -318,18 +318,5 @@ pub fn query(args: &QueryArgs) -> Result<String, Error> {
     if let Some(remote) = Remote::from_args(&args.remote)? {
         return remote.post("query", &[("format", args.format.clone())], &request);
     }
-    query_output(&args.location.workspace()?, &request, args.format == "json")
-}
-
-/// What `ctxpack query` prints for `request` on `workspace`.
-pub fn query_output(
-    workspace: &Workspace,
-    request: &QueryRequest,
-    json: bool,
-) -> Result<String, Error> {
-    let hits = workspace.query(request)?;
-    if json {
-        return Ok(format!("{}\n", hits.to_json()));
-    }
-    Ok(hits.to_string())
+    crate::present::query(&args.location.workspace()?, &request, args.format == "json")
 }

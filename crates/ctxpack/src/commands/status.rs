@@ -1,7 +1,7 @@
 //! `ctxpack status`: what the store holds and whether HEAD is indexed.
 
 use clap::Args;
-use ctxpack_api::{Error, Workspace};
+use ctxpack_api::Error;
 
 use crate::args::Location;
 use crate::client::{Remote, ServerArgs};
@@ -25,14 +25,5 @@ pub fn run(args: &StatusArgs) -> Result<String, Error> {
     if let Some(remote) = Remote::from_args(&args.remote)? {
         return remote.get("snapshots", &[("format", args.format.clone())]);
     }
-    output(&args.location.workspace()?, args.format == "json")
-}
-
-/// What `ctxpack status` prints for `workspace`.
-pub fn output(workspace: &Workspace, json: bool) -> Result<String, Error> {
-    let status = workspace.status()?;
-    if json {
-        return Ok(format!("{}\n", status.to_json()));
-    }
-    Ok(status.to_string())
+    crate::present::status(&args.location.workspace()?, args.format == "json")
 }

@@ -518,7 +518,7 @@ async fn snapshots(
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
         let json = wants_json(query_string::<FormatQuery>(raw)?.format.as_deref())?;
         let output = blocking(app.clone(), move || {
-            crate::commands::status::output(&app.registry.workspace(&grant, &app.roots)?, json)
+            crate::present::status(&app.registry.workspace(&grant, &app.roots)?, json)
         })
         .await?;
         Ok(listed(json, output))
@@ -539,7 +539,7 @@ async fn query(
         let query_request: QueryRequest = body(&bytes)?;
         let output = blocking(app.clone(), move || {
             let workspace = app.registry.workspace(&grant, &app.roots)?;
-            crate::commands::pack::query_output(&workspace, &query_request, json)
+            crate::present::query(&workspace, &query_request, json)
                 .map_err(|e| indexed_on_the_server(e, &repo))
         })
         .await?;
@@ -570,7 +570,7 @@ async fn log(
         }
         let output = blocking(app.clone(), move || {
             let log = app.registry.workspace(&grant, &app.roots)?.log(limit)?;
-            Ok(crate::commands::ledger::log_output(&log, json))
+            Ok(crate::present::log(&log, json))
         })
         .await?;
         Ok(listed(json, output))
@@ -603,7 +603,7 @@ async fn show(
             };
             Ok((
                 shown_format,
-                crate::commands::ledger::shown_output(shown, dropped, format, view, pretty),
+                crate::present::shown(shown, dropped, format, view, pretty),
             ))
         })
         .await?;

@@ -164,3 +164,45 @@ fn the_front_end_depends_on_the_api_alone_among_the_workspace_crates() {
         .collect();
     assert_eq!(workspace, BTreeSet::from(["ctxpack-api"]));
 }
+
+/// Every Rust file below `dir`, with its text.
+fn sources(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a source directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                out.push((path, text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_server_the_web_view_and_the_mcp_server_do_not_reach_into_the_command_line() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut read = 0;
+    for front_end in ["serve", "web", "mcp"] {
+        for (path, text) in sources(&src.join(front_end)) {
+            read += 1;
+            // `present` renders command results for every front end; `commands` is the CLI's.
+            assert!(
+                !text.contains("commands::"),
+                "{} uses the command line's commands",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        read >= 10,
+        "the walk reads the front ends' sources ({read} files)"
+    );
+    // The check can see a use: the command line itself does use them.
+    let cli = std::fs::read_to_string(src.join("cli.rs")).expect("cli.rs");
+    assert!(cli.contains("commands::"));
+}
