@@ -136,8 +136,7 @@ impl Remote {
                     .to_owned();
                 let name = rustls::pki_types::ServerName::try_from(host)
                     .map_err(|e| Error::invalid_field("server", e.to_string()))?;
-                let connector =
-                    tokio_rustls::TlsConnector::from(crate::serve::tls::client_config()?);
+                let connector = tokio_rustls::TlsConnector::from(crate::tls::client_config()?);
                 let stream = connector
                     .connect(name, stream)
                     .await

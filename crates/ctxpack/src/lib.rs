@@ -14,4 +14,5 @@ pub mod mcp;
 mod output;
 pub(crate) mod present;
 pub mod serve;
+pub(crate) mod tls;
 pub mod web;

@@ -157,7 +157,7 @@ pub(crate) async fn serve(
                 None => connection(&builder, stream, service, watcher).await,
                 Some(acceptor) => {
                     let handshake =
-                        super::tls::handshake(&acceptor, stream, peer, limits.header_timeout);
+                        crate::tls::handshake(&acceptor, stream, peer, limits.header_timeout);
                     if let Some(stream) = handshake.await {
                         connection(&builder, stream, service, watcher).await;
                     }

@@ -12,7 +12,6 @@ pub(crate) mod http;
 mod listen;
 mod mcp;
 mod metrics;
-pub(crate) mod tls;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -313,7 +312,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     let limits = limits(args)?;
     let body_timeout = timeout("body_timeout", args.body_timeout)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(tls::server_config(cert, key)?),
+        (Some(cert), Some(key)) => Some(crate::tls::server_config(cert, key)?),
         _ => None,
     };
     let report = crate::web::ui::read_report(args.eval_report.as_ref())?;

@@ -4,7 +4,7 @@
 //!
 //! Handshakes run concurrently, each on its connection's task with the header timeout as its
 //! deadline, so a client that connects and never speaks cannot hold up the others; the
-//! connection limits of [`super::listen`] bound how many are in flight.
+//! connection limits of the accept loop (`serve::listen`) bound how many are in flight.
 
 use std::net::SocketAddr;
 use std::path::Path;
