@@ -178,6 +178,12 @@ struct Tally {
     millis: Vec<f64>,
 }
 
+/// How many tasks [`Workspace::mine_tasks`] mines when the caller does not say.
+pub const DEFAULT_MINED_TASKS: usize = 40;
+
+/// How many commits back [`Workspace::mine_tasks`] looks when the caller does not say.
+pub const DEFAULT_MINING_SCAN: usize = 3000;
+
 impl Workspace {
     /// Mines tasks from the history of HEAD: non-merge commits with a descriptive message that
     /// modify one to three existing files of the `gold` kind, as [`Gold`] defines each.

@@ -107,6 +107,13 @@ pub struct LogPage {
     pub total: usize,
 }
 
+/// How many packs a log lists when the caller does not say: `ctxpack log` and the server's
+/// ledger route alike.
+pub const DEFAULT_LOG_LIMIT: usize = 20;
+
+/// The most packs one log lists ([`Workspace::log`] refuses more).
+pub const MAX_LOG_LIMIT: usize = 1000;
+
 impl Workspace {
     /// A page of the recorded packs that match `filter`, newest first.
     pub fn log_page(&self, filter: &LogFilter) -> Result<LogPage> {
@@ -124,9 +131,15 @@ impl Workspace {
         }
     }
 
-    /// The recorded packs, newest first, at most `limit` of them (read through the ledger's
-    /// index: the records of the page alone).
+    /// The recorded packs, newest first, at most `limit` of them (1 to [`MAX_LOG_LIMIT`]; read
+    /// through the ledger's index: the records of the page alone).
     pub fn log(&self, limit: usize) -> Result<Log> {
+        if !(1..=MAX_LOG_LIMIT).contains(&limit) {
+            return Err(Error::invalid_field(
+                "limit",
+                format!("must be 1 to {MAX_LOG_LIMIT}"),
+            ));
+        }
         let page = self.ledger()?.page(&LogFilter {
             limit,
             ..LogFilter::default()

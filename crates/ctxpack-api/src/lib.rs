@@ -106,11 +106,12 @@ pub use control::{Canceller, Control, Progress};
 pub use duration::parse_duration;
 pub use error::{Ancestor, Error, ErrorKind, Hint, Result};
 pub use eval::{
-    EvalReport, EvalRequest, EvalRow, EvalTask, Gold, IndexSeconds, candidates_for, parse_tasks,
+    DEFAULT_MINED_TASKS, DEFAULT_MINING_SCAN, EvalReport, EvalRequest, EvalRow, EvalTask, Gold,
+    IndexSeconds, candidates_for, parse_tasks,
 };
 pub use gc::{GcRequest, GcSummary};
 pub use index::{IndexRequest, IndexSummary};
-pub use ledger::{Log, LogEntry, LogFilter, LogPage, Shown};
+pub use ledger::{DEFAULT_LOG_LIMIT, Log, LogEntry, LogFilter, LogPage, MAX_LOG_LIMIT, Shown};
 pub use limits::{LEDGER_QUOTA_PER_DAY, LedgerQuota, MAX_GOAL_BYTES};
 pub use select::{SelectRequest, select};
 pub use session::{

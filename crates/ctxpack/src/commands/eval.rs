@@ -56,10 +56,10 @@ pub struct EvalOptions {
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// How many tasks to mine.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = ctxpack_api::DEFAULT_MINED_TASKS)]
     pub commits: usize,
     /// How many commits to scan at most.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = ctxpack_api::DEFAULT_MINING_SCAN)]
     pub scan: usize,
     /// What the tasks are about: `code` (commits that modify one to three non-test source
     /// files), `prose` (commits that modify one to three documents, such as Markdown, and no

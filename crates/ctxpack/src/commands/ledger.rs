@@ -10,8 +10,8 @@ use crate::output::note;
 /// Options of `ctxpack log`.
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// Show at most this many packs, newest first.
-    #[arg(long, default_value_t = 20)]
+    /// Show at most this many packs, newest first (1 to 1,000).
+    #[arg(long, default_value_t = ctxpack_api::DEFAULT_LOG_LIMIT)]
     pub limit: usize,
     /// Output format: text or json.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]

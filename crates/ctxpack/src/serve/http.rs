@@ -548,9 +548,6 @@ async fn query(
     .await
 }
 
-/// The most entries one ledger page lists.
-const MAX_LOG_LIMIT: usize = 1000;
-
 async fn log(
     State(app): State<Arc<App>>,
     Path(repo): Path<String>,
@@ -561,13 +558,7 @@ async fn log(
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
         let listing: LogQuery = query_string(raw)?;
         let json = wants_json(listing.format.as_deref())?;
-        let limit = listing.limit.unwrap_or(20);
-        if !(1..=MAX_LOG_LIMIT).contains(&limit) {
-            return Err(failure(&Error::invalid_field(
-                "limit",
-                format!("must be 1 to {MAX_LOG_LIMIT}"),
-            )));
-        }
+        let limit = listing.limit.unwrap_or(ctxpack_api::DEFAULT_LOG_LIMIT);
         let output = blocking(app.clone(), move || {
             let log = app.registry.workspace(&grant, &app.roots)?.log(limit)?;
             Ok(crate::present::log(&log, json))

@@ -230,3 +230,16 @@ fn log_marks_a_worktree_pack() {
     assert_eq!(entries[0]["worktree"], true, "{entries}");
     assert_eq!(entries[1]["worktree"], false, "{entries}");
 }
+
+#[test]
+fn the_log_takes_the_limits_the_server_takes() {
+    let (f, _) = project();
+    assert_eq!(f.run(&["pack", "budget"]).code, 0);
+    for limit in ["0", "1001"] {
+        let run = f.run(&["log", "--limit", limit]);
+        assert_eq!(run.code, 2, "--limit {limit}: {}", run.stderr);
+        assert!(run.stderr.contains("must be 1 to 1000"), "{}", run.stderr);
+    }
+    let log = json(&f.run(&["log", "--format", "json", "--limit", "1000"]));
+    assert_eq!(log.as_array().map(Vec::len), Some(1));
+}

@@ -595,6 +595,8 @@ fn every_scope(fx: &Fixture) {
     // A malformed or unknown query parameter is invalid input in the envelope too.
     for path in [
         "/v1/repos/app/ledger?limit=abc",
+        "/v1/repos/app/ledger?limit=0",
+        "/v1/repos/app/ledger?limit=1001",
         "/v1/repos/app/snapshots?limit=5",
         "/v1/repos/app/pack?dropped=true",
     ] {

@@ -301,7 +301,10 @@ fn seed_001_worked_example() {
     // Chunks then citations, in the inserted order.
     assert_eq!(ids, inserted);
     // Each pack is in the store's ledger, which gives back the exact line.
-    let log = f.workspace.log(usize::MAX).expect("the ledger is read");
+    let log = f
+        .workspace
+        .log(ctxpack_api::MAX_LOG_LIMIT)
+        .expect("the ledger is read");
     assert_eq!(log.entries.len(), 2);
     assert_eq!(log.entries[0].surface, "docs context");
     let id = after.recorded.id().expect("the pack was recorded");
@@ -310,7 +313,10 @@ fn seed_001_worked_example() {
     assert_eq!(shown.exact_output, Some(format!("{line}\n")));
     // Without a rendering to record, nothing is recorded.
     assert_eq!(f.pack(&request).recorded, Recorded::NotAsked);
-    let log = f.workspace.log(usize::MAX).expect("the ledger is read");
+    let log = f
+        .workspace
+        .log(ctxpack_api::MAX_LOG_LIMIT)
+        .expect("the ledger is read");
     assert_eq!(log.entries.len(), 2);
 }
 

@@ -96,7 +96,7 @@ fn sha256(bytes: &[u8]) -> String {
 /// The ids of the ledger's entries, newest first.
 fn log_ids(workspace: &Workspace) -> Vec<String> {
     workspace
-        .log(usize::MAX)
+        .log(ctxpack_api::MAX_LOG_LIMIT)
         .expect("the ledger is read")
         .entries
         .into_iter()
@@ -547,7 +547,9 @@ fn packs_are_recorded_only_when_asked_and_allowed() {
     // A caller name is recorded as the surface.
     let mcp = workspace.clone().with_caller("mcp");
     let (_, id) = record(&mcp, &request, &TEXT);
-    let log = workspace.log(usize::MAX).expect("the ledger is read");
+    let log = workspace
+        .log(ctxpack_api::MAX_LOG_LIMIT)
+        .expect("the ledger is read");
     assert_eq!(log.entries[0].id, id);
     assert_eq!(log.entries[0].surface, "mcp");
 }
@@ -604,7 +606,9 @@ fn select_records_into_an_existing_store_only() {
         .select(&request, input, &markdown)
         .expect("selects and records");
     let id = recorded.id().expect("recorded");
-    let log = workspace.log(usize::MAX).expect("the ledger is read");
+    let log = workspace
+        .log(ctxpack_api::MAX_LOG_LIMIT)
+        .expect("the ledger is read");
     assert_eq!(log.entries[0].id, id);
     assert_eq!(log.entries[0].surface, "select");
     assert_eq!(log.entries[0].snapshot, None);
@@ -624,7 +628,9 @@ fn a_torn_ledger_record_is_ignored_and_reported() {
     let mut bytes = std::fs::read(&path).expect("ledger");
     bytes.extend_from_slice(br#"{"id":"0123","time":1,"surface":"pa"#);
     std::fs::write(&path, &bytes).expect("tear");
-    let log = workspace.log(usize::MAX).expect("a torn ledger reads");
+    let log = workspace
+        .log(ctxpack_api::MAX_LOG_LIMIT)
+        .expect("a torn ledger reads");
     assert_eq!(log.torn, [2]);
     assert_eq!(log.entries.len(), 1);
     let shown = workspace.show(&first).expect("the whole record replays");
@@ -635,7 +641,9 @@ fn a_torn_ledger_record_is_ignored_and_reported() {
         &scoped("readme cakes", PackScope::Durable),
         &TEXT,
     );
-    let log = workspace.log(usize::MAX).expect("the ledger is read");
+    let log = workspace
+        .log(ctxpack_api::MAX_LOG_LIMIT)
+        .expect("the ledger is read");
     assert_eq!(log.torn, [2]);
     let ids: Vec<&str> = log.entries.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(ids, [second.as_str(), first.as_str()]);

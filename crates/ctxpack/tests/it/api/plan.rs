@@ -256,7 +256,9 @@ fn a_plan_runs_end_to_end_and_every_version_is_in_the_ledger() {
         .iter()
         .map(|id| id.as_deref().expect("every version is recorded"))
         .collect();
-    let log = workspace.log(usize::MAX).expect("the ledger reads");
+    let log = workspace
+        .log(ctxpack_api::MAX_LOG_LIMIT)
+        .expect("the ledger reads");
     let plan_entries: Vec<_> = log.entries.iter().filter(|e| e.surface == "plan").collect();
     assert_eq!(plan_entries.len(), 2);
     let (newest, oldest) = (plan_entries[0], plan_entries[1]);
@@ -282,7 +284,13 @@ fn without_a_rendering_nothing_is_recorded() {
     let run = run_plan(&workspace, PLAN, &PlanRunRequest::default(), None).expect("runs");
     assert_eq!(run.ids, [None, None]);
     assert!(run.ledger_errors.is_empty(), "{:?}", run.ledger_errors);
-    assert!(workspace.log(usize::MAX).expect("reads").entries.is_empty());
+    assert!(
+        workspace
+            .log(ctxpack_api::MAX_LOG_LIMIT)
+            .expect("reads")
+            .entries
+            .is_empty()
+    );
     assert!(!f.store().join("ledger/packs.jsonl").exists());
 
     // A read-only workspace records nothing even when asked.
