@@ -45,6 +45,25 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind.
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::InvalidInput,
+        ErrorKind::NotFound,
+        ErrorKind::NotIndexed,
+        ErrorKind::Busy,
+        ErrorKind::Conflict,
+        ErrorKind::OverQuota,
+        ErrorKind::Damaged,
+        ErrorKind::Io,
+        ErrorKind::Cancelled,
+        ErrorKind::Internal,
+    ];
+
+    /// The kind a [name](ErrorKind::name) names, if any.
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// A stable snake-case name: `invalid_input`, `not_found`, `not_indexed`, `busy`,
     /// `conflict`, `over_quota`, `damaged`, `io`, `cancelled`, `internal`.
     pub fn name(self) -> &'static str {

@@ -262,16 +262,23 @@ fn reported(status: u16, text: &str) -> Error {
             visible(&excerpt)
         ));
     };
-    let kind = match fields
-        .and_then(|f| f.get("exitCode"))
-        .and_then(Value::as_u64)
-    {
-        Some(2) => ErrorKind::InvalidInput,
-        Some(3) => ErrorKind::NotFound,
-        Some(4) => ErrorKind::Damaged,
-        Some(5) => ErrorKind::Conflict,
-        _ => ErrorKind::Internal,
-    };
+    // The kind as named; a server that does not name it is read by its exit code.
+    let named = fields
+        .and_then(|f| f.get("kind"))
+        .and_then(Value::as_str)
+        .and_then(ErrorKind::from_name);
+    let kind = named.unwrap_or_else(|| {
+        match fields
+            .and_then(|f| f.get("exitCode"))
+            .and_then(Value::as_u64)
+        {
+            Some(2) => ErrorKind::InvalidInput,
+            Some(3) => ErrorKind::NotFound,
+            Some(4) => ErrorKind::Damaged,
+            Some(5) => ErrorKind::Conflict,
+            _ => ErrorKind::Internal,
+        }
+    });
     let error = Error::new(kind, visible(message));
     match fields.and_then(|f| f.get("hint")).and_then(Value::as_str) {
         Some(hint) => error.with_hint(Hint::Advice(visible(hint).into_owned())),
@@ -292,6 +299,19 @@ mod tests {
         assert_eq!(error.kind(), ErrorKind::NotFound);
         assert_eq!(error.message(), "snapshot x is not indexed");
         assert_eq!(error.hint(), Some(&Hint::Advice("run it".into())));
+        // Every kind comes back as the kind it was, with its message and hint.
+        for kind in ErrorKind::ALL {
+            let sent = crate::exit::CliFailure {
+                kind,
+                message: format!("a {} failure", kind.name()),
+                hint: Some("do this".into()),
+            };
+            let status = crate::exit::http_status(kind).as_u16();
+            let error = reported(status, &sent.envelope().to_string());
+            assert_eq!(error.kind(), kind);
+            assert_eq!(error.message(), sent.message);
+            assert_eq!(error.hint(), Some(&Hint::Advice("do this".into())));
+        }
         let error = reported(502, "<html>bad gateway</html>");
         assert_eq!(error.kind(), ErrorKind::Internal);
         assert!(error.message().contains("502"));

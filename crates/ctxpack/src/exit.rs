@@ -42,11 +42,14 @@ pub fn envelope_code(kind: ErrorKind) -> &'static str {
     }
 }
 
-/// The stable failure envelope: `{"error":{"code","exitCode","message","hint"}}`.
+/// The stable failure envelope: `{"error":{"code","kind","exitCode","message","hint"}}`. `code`
+/// groups kinds as the exit code does; `kind` names the kind exactly (`not_indexed`, `busy`,
+/// …), so a client reads back the error it was.
 pub fn envelope(kind: ErrorKind, message: &str, hint: Option<&str>) -> Value {
     json!({
         "error": {
             "code": envelope_code(kind),
+            "kind": kind.name(),
             "exitCode": exit_code(kind),
             "message": message,
             "hint": hint,

@@ -17,7 +17,7 @@
 //!   pack never costs more than its budget. (The team server's HTTP tool route answers with the
 //!   canonical JSON, [`Reply::canonical`].)
 //! - **Errors.** Every failure of a listed tool is a tool error (`isError: true`) whose content
-//!   is the failure envelope `{"error": {"code", "exitCode", "message", "hint"?}}`, its hint
+//!   is the failure envelope `{"error": {"code", "kind", "exitCode", "message", "hint"?}}`, its hint
 //!   phrased in tools rather than flags and absent when there is none. Each call runs on a
 //!   blocking thread inside [`std::panic::catch_unwind`], so a panic becomes an `internal`
 //!   tool error.

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use ctxpack::args::Location;
 use ctxpack::mcp::{Reply, Scope, Server, file_uri_path, guarded};
-use ctxpack_api::{Control, Error};
+use ctxpack_api::{Control, Error, ErrorKind};
 use serde_json::{Value, json};
 
 use crate::{ctxpack, ctxpack_in};
@@ -159,15 +159,19 @@ impl Outcome {
     }
 }
 
-/// Checks a failure envelope: `code`, `exitCode`, `message`, then `hint` only when there is
-/// one, as a string (never `null`).
+/// Checks a failure envelope: `code`, `kind`, `exitCode`, `message`, then `hint` only when
+/// there is one, as a string (never `null`).
 fn check_envelope(value: &Value) {
     let error = value["error"].as_object().expect("an error object");
-    let keys: Vec<&str> = error.keys().map(String::as_str).collect();
+    let mut keys: Vec<&str> = error.keys().map(String::as_str).collect();
+    keys.sort_unstable();
     assert!(
-        keys == ["code", "exitCode", "message"] || keys == ["code", "exitCode", "message", "hint"],
+        keys == ["code", "exitCode", "kind", "message"]
+            || keys == ["code", "exitCode", "hint", "kind", "message"],
         "{value}"
     );
+    let kind = error["kind"].as_str().expect("a kind");
+    assert!(ErrorKind::from_name(kind).is_some(), "{value}");
     assert!(
         error.get("hint").is_none_or(Value::is_string),
         "a hint is text or absent: {value}"
