@@ -55,7 +55,7 @@ impl Selector {
             Selector::Diverse => "citation-diverse-v2",
             Selector::Prefix => "greedy-prefix",
             Selector::Skip => "drop-and-continue",
-            Selector::Coverage => "coverage-v3",
+            Selector::Coverage => "coverage-v4",
         }
     }
 }
@@ -317,8 +317,9 @@ fn prefix(state: &mut State, visible: Vec<Slot>) -> u64 {
 const FAMILY_DECAY: f64 = 0.5;
 /// The same for the family of the best-ranked candidate: the file the evidence points at most
 /// gets more depth before the others get breadth, since the lines a task changes are more often
-/// in its later chunks than in other files' first (docs/quality.md, "Depth for the best file").
-const BEST_FAMILY_DECAY: f64 = 0.75;
+/// in its later chunks than in other files' first (docs/quality.md, "Depth for the best file"
+/// and "Ranked by the chunk").
+const BEST_FAMILY_DECAY: f64 = 0.9;
 /// The power relevance is raised to: a chunk half as relevant as the best is worth an eighth
 /// of it, so a large strong chunk is not outbid by several small weak ones that cost the same.
 const RELEVANCE_POWER: i32 = 3;

@@ -908,7 +908,7 @@ mod tests {
                 {"citation": "src/c.rs#L1-L80@abc", "reason": "over_budget", "tokens": 300},
                 {"citation": "src/a.rs#L20-L30@abc", "reason": "duplicate", "tokens": 7}
             ],
-            "selection": {"strategy": "coverage-v3"},
+            "selection": {"strategy": "coverage-v4"},
             "redactionSummary": {"total": 1, "byKind": {"aws-key": 1}},
             "warnings": []
         })

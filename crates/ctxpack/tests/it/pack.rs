@@ -348,7 +348,7 @@ fn context_pack_keeps_seed_000s_contract_and_header_lines() {
             &pack["meter"],
             &pack["selection"]["strategy"]
         ),
-        (&2000.into(), &"o200k".into(), &"coverage-v3".into()),
+        (&2000.into(), &"o200k".into(), &"coverage-v4".into()),
         "{pack}"
     );
     // Help is wrapped to the terminal's width, so words are compared, not line breaks.
@@ -385,7 +385,7 @@ fn a_new_commit_packs_without_a_manual_index() {
             &pack["meter"],
             &pack["selection"]["strategy"]
         ),
-        (&8000.into(), &"o200k".into(), &"coverage-v3".into()),
+        (&8000.into(), &"o200k".into(), &"coverage-v4".into()),
         "{pack}"
     );
     assert!(

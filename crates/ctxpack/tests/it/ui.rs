@@ -363,7 +363,7 @@ fn the_web_view_shows_the_ledger_packs_drops_and_builds_packs() {
         .map(|d| d["reason"].as_str().expect("a reason").to_owned())
         .collect();
     assert_eq!(reasons, expected);
-    assert!(browser.text("#counters").contains("coverage-v3"));
+    assert!(browser.text("#counters").contains("coverage-v4"));
     browser.screenshot("pack");
     // The copy button copies the pack's Markdown.
     browser.click("#copy");

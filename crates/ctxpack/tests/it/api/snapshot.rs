@@ -144,7 +144,7 @@ fn a_missing_snapshot_is_not_indexed_until_indexed() {
     assert_eq!(pack.budget.get(), 8000);
     assert_eq!(pack.meter, Meter::O200k);
     // ctxpack's default selector is its own, measured better than seed 000's.
-    assert_eq!(pack.selector.strategy(), "coverage-v3");
+    assert_eq!(pack.selector.strategy(), "coverage-v4");
     assert_counters(&pack);
     let first = citations(&pack)[0];
     assert!(first.starts_with("src/budget.rs#L"), "{first}");
@@ -154,7 +154,7 @@ fn a_missing_snapshot_is_not_indexed_until_indexed() {
     assert_eq!(json["snapshotSha"], Value::String(sha.clone()));
     assert_eq!(json["snapshot"]["resolvedSha"], Value::String(sha));
     assert_eq!(json["snapshot"]["requestedRef"], "HEAD");
-    assert_eq!(json["selection"]["strategy"], "coverage-v3");
+    assert_eq!(json["selection"]["strategy"], "coverage-v4");
 }
 
 #[test]
