@@ -319,7 +319,7 @@ const FAMILY_DECAY: f64 = 0.5;
 /// gets more depth before the others get breadth, since the lines a task changes are more often
 /// in its later chunks than in other files' first (docs/quality.md, "Depth for the best file"
 /// and "Ranked by the chunk").
-const BEST_FAMILY_DECAY: f64 = 0.9;
+const BEST_FAMILY_DECAY: f64 = 0.85;
 /// The power relevance is raised to: a chunk half as relevant as the best is worth an eighth
 /// of it, so a large strong chunk is not outbid by several small weak ones that cost the same.
 const RELEVANCE_POWER: i32 = 3;

@@ -58,9 +58,9 @@ pub struct RetrieveOptions {
 impl Default for RetrieveOptions {
     fn default() -> Self {
         RetrieveOptions {
-            file_weight: 0.2,
+            file_weight: 0.3,
             test_prior: 0.5,
-            history_weight: 1.2,
+            history_weight: 0.9,
             cochange_weight: 0.15,
             import_weight: 0.1,
         }

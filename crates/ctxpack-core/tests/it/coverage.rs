@@ -7,7 +7,7 @@ use ctxpack_core::{Budget, Candidate, Citation, DropReason, Family, Selector, Ti
 use proptest::prelude::*;
 
 /// The definition: repeatedly take the fitting candidate with the best relevance cubed times
-/// 0.5 per chosen member of its family (0.9 for the first candidate's family), per square root
+/// 0.5 per chosen member of its family (0.85 for the first candidate's family), per square root
 /// of cost, earliest rank on ties; drop the rest with the budget left at the end. Visible tier
 /// only (no pins), unique citations.
 fn reference(cands: &[Candidate], budget: u64) -> (Vec<usize>, Vec<(usize, u64)>) {
@@ -35,7 +35,7 @@ fn reference(cands: &[Candidate], budget: u64) -> (Vec<usize>, Vec<(usize, u64)>
                 continue;
             }
             let decay: f64 = if c.family == cands[0].family {
-                0.9
+                0.85
             } else {
                 0.5
             };
