@@ -10,6 +10,7 @@ pub mod cli;
 pub mod client;
 pub(crate) mod commands;
 pub mod exit;
+pub(crate) mod host;
 pub mod mcp;
 mod output;
 pub(crate) mod present;

@@ -22,8 +22,7 @@
 //! same body whatever the reason, so a refusal reveals nothing — 413 for a body over the
 //! limit and 429 with `Retry-After` over the token's rate.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
@@ -114,38 +113,6 @@ fn route_name(path: &str) -> &'static str {
     }
 }
 
-/// A per-token token bucket: `rate` requests a second, in bursts of up to `rate`.
-pub(crate) struct Limiter {
-    rate: f64,
-    buckets: Mutex<HashMap<String, (f64, Instant)>>,
-}
-
-impl Limiter {
-    pub(crate) fn new(rate: u32) -> Limiter {
-        Limiter {
-            rate: f64::from(rate),
-            buckets: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Takes one request for `token`, or says how many whole seconds to wait.
-    pub(crate) fn take(&self, token: &str) -> Result<(), u64> {
-        let mut buckets = self
-            .buckets
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = Instant::now();
-        let (level, last) = buckets.entry(token.to_owned()).or_insert((self.rate, now));
-        *level = (*level + now.duration_since(*last).as_secs_f64() * self.rate).min(self.rate);
-        *last = now;
-        if *level >= 1.0 {
-            *level -= 1.0;
-            return Ok(());
-        }
-        Err(((1.0 - *level) / self.rate).ceil().max(1.0) as u64)
-    }
-}
-
 /// Checks the bearer token and the rate, and hands the grant to the route.
 async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
     let token = request
@@ -160,11 +127,12 @@ async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: N
     // The registry may be a database: the check runs where blocking is allowed.
     let checker = app.clone();
     let checked =
-        tokio::task::spawn_blocking(move || checker.registry.authenticate(&token, now())).await;
+        tokio::task::spawn_blocking(move || checker.access.registry.authenticate(&token, now()))
+            .await;
     let Ok(Ok(grant)) = checked else {
         return unauthorized();
     };
-    if let Err(wait) = app.limiter.take(&grant.token) {
+    if let Err(wait) = app.access.limiter.take(&grant.token) {
         let mut response = *refusal(
             StatusCode::TOO_MANY_REQUESTS,
             "too many requests for this token",
@@ -266,7 +234,8 @@ async fn blocking<T: Send + 'static>(
     app: Arc<App>,
     work: impl FnOnce() -> Result<T, Error> + Send + 'static,
 ) -> Result<T, Refusal> {
-    let work = move || work().map_err(|error| app.registry.public_error(&app.roots, error));
+    let work =
+        move || work().map_err(|error| app.access.registry.public_error(&app.access.roots, error));
     match tokio::task::spawn_blocking(work).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(failure(&error)),
@@ -415,7 +384,7 @@ async fn pack(
         let started = Instant::now();
         let app2 = app.clone();
         let (output, recorded) = blocking(app.clone(), move || {
-            let workspace = app2.registry.workspace(&grant, &app2.roots)?;
+            let workspace = app2.access.registry.workspace(&grant, &app2.access.roots)?;
             let built = workspace
                 .snapshot_pack(
                     &pack_request,
@@ -461,7 +430,7 @@ async fn index(
         let started = Instant::now();
         let app2 = app.clone();
         let summary = blocking(app.clone(), move || {
-            let workspace = app2.registry.workspace(&grant, &app2.roots)?;
+            let workspace = app2.access.registry.workspace(&grant, &app2.access.roots)?;
             workspace.index(&index_request, &ctxpack_api::Control::new())
         })
         .await?;
@@ -518,7 +487,10 @@ async fn snapshots(
         let grant = authorize(grant_of(request.extensions()), &repo, Scope::Read)?;
         let json = wants_json(query_string::<FormatQuery>(raw)?.format.as_deref())?;
         let output = blocking(app.clone(), move || {
-            crate::present::status(&app.registry.workspace(&grant, &app.roots)?, json)
+            crate::present::status(
+                &app.access.registry.workspace(&grant, &app.access.roots)?,
+                json,
+            )
         })
         .await?;
         Ok(listed(json, output))
@@ -538,7 +510,7 @@ async fn query(
         let bytes = read_body(request, app.max_body_bytes).await?;
         let query_request: QueryRequest = body(&bytes)?;
         let output = blocking(app.clone(), move || {
-            let workspace = app.registry.workspace(&grant, &app.roots)?;
+            let workspace = app.access.registry.workspace(&grant, &app.access.roots)?;
             crate::present::query(&workspace, &query_request, json)
                 .map_err(|e| indexed_on_the_server(e, &repo))
         })
@@ -560,7 +532,11 @@ async fn log(
         let json = wants_json(listing.format.as_deref())?;
         let limit = listing.limit.unwrap_or(ctxpack_api::DEFAULT_LOG_LIMIT);
         let output = blocking(app.clone(), move || {
-            let log = app.registry.workspace(&grant, &app.roots)?.log(limit)?;
+            let log = app
+                .access
+                .registry
+                .workspace(&grant, &app.access.roots)?
+                .log(limit)?;
             Ok(crate::present::log(&log, json))
         })
         .await?;
@@ -586,7 +562,11 @@ async fn show(
         }
         .parse()?;
         let (shown_format, output) = blocking(app.clone(), move || {
-            let shown = app.registry.workspace(&grant, &app.roots)?.show(&id)?;
+            let shown = app
+                .access
+                .registry
+                .workspace(&grant, &app.access.roots)?
+                .show(&id)?;
             let shown_format = if shown.exact_output.is_some() && format.is_none() {
                 Format::Json
             } else {
@@ -628,7 +608,7 @@ async fn tool(
         let bytes = read_body(request, app.max_body_bytes).await?;
         let arguments: serde_json::Map<String, serde_json::Value> = body(&bytes)?;
         let reply = blocking(app.clone(), move || {
-            let workspace = app.registry.workspace(&grant, &app.roots)?;
+            let workspace = app.access.registry.workspace(&grant, &app.access.roots)?;
             spec.run(
                 crate::mcp::Host::Team,
                 &workspace,
@@ -666,7 +646,11 @@ async fn run(handler: impl Future<Output = Result<Response, Refusal>>) -> Respon
 }
 
 async fn ready(State(app): State<Arc<App>>) -> Response {
-    match blocking(app.clone(), move || app.registry.repos().map(|r| r.len())).await {
+    match blocking(app.clone(), move || {
+        app.access.registry.repos().map(|r| r.len())
+    })
+    .await
+    {
         Ok(repos) => axum::Json(json!({"ready": true, "repos": repos})).into_response(),
         Err(_) => (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -158,8 +158,8 @@ impl ServerHandler for Remote {
                 arguments,
                 session.as_deref(),
                 control,
-                || app.registry.workspace(&grant, &app.roots),
-                |error| app.registry.public_error(&app.roots, error),
+                || app.access.registry.workspace(&grant, &app.access.roots),
+                |error| app.access.registry.public_error(&app.access.roots, error),
             )
         })
         .await

@@ -8,7 +8,7 @@
 //! digests) and one store per repository; a repository is served only while its path lies
 //! under one of the `--root`s the operator allows.
 
-pub(crate) mod http;
+mod http;
 mod listen;
 mod mcp;
 mod metrics;
@@ -22,6 +22,7 @@ use clap::{Args, Subcommand};
 use ctxpack_api::Error;
 use ctxpack_api::server::{Scope, ServerRegistry, TokenRequest};
 
+use crate::host::{Access, Limiter, bind, runtime};
 use crate::output::note;
 
 /// Options of `ctxpack serve`.
@@ -280,9 +281,7 @@ fn token(registry: &ServerRegistry, command: &TokenCommand) -> Result<String, Er
 
 /// Everything a request handler needs, shared by every request.
 pub(crate) struct App {
-    pub(crate) registry: ServerRegistry,
-    pub(crate) roots: Vec<PathBuf>,
-    pub(crate) limiter: http::Limiter,
+    pub(crate) access: Arc<Access>,
     pub(crate) metrics: metrics::Metrics,
     pub(crate) max_body_bytes: usize,
     /// How long a request's body may take to arrive once its headers have.
@@ -318,11 +317,13 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     let report = crate::web::ui::read_report(args.eval_report.as_ref())?;
     init_logs(&args.log_format);
     let app = Arc::new(App {
-        registry: args
-            .registry(state, true)?
-            .with_ledger_quota(args.ledger_quota),
-        roots,
-        limiter: http::Limiter::new(args.rate_limit),
+        access: Arc::new(Access {
+            registry: args
+                .registry(state, true)?
+                .with_ledger_quota(args.ledger_quota),
+            roots,
+            limiter: Limiter::new(args.rate_limit),
+        }),
         metrics: metrics::Metrics::default(),
         max_body_bytes: args.max_body_bytes,
         body_timeout,
@@ -336,7 +337,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
     hosts.extend(args.hosts.iter().cloned());
     let mcp = mcp::service(app.clone(), &hosts, &args.origins, args.max_body_bytes);
     let web = Arc::new(crate::web::Web::new(
-        crate::web::Site::Server(app.clone()),
+        crate::web::Site::Server(app.access.clone()),
         args.origins.clone(),
         report,
         tls.is_some(),
@@ -402,27 +403,6 @@ fn limits(args: &ServeArgs) -> Result<listen::Limits, Error> {
         max_connections_per_ip: args.max_connections_per_ip,
         shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
     })
-}
-
-/// The async runtime a server runs on.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
-}
-
-/// Listens on `address` (port 0 picks a free one); returns the listener and where it is.
-pub(crate) async fn bind(
-    address: SocketAddr,
-) -> Result<(tokio::net::TcpListener, SocketAddr), Error> {
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|e| Error::invalid_field("listen", format!("cannot listen on {address}: {e}")))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| Error::internal(format!("no local address: {e}")))?;
-    Ok((listener, local))
 }
 
 /// Resolves on SIGINT or SIGTERM: the server stops accepting and finishes in-flight requests.

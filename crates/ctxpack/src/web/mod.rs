@@ -39,7 +39,7 @@ use ctxpack_api::{
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::serve::App;
+use crate::host::{Access, Limiter};
 use pages::{ListQuery, PAGE_SIZE, PackView, Report, TryForm};
 
 /// The cookie that carries a session id.
@@ -60,7 +60,7 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
 /// Whose pages these are.
 pub(crate) enum Site {
     /// A team server: sessions come from tokens.
-    Server(Arc<App>),
+    Server(Arc<Access>),
     /// `ctxpack ui`: one local repository; a session comes from the per-run secret.
     Local(Box<Local>),
 }
@@ -502,7 +502,7 @@ struct LoginForm {
 }
 
 /// A server's per-token rate limiter.
-fn app_limiter(web: &Web) -> Option<&crate::serve::http::Limiter> {
+fn app_limiter(web: &Web) -> Option<&Limiter> {
     match &web.site {
         Site::Server(app) => Some(&app.limiter),
         Site::Local(_) => None,

@@ -78,8 +78,8 @@ pub fn run(args: &UiArgs) -> Result<String, Error> {
     };
     let report = read_report(args.eval_report.as_ref())?;
     let secret = random_secret()?;
-    crate::serve::runtime()?.block_on(async {
-        let (listener, local) = crate::serve::bind(args.listen).await?;
+    crate::host::runtime()?.block_on(async {
+        let (listener, local) = crate::host::bind(args.listen).await?;
         let port = local.port();
         let mut origins = vec![format!("http://localhost:{port}")];
         origins.push(match local {

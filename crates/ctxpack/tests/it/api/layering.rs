@@ -206,3 +206,27 @@ fn the_server_the_web_view_and_the_mcp_server_do_not_reach_into_the_command_line
     let cli = std::fs::read_to_string(src.join("cli.rs")).expect("cli.rs");
     assert!(cli.contains("commands::"));
 }
+
+#[test]
+fn the_web_view_and_the_mcp_tools_do_not_reach_into_the_server() {
+    // The server mounts the web view's router and serves the MCP tools; what they share with
+    // it (the runtime, the listener, who may ask for what) is in `host`, so neither imports
+    // the server, and the MCP tools do not import the web view.
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut read = 0;
+    for (front_end, others) in [
+        ("web", &["crate::serve"][..]),
+        ("mcp", &["crate::serve", "crate::web"][..]),
+    ] {
+        for (path, text) in sources(&src.join(front_end)) {
+            read += 1;
+            for other in others {
+                assert!(!text.contains(other), "{} uses {other}", path.display());
+            }
+        }
+    }
+    assert!(read >= 5, "the walk reads the sources ({read} files)");
+    // The check can see a use: the server does mount the web view.
+    let serve = std::fs::read_to_string(src.join("serve/mod.rs")).expect("serve/mod.rs");
+    assert!(serve.contains("crate::web"));
+}
