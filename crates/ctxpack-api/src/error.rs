@@ -83,7 +83,7 @@ impl ErrorKind {
 }
 
 /// An indexed ancestor of a commit that is not indexed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Ancestor {
     /// Its full SHA.
     pub sha: String,
@@ -93,7 +93,13 @@ pub struct Ancestor {
 
 /// What the caller can do about an error, as data: each front end phrases it with its own
 /// commands, flags or tools.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// In JSON (the failure envelope's `next`) a hint is its action in `snake_case` and, for the
+/// hints that carry data, that data as `detail`: `{"action":"index_commit","detail":{"sha":
+/// …,"nearest":{"sha":…,"distance":1}}}`, `{"action":"wait_for_writer"}`,
+/// `{"action":"advice","detail":"…"}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "action", content = "detail", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Hint {
     /// Index the commit `sha` (its snapshot is missing); `nearest` is the nearest indexed
@@ -102,6 +108,7 @@ pub enum Hint {
         /// The commit that is not indexed.
         sha: String,
         /// The nearest indexed ancestor, if one was found.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         nearest: Option<Ancestor>,
     },
     /// There is no store at the path: create it (by indexing, or as a document store).

@@ -179,6 +179,8 @@ fn run(args: Vec<OsString>) -> u8 {
                     kind: ctxpack_api::ErrorKind::InvalidInput,
                     message: first.trim_start_matches("error: ").to_owned(),
                     hint: Some("see `--help` for the command's options".into()),
+                    field: None,
+                    next: None,
                 };
                 let _ = emit(&format!("{}\n", failure.envelope()));
             }

@@ -279,7 +279,23 @@ fn reported(status: u16, text: &str) -> Error {
             _ => ErrorKind::Internal,
         }
     });
-    let error = Error::new(kind, visible(message));
+    // The field as the API names it (a name, nothing else), and the message as the API
+    // phrased it: the command line names the field again when it reports the error.
+    let field = fields
+        .and_then(|f| f.get("field"))
+        .and_then(Value::as_str)
+        .filter(|f| {
+            !f.is_empty()
+                && f.len() <= 64
+                && f.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        });
+    let error = match field {
+        Some(field) => {
+            Error::new(kind, visible(crate::exit::unflagged(field, message))).with_field(field)
+        }
+        None => Error::new(kind, visible(message)),
+    };
     match fields.and_then(|f| f.get("hint")).and_then(Value::as_str) {
         Some(hint) => error.with_hint(Hint::Advice(visible(hint).into_owned())),
         None => error,
@@ -289,6 +305,25 @@ fn reported(status: u16, text: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_comes_back_as_the_api_named_it_with_the_api_message() {
+        let error = Error::invalid_field("top_k", "must be at least 1");
+        let sent = crate::exit::CliFailure::new(&error, None);
+        let back = reported(400, &sent.envelope().to_string());
+        assert_eq!(back.field(), Some("top_k"));
+        assert_eq!(back.message(), "must be at least 1");
+        // Reported again by the command line, it reads as the local error does.
+        assert_eq!(
+            crate::exit::CliFailure::new(&back, None).message,
+            sent.message
+        );
+        // A field that is not a name is not taken; the message stays as it came.
+        let hostile = r#"{"error":{"kind":"invalid_input","exitCode":2,"message":"--x: bad","field":"x\u001b[2J"}}"#;
+        let back = reported(400, hostile);
+        assert_eq!(back.field(), None);
+        assert_eq!(back.message(), "--x: bad");
+    }
 
     #[test]
     fn envelopes_become_the_same_errors() {
@@ -305,6 +340,8 @@ mod tests {
                 kind,
                 message: format!("a {} failure", kind.name()),
                 hint: Some("do this".into()),
+                field: None,
+                next: None,
             };
             let status = crate::exit::http_status(kind).as_u16();
             let error = reported(status, &sent.envelope().to_string());

@@ -57,6 +57,21 @@ pub fn envelope(kind: ErrorKind, message: &str, hint: Option<&str>) -> Value {
     })
 }
 
+/// Adds an error's data to its failure envelope: `field`, the request field at fault as the
+/// API names it, and `next`, the hint as data ([`Hint`]'s JSON), each only when the error has
+/// it. The message and the hint's text are phrased for the surface; these are not.
+pub fn add_data(envelope: &mut Value, field: Option<&str>, next: Option<&Hint>) {
+    let Some(Value::Object(fields)) = envelope.get_mut("error") else {
+        return;
+    };
+    if let Some(field) = field {
+        fields.insert("field".into(), Value::from(field));
+    }
+    if let Some(next) = next.and_then(|h| serde_json::to_value(h).ok()) {
+        fields.insert("next".into(), next);
+    }
+}
+
 /// An error as the command line reports it.
 pub struct CliFailure {
     /// The kind, which decides the exit code.
@@ -65,6 +80,10 @@ pub struct CliFailure {
     pub message: String,
     /// What to do next, in commands and flags.
     pub hint: Option<String>,
+    /// The request field at fault, as the API names it.
+    pub field: Option<String>,
+    /// The hint as data.
+    pub next: Option<Hint>,
 }
 
 impl CliFailure {
@@ -79,12 +98,16 @@ impl CliFailure {
             kind: error.kind(),
             message,
             hint: error.hint().and_then(|h| hint(h, error.field(), store)),
+            field: error.field().map(str::to_owned),
+            next: error.hint().cloned(),
         }
     }
 
-    /// The JSON envelope.
+    /// The JSON envelope, with the error's data ([`add_data`]).
     pub fn envelope(&self) -> Value {
-        envelope(self.kind, &self.message, self.hint.as_deref())
+        let mut out = envelope(self.kind, &self.message, self.hint.as_deref());
+        add_data(&mut out, self.field.as_deref(), self.next.as_ref());
+        out
     }
 
     /// `error: …` and `hint: …` lines for stderr.
@@ -94,6 +117,15 @@ impl CliFailure {
             None => format!("error: {}\n", self.message),
         }
     }
+}
+
+/// `message` without the command line's naming of `field` in front of it: the API's message
+/// of an error [`CliFailure::new`] phrased.
+pub(crate) fn unflagged<'m>(field: &str, message: &'m str) -> &'m str {
+    message
+        .strip_prefix(flag(field).as_str())
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(message)
 }
 
 /// How the command line names a request field: its flag, or its argument for positionals.
@@ -177,5 +209,45 @@ mod tests {
             assert_eq!(envelope_code(kind), code, "{kind:?}");
             assert_eq!(http_status(kind).as_u16(), status, "{kind:?}");
         }
+    }
+
+    /// The envelope carries the field as the API names it and the hint as data, beside the
+    /// surface's phrasing of both; neither key appears when the error has none.
+    #[test]
+    fn the_envelope_carries_the_field_and_the_hint_as_data() {
+        let error =
+            Error::invalid_field("budget", "must be at least 1").with_hint(Hint::RaiseLimit);
+        let out = CliFailure::new(&error, None).envelope();
+        assert_eq!(out["error"]["message"], "--budget: must be at least 1");
+        assert_eq!(out["error"]["field"], "budget");
+        assert_eq!(out["error"]["next"], json!({"action": "raise_limit"}));
+
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let error = Error::new(ErrorKind::NotIndexed, "not indexed").with_hint(Hint::IndexCommit {
+            sha: sha.into(),
+            nearest: Some(ctxpack_api::Ancestor {
+                sha: "fedcba9876543210fedcba9876543210fedcba98".into(),
+                distance: 2,
+            }),
+        });
+        let out = CliFailure::new(&error, None).envelope();
+        assert_eq!(
+            out["error"]["next"],
+            json!({"action": "index_commit", "detail": {"sha": sha, "nearest": {
+                "sha": "fedcba9876543210fedcba9876543210fedcba98", "distance": 2}}})
+        );
+        assert!(out["error"].get("field").is_none());
+        // The data reads back as the hint it was.
+        let back: Hint = serde_json::from_value(out["error"]["next"].clone()).expect("a hint");
+        assert_eq!(Some(&back), error.hint());
+        let advice = Error::internal("x").with_hint(Hint::Advice("try again".into()));
+        let out = CliFailure::new(&advice, None).envelope();
+        assert_eq!(
+            out["error"]["next"],
+            json!({"action": "advice", "detail": "try again"})
+        );
+
+        let plain = CliFailure::new(&Error::internal("x"), None).envelope();
+        assert!(plain["error"].get("field").is_none() && plain["error"].get("next").is_none());
     }
 }

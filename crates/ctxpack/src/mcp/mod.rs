@@ -360,6 +360,7 @@ pub fn tool_error(tool: &str, error: &Error) -> CallToolResult {
     if let Some(Value::Object(fields)) = envelope.get_mut("error") {
         fields.retain(|key, value| key != "hint" || !value.is_null());
     }
+    crate::exit::add_data(&mut envelope, error.field(), error.hint());
     CallToolResult::structured_error(envelope)
 }
 

@@ -159,17 +159,34 @@ impl Outcome {
     }
 }
 
-/// Checks a failure envelope: `code`, `kind`, `exitCode`, `message`, then `hint` only when
-/// there is one, as a string (never `null`).
+/// Checks a failure envelope: `code`, `kind`, `exitCode`, `message`, then `hint`, `field` and
+/// `next` each only when there is one (never `null`): `hint` and `field` as strings, `next` as
+/// the hint's data.
 fn check_envelope(value: &Value) {
     let error = value["error"].as_object().expect("an error object");
-    let mut keys: Vec<&str> = error.keys().map(String::as_str).collect();
-    keys.sort_unstable();
-    assert!(
-        keys == ["code", "exitCode", "kind", "message"]
-            || keys == ["code", "exitCode", "hint", "kind", "message"],
-        "{value}"
-    );
+    let keys: Vec<&str> = error.keys().map(String::as_str).collect();
+    for required in ["code", "exitCode", "kind", "message"] {
+        assert!(keys.contains(&required), "{value}");
+    }
+    for key in keys {
+        assert!(
+            [
+                "code", "exitCode", "kind", "message", "hint", "field", "next"
+            ]
+            .contains(&key),
+            "{value}"
+        );
+    }
+    for optional in ["hint", "field"] {
+        assert!(error.get(optional).is_none_or(Value::is_string), "{value}");
+    }
+    if let Some(next) = error.get("next") {
+        assert!(next["action"].is_string(), "{value}");
+        assert!(
+            serde_json::from_value::<ctxpack_api::Hint>(next.clone()).is_ok(),
+            "{value}"
+        );
+    }
     let kind = error["kind"].as_str().expect("a kind");
     assert!(ErrorKind::from_name(kind).is_some(), "{value}");
     assert!(
