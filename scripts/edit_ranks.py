@@ -10,30 +10,14 @@ selects from, without selection or cutting.
 
 Usage: scripts/edit_ranks.py BINARY TASKS_DIR REPO...
 """
-import json
 import os
-import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pack_recall as pr  # noqa: E402
+from edit_misses import query as ranked  # noqa: E402
 
 CUTS = (1, 3, 10, 30, 100)
-
-
-def ranked(binary, repo, task):
-    """The query's hits as (path, first line, last line), best first."""
-    proc = subprocess.run([binary, "query", task["goal"], "--at", task["at"], "--top-k", "400",
-                           "--format", "json"], cwd=repo, capture_output=True, text=True)
-    if proc.returncode:
-        return []
-    out = []
-    for hit in json.loads(proc.stdout)["hits"]:
-        m = re.search(r"#L(\d+)-L(\d+)", hit.get("citation", ""))
-        if m:
-            out.append((pr.hit_path(hit), int(m.group(1)), int(m.group(2))))
-    return out
 
 
 def first(hits, keep):

@@ -117,11 +117,13 @@ fn dropped(pack: &Pack, as_json: bool) -> String {
 
 /// `YYYY-MM-DDTHH:MM:SSZ` for Unix seconds.
 fn utc(secs: u64) -> String {
+    utc_as(secs, "%Y-%m-%dT%H:%M:%SZ")
+}
+
+/// Unix seconds as UTC in `strftime` `format`; the number itself when it is no time.
+pub(crate) fn utc_as(secs: u64, format: &str) -> String {
     i64::try_from(secs)
         .ok()
         .and_then(|s| jiff::Timestamp::from_second(s).ok())
-        .map_or_else(
-            || secs.to_string(),
-            |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        )
+        .map_or_else(|| secs.to_string(), |t| t.strftime(format).to_string())
 }

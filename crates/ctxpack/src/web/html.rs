@@ -84,13 +84,7 @@ pub(crate) fn thousands(n: u64) -> String {
 
 /// A Unix time as `YYYY-MM-DD HH:MM:SS` UTC.
 pub(crate) fn time(seconds: u64) -> String {
-    i64::try_from(seconds)
-        .ok()
-        .and_then(|s| jiff::Timestamp::from_second(s).ok())
-        .map_or_else(
-            || seconds.to_string(),
-            |t| t.strftime("%Y-%m-%d %H:%M:%S").to_string(),
-        )
+    crate::present::utc_as(seconds, "%Y-%m-%d %H:%M:%S")
 }
 
 /// The kind of a highlighted span.
