@@ -21,6 +21,7 @@ use crate::fit::Fit;
 use crate::index::{IndexRequest, IndexSummary};
 use crate::mask;
 use crate::schema;
+use crate::status::WorktreeCounts;
 use crate::workspace::{RecordExtra, Recorded, Workspace};
 use crate::worktree;
 
@@ -680,52 +681,55 @@ impl Workspace {
         };
         let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
         let retrieve_options = RetrieveOptions::default();
-        // The past is read from git on the second core while this one reads HEAD and the
-        // working tree's status (on a large repository each takes a tenth of a pack or more);
-        // neither depends on the other.
         let stored = stored_past(&store, &sha, &retrieve_options);
         let past_read = stored.is_none() && wants_past(&retrieve_options);
-        let (history, head) = std::thread::scope(|threads| {
-            // A repository handle stays on its thread: the walker opens its own.
-            let (source, sha, options) = (repo.source(), &sha, &retrieve_options);
-            let past = threads.spawn(move || match stored {
-                Some(stored) => Ok(Some(stored)),
-                None => source.open().map(|walker| past(&walker, sha, options)),
+        let store_in_worktree = self.store_in_worktree();
+        let (selected, head) = std::thread::scope(|threads| {
+            // HEAD and the working tree's status (for the "uncommitted changes" warning) are
+            // read on the second core while this one ranks and selects: the status stats
+            // every tracked file and walks the tree for new ones, a third of a pack on a
+            // large repository, and neither needs the other. A repository handle stays on
+            // its thread: the status opens its own.
+            let source = repo.source();
+            let status = threads.spawn(move || -> Result<_> {
+                let repo = source.open()?;
+                let head = repo.head()?;
+                let changes =
+                    WorktreeCounts::of(&repo, head.sha.as_deref(), store_in_worktree.as_deref());
+                Ok((head, changes))
             });
-            let head = repo.head().map(|head| {
-                let changes = self.worktree_counts(&repo, head.sha.as_deref());
-                (head, changes)
-            });
-            let history = past
+            let history = stored.or_else(|| past(&repo, &sha, &retrieve_options));
+            let selected = retrieve_and_select(
+                &store,
+                &Scope {
+                    sha: &sha,
+                    artifacts: request.scope.artifact_scopes(),
+                    paths: paths.as_ref(),
+                    overlay: overlay.as_ref().map(|o| &o.overlay),
+                    history: history.as_ref(),
+                },
+                &PackRequest {
+                    goal: request.goal.clone(),
+                    budget: request.budget,
+                    meter: request.meter,
+                    selector: request.selector,
+                },
+                request.top_k,
+                request.shaping,
+                &retrieve_options,
+                &fit,
+                session.as_ref(),
+            );
+            let head = status
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (history, head)
+            (selected, head)
         });
-        let (history, (head, changes)) = (history?, head?);
+        let (head, changes) = head?;
         let Selected {
             mut pack,
             artifact_of,
-        } = retrieve_and_select(
-            &store,
-            &Scope {
-                sha: &sha,
-                artifacts: request.scope.artifact_scopes(),
-                paths: paths.as_ref(),
-                overlay: overlay.as_ref().map(|o| &o.overlay),
-                history: history.as_ref(),
-            },
-            &PackRequest {
-                goal: request.goal.clone(),
-                budget: request.budget,
-                meter: request.meter,
-                selector: request.selector,
-            },
-            request.top_k,
-            request.shaping,
-            &retrieve_options,
-            &fit,
-            session.as_ref(),
-        )?;
+        } = selected?;
         if pack.hits.is_empty()
             && !request.worktree
             && let Some(filter) = &paths

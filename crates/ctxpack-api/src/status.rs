@@ -86,11 +86,8 @@ impl WorktreeCounts {
         let (Some(head), Some(_)) = (head, repo.workdir()) else {
             return WorktreeCounts::default();
         };
-        let Ok(entries) = repo.tree_entries(head) else {
-            return WorktreeCounts::default();
-        };
         // A size limit of 0 bytes: every changed file is classified, none is read.
-        let Ok(changes) = repo.worktree_changes(&entries, 0) else {
+        let Ok(changes) = repo.worktree_changes(head, 0) else {
             return WorktreeCounts::default();
         };
         // A store is never tracked (one that git tracks is refused), so its files can only be
@@ -191,8 +188,13 @@ impl Workspace {
 impl Workspace {
     /// How this workspace's worktree differs from HEAD's commit `head`, its store left out.
     pub(crate) fn worktree_counts(&self, repo: &Repo, head: Option<&str>) -> WorktreeCounts {
-        let store = self
-            .repo_root()
+        WorktreeCounts::of(repo, head, self.store_in_worktree().as_deref())
+    }
+
+    /// Where the store lies in the working tree, relative to its root, when it lies there
+    /// (so a status can leave its files out).
+    pub(crate) fn store_in_worktree(&self) -> Option<String> {
+        self.repo_root()
             .zip(self.store_dir().ok())
             .and_then(|(root, dir)| {
                 let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
@@ -202,8 +204,7 @@ impl Workspace {
                 parts
                     .map(|parts| parts.join("/"))
                     .filter(|rel| !rel.is_empty())
-            });
-        WorktreeCounts::of(repo, head, store.as_deref())
+            })
     }
 }
 

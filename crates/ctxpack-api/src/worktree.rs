@@ -52,8 +52,8 @@ impl WorktreeOverlay {
 
 /// The overlay of the working tree of `repo` on its HEAD commit `sha`.
 pub(crate) fn overlay(repo: &Repo, sha: &str, options: &IndexOptions) -> Result<WorktreeOverlay> {
+    let changes = repo.worktree_changes(sha, options.max_file_bytes)?;
     let entries = repo.tree_entries(sha)?;
-    let changes = repo.worktree_changes(&entries, options.max_file_bytes)?;
     let mut out = WorktreeOverlay {
         modified: changes.modified,
         added: changes.added,

@@ -37,6 +37,21 @@ pub enum EntryKind {
     Submodule,
 }
 
+impl EntryKind {
+    /// The kind of an entry of `mode`; `None` for a tree.
+    pub(crate) fn of(mode: gix::object::tree::EntryMode) -> Option<EntryKind> {
+        Some(if mode.is_tree() {
+            return None;
+        } else if mode.is_commit() {
+            EntryKind::Submodule
+        } else if mode.is_link() {
+            EntryKind::Symlink
+        } else {
+            EntryKind::File
+        })
+    }
+}
+
 /// A non-tree entry of a commit's tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeEntry {
@@ -319,17 +334,22 @@ impl Repo {
         }
     }
 
+    /// The root tree of commit `sha`.
+    pub(crate) fn commit_tree(&self, sha: &str) -> Result<gix::Tree<'_>, IndexError> {
+        let object = |e: &dyn std::fmt::Display| IndexError::Object {
+            id: sha.to_owned(),
+            detail: e.to_string(),
+        };
+        let commit = self
+            .repo
+            .find_commit(object_id(sha)?)
+            .map_err(|e| object(&e))?;
+        commit.tree().map_err(|e| object(&e))
+    }
+
     /// Every file, symlink and submodule entry of a commit's tree, sorted by path.
     pub fn tree_entries(&self, sha: &str) -> Result<Vec<TreeEntry>, IndexError> {
-        let id = object_id(sha)?;
-        let commit = self.repo.find_commit(id).map_err(|e| IndexError::Object {
-            id: sha.to_owned(),
-            detail: e.to_string(),
-        })?;
-        let tree = commit.tree().map_err(|e| IndexError::Object {
-            id: sha.to_owned(),
-            detail: e.to_string(),
-        })?;
+        let tree = self.commit_tree(sha)?;
         let mut recorder = gix::traverse::tree::Recorder::default();
         tree.traverse()
             .breadthfirst(&mut recorder)
@@ -341,20 +361,11 @@ impl Repo {
             .records
             .into_iter()
             .filter_map(|e| {
-                let kind = if e.mode.is_tree() {
-                    return None;
-                } else if e.mode.is_commit() {
-                    EntryKind::Submodule
-                } else if e.mode.is_link() {
-                    EntryKind::Symlink
-                } else {
-                    EntryKind::File
-                };
                 Some(TreeEntry {
+                    kind: EntryKind::of(e.mode)?,
                     path: path_text(&e.filepath),
                     raw_path: e.filepath.into(),
                     id: e.oid.to_string(),
-                    kind,
                 })
             })
             .collect();
@@ -367,16 +378,7 @@ impl Repo {
     /// link or submodule at the path). Only the trees that differ are read, so the cost
     /// follows the size of the change, not of the tree.
     pub fn tree_changes(&self, from: &str, to: &str) -> Result<Vec<TreeChange>, IndexError> {
-        let tree = |sha: &str| {
-            self.repo
-                .find_commit(object_id(sha)?)
-                .and_then(|c| c.tree())
-                .map_err(|e| IndexError::Object {
-                    id: sha.to_owned(),
-                    detail: e.to_string(),
-                })
-        };
-        let (old, new) = (tree(from)?, tree(to)?);
+        let (old, new) = (self.commit_tree(from)?, self.commit_tree(to)?);
         // The plain tree diff: `diff_tree_to_tree` also prepares for diffing blobs, which
         // reads the attributes of HEAD's whole tree (in a bare repository, by building an
         // index of it), a cost that grows with the tree rather than the change.
@@ -393,16 +395,7 @@ impl Repo {
             detail: e.to_string(),
         })?;
         let side = |mode: gix::object::tree::EntryMode, id: gix::ObjectId| {
-            let kind = if mode.is_tree() {
-                return None;
-            } else if mode.is_commit() {
-                EntryKind::Submodule
-            } else if mode.is_link() {
-                EntryKind::Symlink
-            } else {
-                EntryKind::File
-            };
-            Some((kind, id.to_string()))
+            Some((EntryKind::of(mode)?, id.to_string()))
         };
         let mut by_path: std::collections::BTreeMap<Vec<u8>, TreeChange> = Default::default();
         let mut record = |location: &gix::bstr::BStr,

@@ -50,21 +50,18 @@ pub struct WorktreeFile {
 }
 
 impl Repo {
-    /// The working tree's changes against HEAD's tree (`head_entries`), reading each changed
-    /// regular file of at most `max_file_bytes`. A bare repository has none.
+    /// The working tree's changes against the tree of commit `head` (HEAD's), reading each
+    /// changed regular file of at most `max_file_bytes`. A bare repository has none.
     pub fn worktree_changes(
         &self,
-        head_entries: &[crate::git::TreeEntry],
+        head: &str,
         max_file_bytes: u64,
     ) -> Result<WorktreeChanges, IndexError> {
         let mut changes = WorktreeChanges::default();
         let Some(root) = self.workdir() else {
             return Ok(changes);
         };
-        let head: BTreeMap<&[u8], EntryKind> = head_entries
-            .iter()
-            .map(|e| (e.raw_path.as_slice(), e.kind))
-            .collect();
+        let head_tree = self.commit_tree(head)?;
         let repo = self.gix();
         // A file whose stat (size, times, inode) is what the index recorded is unchanged,
         // even when it was written in the same second as the index (as every file of a fresh
@@ -79,10 +76,21 @@ impl Repo {
         .clone();
         // Later than any time an index entry can hold (seconds in 32 bits): no entry is racy.
         index.set_timestamp(filetime::FileTime::from_unix_time(1 << 33, 0));
+        // The index's cached tree of the whole index, when git left it valid, is the tree
+        // of what is staged: equal to HEAD's, nothing is staged, and comparing the two trees
+        // file by file (reading every tree object of HEAD) says nothing more. Git trusts the
+        // cache the same way when it writes a commit's tree.
+        let staged_is_head = index.tree().is_some_and(|cached| {
+            cached.id == head_tree.id
+                && cached.num_entries == u32::try_from(index.entries().len()).ok()
+        });
+        let failed =
+            |e: &dyn std::fmt::Display| IndexError::Git(format!("cannot compute the status: {e}"));
         let status = repo
             .status(gix::progress::Discard)
-            .map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?
+            .map_err(|e| failed(&e))?
             .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index))
+            .head_tree(head_tree.id)
             .untracked_files(UntrackedFiles::Files)
             .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
             .index_worktree_submodules(gix::status::Submodule::Given {
@@ -90,31 +98,44 @@ impl Repo {
                 check_dirty: false,
             });
         let mut paths: BTreeSet<Vec<u8>> = BTreeSet::new();
-        let mut items = status
-            .into_iter(None)
-            .map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?;
-        for item in &mut items {
-            let item =
-                item.map_err(|e| IndexError::Git(format!("cannot compute the status: {e}")))?;
-            if let gix::status::Item::IndexWorktree(change) = &item
-                && change.summary().is_none()
-            {
-                // Only an index entry's stat to refresh, or a directory entry that is not new.
-                continue;
+        // An entry with no summary is only an index entry's stat to refresh, or a directory
+        // entry that is not new.
+        let outcome = if staged_is_head {
+            let mut items = status
+                .into_index_worktree_iter(None)
+                .map_err(|e| failed(&e))?;
+            for item in &mut items {
+                let item = item.map_err(|e| failed(&e))?;
+                if item.summary().is_some() {
+                    paths.insert(item.rela_path().to_vec());
+                }
             }
-            paths.insert(item.location().to_vec());
-        }
-        if let Some(outcome) = items.into_outcome() {
+            items.into_outcome()
+        } else {
+            let mut items = status.into_iter(None).map_err(|e| failed(&e))?;
+            for item in &mut items {
+                let item = item.map_err(|e| failed(&e))?;
+                if let gix::status::Item::IndexWorktree(change) = &item
+                    && change.summary().is_none()
+                {
+                    continue;
+                }
+                paths.insert(item.location().to_vec());
+            }
+            items.into_outcome()
+        };
+        if let Some(outcome) = outcome {
             changes.contents_read = outcome
                 .index_worktree
                 .tracked_file_modification
                 .worktree_files_read;
         }
+        let kinds = HeadKinds::of(self, head, &head_tree, &paths)?;
         let mut read_bytes = 0u64;
         for raw in paths {
             let path = path_text(&raw);
-            let in_head = head.get(raw.as_slice());
-            if in_head.is_some_and(|kind| *kind == EntryKind::Submodule) {
+            let in_head = kinds.kind(&raw, head)?;
+            if in_head == Some(EntryKind::Submodule) {
                 continue;
             }
             let Some(rel) = raw.to_str().ok().map(Path::new) else {
@@ -175,6 +196,55 @@ impl Repo {
             }
         }
         Ok(changes)
+    }
+}
+
+/// Paths at most this many are looked up in HEAD's tree one by one; more, and the tree is
+/// listed once.
+const HEAD_LOOKUPS: usize = 256;
+
+/// The kind of what HEAD's tree holds at the paths a status found changed.
+enum HeadKinds<'repo> {
+    /// Its whole listing, by path.
+    Listed(BTreeMap<Vec<u8>, EntryKind>),
+    /// The tree, to look paths up in.
+    Tree(&'repo gix::Tree<'repo>),
+}
+
+impl<'repo> HeadKinds<'repo> {
+    /// Looks `changed` up in `tree` (commit `head`'s): one by one when they are few, for a
+    /// status whose cost follows the size of the change; by listing the tree when many are.
+    fn of(
+        repo: &Repo,
+        head: &str,
+        tree: &'repo gix::Tree<'repo>,
+        changed: &BTreeSet<Vec<u8>>,
+    ) -> Result<HeadKinds<'repo>, IndexError> {
+        if changed.len() <= HEAD_LOOKUPS {
+            return Ok(HeadKinds::Tree(tree));
+        }
+        Ok(HeadKinds::Listed(
+            repo.tree_entries(head)?
+                .into_iter()
+                .map(|e| (e.raw_path, e.kind))
+                .collect(),
+        ))
+    }
+
+    /// What HEAD (commit `head`) holds at `path`: `None` for nothing, or a directory.
+    fn kind(&self, path: &[u8], head: &str) -> Result<Option<EntryKind>, IndexError> {
+        match self {
+            HeadKinds::Listed(kinds) => Ok(kinds.get(path).copied()),
+            HeadKinds::Tree(tree) => {
+                let entry = tree.lookup_entry(path.split(|b| *b == b'/')).map_err(|e| {
+                    IndexError::Object {
+                        id: head.to_owned(),
+                        detail: e.to_string(),
+                    }
+                })?;
+                Ok(entry.and_then(|e| EntryKind::of(e.mode())))
+            }
+        }
     }
 }
 

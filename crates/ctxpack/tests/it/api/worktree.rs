@@ -334,8 +334,7 @@ fn a_fresh_clone_is_seen_clean_from_its_stat_alone() {
     assert!(cloned.success());
     let repo = ctxpack_index::git::Repo::discover(&clone).expect("a repository");
     let head = repo.resolve("HEAD").expect("HEAD");
-    let entries = repo.tree_entries(&head).expect("a tree");
-    let changes = repo.worktree_changes(&entries, 1 << 20).expect("a status");
+    let changes = repo.worktree_changes(&head, 1 << 20).expect("a status");
     assert_eq!(changes.contents_read, 0, "{changes:?}");
     assert!(
         changes.files.is_empty() && changes.deleted.is_empty(),
@@ -344,7 +343,7 @@ fn a_fresh_clone_is_seen_clean_from_its_stat_alone() {
     // An edit (another size) and a new file are seen, from the stat and the directory walk.
     std::fs::write(clone.join("src/f7.rs"), "pub fn f7() -> u32 { 70 }\n").expect("edit");
     std::fs::write(clone.join("src/new.rs"), "pub fn new() {}\n").expect("add");
-    let changes = repo.worktree_changes(&entries, 1 << 20).expect("a status");
+    let changes = repo.worktree_changes(&head, 1 << 20).expect("a status");
     assert_eq!((changes.modified, changes.added), (1, 1), "{changes:?}");
     assert!(changes.files.contains_key("src/f7.rs"), "{changes:?}");
     // A pack of the clone says it is clean.
@@ -367,4 +366,55 @@ fn a_fresh_clone_is_seen_clean_from_its_stat_alone() {
         .expect("packs");
     let snapshot = built.pack.snapshot.expect("a snapshot");
     assert!(!snapshot.worktree_dirty, "{snapshot:?}");
+}
+
+/// What a commit changed and `git reset --soft` undid is only staged: the index and the files
+/// agree, and HEAD's tree alone differs. The index's cached tree is valid then, but it is the
+/// undone commit's, not HEAD's: the status compares the index with HEAD's tree and sees both
+/// the modified file and the added one.
+#[test]
+fn a_change_only_staged_is_seen_against_heads_tree() {
+    let mut script = ctxpack_testkit::Script::new();
+    script.write("src/a.rs", "pub fn a() {}\n");
+    script.write("src/b.rs", "pub fn b() {}\n");
+    script.commit("first");
+    script.write("src/a.rs", "pub fn a() -> u32 { 1 }\n");
+    script.write("src/c.rs", "pub fn c() {}\n");
+    script.commit("second");
+    let origin = script.build();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clone = dir.path().join("clone");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&[
+        "clone",
+        "-q",
+        "--no-hardlinks",
+        &origin.path().to_string_lossy(),
+        "clone",
+    ]);
+    let status_of = || {
+        let repo = ctxpack_index::git::Repo::discover(&clone).expect("a repository");
+        let head = repo.resolve("HEAD").expect("HEAD");
+        repo.worktree_changes(&head, 1 << 20).expect("a status")
+    };
+    let clean = status_of();
+    assert_eq!(
+        (clean.modified, clean.added, clean.contents_read),
+        (0, 0, 0)
+    );
+    git(&["-C", "clone", "reset", "-q", "--soft", "HEAD~1"]);
+    let staged = status_of();
+    assert_eq!((staged.modified, staged.added), (1, 1), "{staged:?}");
+    assert!(
+        staged.files.contains_key("src/a.rs") && staged.files.contains_key("src/c.rs"),
+        "{staged:?}"
+    );
+    assert!(staged.deleted.is_empty(), "{staged:?}");
 }
