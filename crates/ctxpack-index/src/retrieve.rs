@@ -131,12 +131,13 @@ impl FileEvidence {
 }
 
 /// Whether a chunk of a source file is test code: a `tests` module, or text with the test
-/// markers of common languages (`#[test]`, `#[cfg(test)]`, `def test_`, `func Test`, `@Test`).
-pub fn is_test_chunk(symbol: Option<&str>, text: &str) -> bool {
-    symbol.is_some_and(|s| s == "tests" || s.starts_with("tests::"))
-        || ["#[test]", "#[cfg(test)]", "def test_", "func Test", "@Test"]
-            .iter()
-            .any(|marker| text.contains(marker))
+/// markers of common languages (`#[test]`, `#[cfg(test)]`, `def test_`, `func Test`, `@Test`:
+/// [`ctxpack_store::TEST_MARKERS`]).
+pub fn is_test_chunk(head: &ChunkHead) -> bool {
+    head.symbol
+        .as_deref()
+        .is_some_and(|s| s == "tests" || s.starts_with("tests::"))
+        || head.test_marker
 }
 
 /// Whether a path is a test, fixture or snapshot rather than code under test.
@@ -317,14 +318,13 @@ pub fn retrieve_in(
         .filter(|id| *id > 0)
         .collect();
     let mut rows: HashMap<i64, ChunkHead> = store
-        .chunk_heads(&ids, is_test_chunk)?
+        .chunk_heads(&ids)?
         .into_iter()
         .map(|r| (r.id, r))
         .collect();
     for hit in &pool {
         if let Some(row) = overlay_rows.get(&hit.chunk_id) {
-            let marked = is_test_chunk(row.symbol.as_deref(), &row.text);
-            rows.insert(hit.chunk_id, row.head(marked));
+            rows.insert(hit.chunk_id, row.head());
         }
     }
 
@@ -377,7 +377,7 @@ pub fn retrieve_in(
             let file = per_file
                 .get(row.path.as_str())
                 .map_or(0.0, FileEvidence::score);
-            let in_test = is_test_path(&row.path) || row.marked;
+            let in_test = is_test_path(&row.path) || is_test_chunk(row);
             let prior = if in_test { options.test_prior } else { 1.0 };
             let past = history.get(row.path.as_str()).copied().unwrap_or(0.0);
             let together = cochange.get(row.path.as_str()).copied().unwrap_or(0.0);

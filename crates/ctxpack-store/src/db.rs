@@ -16,7 +16,7 @@ use crate::lock::WriterLock;
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
 /// 5: every vector raw; 6: no manifest records; 7: no stored histories; 8: no enclosing lines
 /// inside chunks) are read as they are and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 9;
+pub const FORMAT_VERSION: i64 = 10;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -149,6 +149,36 @@ CREATE TABLE histories (snapshot TEXT PRIMARY KEY, data TEXT NOT NULL);
 const FORMAT_9: &str = "
 ALTER TABLE chunks ADD COLUMN inside TEXT;
 ";
+
+/// What format 10 adds: an index of every chunk's head (its place, name and whether its text
+/// holds a [test marker](TEST_MARKERS)), so ranking weighs thousands of chunks without reading
+/// their text ([`Store::chunk_heads`]). SQLite keeps it as chunks are written and deleted.
+fn format_10() -> String {
+    format!(
+        "CREATE INDEX chunk_heads ON chunks (id, file_id, start_line, end_line, symbol, {});",
+        test_marked()
+    )
+}
+
+/// Text that marks a chunk of source as test code in common languages. The [`format_10`]
+/// index holds what its SQL test ([`test_marked`]) said of each chunk when it was written, so
+/// a change to this list needs a new format that builds the index again.
+pub const TEST_MARKERS: [&str; 5] = ["#[test]", "#[cfg(test)]", "def test_", "func Test", "@Test"];
+
+/// Whether `text` holds one of [`TEST_MARKERS`] (what [`test_marked`] says in SQL).
+pub fn has_test_marker(text: &str) -> bool {
+    TEST_MARKERS.iter().any(|marker| text.contains(marker))
+}
+
+/// SQL that is 1 when a chunk's `text` holds one of [`TEST_MARKERS`], else 0; written exactly
+/// so in the index and in the query that reads it, which is how SQLite knows the two agree.
+fn test_marked() -> String {
+    let tests: Vec<String> = TEST_MARKERS
+        .iter()
+        .map(|m| format!("instr(text, '{m}') > 0"))
+        .collect();
+    format!("({})", tests.join(" OR "))
+}
 
 /// Where the line opening the innermost definition around a chunk's later lines changes: from
 /// line `.0` on, inside the definition opened at `.1` (`(1-based number, text)`), or inside none.
@@ -347,13 +377,13 @@ pub struct ChunkHead {
     pub end_line: u32,
     /// Symbol, if known.
     pub symbol: Option<String>,
-    /// What the caller's test said of its symbol and text.
-    pub marked: bool,
+    /// Whether its text holds one of [`TEST_MARKERS`].
+    pub test_marker: bool,
 }
 
 impl ChunkRow {
-    /// Its head, `marked` as the caller says.
-    pub fn head(&self, marked: bool) -> ChunkHead {
+    /// Its head.
+    pub fn head(&self) -> ChunkHead {
         ChunkHead {
             id: self.id,
             file_id: self.file_id,
@@ -361,7 +391,7 @@ impl ChunkRow {
             start_line: self.start_line,
             end_line: self.end_line,
             symbol: self.symbol.clone(),
-            marked,
+            test_marker: has_test_marker(&self.text),
         }
     }
 
@@ -678,6 +708,8 @@ impl Store {
         tx.execute_batch(FORMAT_7).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_8).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_9).map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(&format_10())
+            .map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -776,6 +808,10 @@ impl Store {
         if from < 9 {
             // Format 9: enclosing lines inside chunks, for chunks written from now on.
             tx.execute_batch(FORMAT_9).map_err(e)?;
+        }
+        if from < 10 {
+            // Format 10: the chunks' heads indexed, built here from every chunk stored.
+            tx.execute_batch(&format_10()).map_err(e)?;
         }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
@@ -1134,21 +1170,35 @@ impl Store {
         self.chunk_rows(ids, true)
     }
 
-    /// The heads of chunks by id, in the order of `ids` (missing ids are left out), each
-    /// `marked` by `test` of its symbol and stored text. Nothing here is evidence: the text is
-    /// looked at where SQLite holds it, neither copied nor checked against its checksum, and
-    /// the chunks a caller keeps are read with [`chunks`](Store::chunks), which checks them.
-    pub fn chunk_heads(
-        &self,
-        ids: &[i64],
-        test: impl Fn(Option<&str>, &str) -> bool,
-    ) -> Result<Vec<ChunkHead>, StoreError> {
+    /// The heads of chunks by id, in the order of `ids` (missing ids are left out). Nothing
+    /// here is evidence: the text is neither copied nor checked against its checksum, and the
+    /// chunks a caller keeps are read with [`chunks`](Store::chunks), which checks them. From
+    /// format 10 the heads are read from their index and the text is not read at all (a store
+    /// whose index was dropped outside ctxpack reads the text, as older formats do).
+    pub fn chunk_heads(&self, ids: &[i64]) -> Result<Vec<ChunkHead>, StoreError> {
         let e = |err| sql_error(&self.dir, err);
+        // The index is named, so the lookup by id (the table's own key) reads the narrow
+        // index rather than each chunk's row; the expression is the index's, so the marker
+        // test is read from it, not worked out from the text.
+        let has_index = self.version >= 10
+            && self
+                .conn
+                .prepare_cached(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'chunk_heads'",
+                )
+                .and_then(|mut s| s.exists([]))
+                .map_err(e)?;
+        let indexed = if has_index {
+            "INDEXED BY chunk_heads"
+        } else {
+            ""
+        };
         let mut chunk = self
             .conn
-            .prepare_cached(
-                "SELECT file_id, start_line, end_line, symbol, text FROM chunks WHERE id = ?1",
-            )
+            .prepare_cached(&format!(
+                "SELECT file_id, start_line, end_line, symbol, {} FROM chunks {indexed} WHERE id = ?1",
+                test_marked()
+            ))
             .map_err(e)?;
         let mut file = self
             .conn
@@ -1162,12 +1212,15 @@ impl Store {
         let mut heads: Vec<Option<ChunkHead>> = vec![None; ids.len()];
         for i in order {
             let id = ids[i];
-            let Some((file_id, start_line, end_line, symbol, marked)) = chunk
+            let Some((file_id, start_line, end_line, symbol, test_marker)) = chunk
                 .query_row([id], |r| {
-                    let symbol: Option<String> = r.get(3)?;
-                    let text = r.get_ref(4)?.as_str().unwrap_or_default();
-                    let marked = test(symbol.as_deref(), text);
-                    Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, symbol, marked))
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                    ))
                 })
                 .optional()
                 .map_err(e)?
@@ -1193,7 +1246,7 @@ impl Store {
                 start_line,
                 end_line,
                 symbol,
-                marked,
+                test_marker,
             });
         }
         Ok(heads.into_iter().flatten().collect())

@@ -37,7 +37,7 @@ pub mod verify;
 
 pub use db::{
     ChunkHead, ChunkRow, FORMAT_VERSION, FileVersion, InsideRuns, NewChunk, NewFile, SnapshotRow,
-    SnapshotStats, Store, checksum,
+    SnapshotStats, Store, TEST_MARKERS, checksum, has_test_marker,
 };
 pub use error::StoreError;
 pub use failpoint::failpoint;

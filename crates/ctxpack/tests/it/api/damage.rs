@@ -348,6 +348,7 @@ fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
          ALTER TABLE snapshots DROP COLUMN manifest_digest; \
          DROP TABLE histories; \
          ALTER TABLE chunks DROP COLUMN inside; \
+         DROP INDEX chunk_heads; \
          PRAGMA user_version = 6;",
     );
     let reader = f.workspace_with(Access::ReadOnly, None);

@@ -233,3 +233,83 @@ fn answer_exactly_what_the_table_scan_answers() {
         fast.len()
     );
 }
+
+/// The heads ranking weighs are read from their index without the chunks' text, and say of
+/// every chunk what its text says: whether it holds a test marker, near misses and text
+/// around multi-byte characters included. A store whose index was dropped reads the text and
+/// says the same.
+#[test]
+fn chunk_heads_read_from_their_index_say_what_the_text_says() {
+    use crate::api::fixture::{Script, Workspaces as _, index_at};
+    use ctxpack_store::{Store, has_test_marker};
+
+    let mut script = Script::new();
+    script
+        .write(
+            "src/a.rs",
+            "pub fn a() {}\n\n#[test]\nfn a_works() { a() }\n",
+        )
+        .write("src/b.rs", "#[cfg(test)]\nmod checks {\n    fn b() {}\n}\n")
+        .write(
+            "src/near.rs",
+            "// #[tes t] and #[Test] are not markers\npub fn n() {}\n",
+        )
+        .write("tests_py/t.py", "def test_sum():\n    assert 1 + 1 == 2\n")
+        .write("tests_py/u.py", "def testing():\n    pass\n")
+        .write("go/x.go", "package x\n\nfunc TestX(t *testing.T) {}\n")
+        .write("go/y.go", "package x\n\nfunc Testy() {}\n")
+        .write("java/A.java", "class A {\n  @Test\n  void works() {}\n}\n")
+        .write(
+            "notes.md",
+            "# Notes é ü\n\nThé test: `@Tes` is not, é@Test is.\n",
+        )
+        .write("plain.md", "# Plain é\n\nNothing to see.\n")
+        .commit("markers");
+    let f = script.build().checkout();
+    let workspace = f.workspace();
+    index_at(&workspace, "HEAD");
+    let rows: Vec<(i64, String)> = {
+        let conn = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("open");
+        let mut select = conn
+            .prepare("SELECT id, text FROM chunks ORDER BY id")
+            .expect("select");
+        select
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    };
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let expected: Vec<(i64, bool)> = rows
+        .iter()
+        .map(|(id, text)| (*id, has_test_marker(text)))
+        .collect();
+    let marked = expected.iter().filter(|e| e.1).count();
+    assert!(
+        marked >= 5 && marked < rows.len(),
+        "{marked} of {}",
+        rows.len()
+    );
+    let heads = |store: &Store| -> Vec<(i64, bool)> {
+        let mut heads: Vec<(i64, bool)> = store
+            .chunk_heads(&ids)
+            .expect("heads")
+            .into_iter()
+            .map(|h| (h.id, h.test_marker))
+            .collect();
+        heads.sort();
+        heads
+    };
+    assert_eq!(
+        heads(&Store::open(&f.store()).expect("the store")),
+        expected
+    );
+    rusqlite::Connection::open(f.store().join("ctxpack.sqlite"))
+        .expect("open")
+        .execute_batch("DROP INDEX chunk_heads")
+        .expect("drop");
+    assert_eq!(
+        heads(&Store::open(&f.store()).expect("the store")),
+        expected
+    );
+}
