@@ -46,6 +46,15 @@ pub use layout::{FIRST_DROPPED, SHORT_PACK_ID, short_pack_id};
 /// `s` with every control character a terminal would act on replaced by a visible one (see
 /// the module docs); borrowed when there is none, as in almost all content.
 pub fn visible(s: &str) -> Cow<'_, str> {
+    // Every character `stand_in` changes is a C0 control, DEL, or a C1 control (whose UTF-8
+    // encoding starts with 0xC2): text with none of those bytes but tab and line feed, as
+    // almost all content is, is shown as it is without looking at its characters.
+    if !s
+        .bytes()
+        .any(|b| (b < 0x20 && b != b'\t' && b != b'\n') || b == 0x7f || b == 0xc2)
+    {
+        return Cow::Borrowed(s);
+    }
     let mut out: Option<String> = None;
     let mut chars = s.char_indices().peekable();
     while let Some((i, ch)) = chars.next() {

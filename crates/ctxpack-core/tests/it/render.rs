@@ -653,3 +653,23 @@ fn redactions_count_what_the_hits_show() {
         serde_json::json!({"total": 1, "byKind": {"aws_access_key": 1}, "candidates": 4})
     );
 }
+
+proptest::proptest! {
+    /// `visible` keeps every character but a control a terminal would act on, and replaces
+    /// each of those by one visible character, however the controls and multi-byte characters
+    /// (C1 controls share their first UTF-8 byte with ordinary text such as `©`) mix.
+    #[test]
+    fn visible_replaces_exactly_the_controls(
+        s in "[a-z\u{0}-\u{1f}\u{7f}-\u{a0}©é\r\n\t ␛]{0,40}",
+    ) {
+        let shown = ctxpack_core::visible(&s);
+        proptest::prop_assert!(raw_controls(&shown).is_empty(), "{:?}", shown);
+        let (before, after): (Vec<char>, Vec<char>) = (s.chars().collect(), shown.chars().collect());
+        proptest::prop_assert_eq!(before.len(), after.len());
+        for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+            let crlf = *b == '\r' && before.get(i + 1) == Some(&'\n');
+            let control = (b.is_control() && !matches!(b, '\t' | '\n') && !crlf) || *b == '\u{7f}';
+            proptest::prop_assert_eq!(control, a != b, "{:?} at {} of {:?}", b, i, s);
+        }
+    }
+}
