@@ -11,6 +11,7 @@ use ctxpack_index::history::{HISTORY_COMMITS, History};
 use ctxpack_index::indexer::IndexOptions;
 use ctxpack_index::paths::PathFilter;
 use ctxpack_index::retrieve::{RetrieveOptions, Retrieved, Scope, retrieve_in};
+use ctxpack_meter::LineCounts;
 use ctxpack_store::{QueryTerms, Store, TermReader};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -1157,14 +1158,16 @@ fn matching_run(text: &str, lines: usize, terms: &GoalTerms) -> (usize, usize) {
 
 /// Cuts a file's candidate (a snapshot's or the working tree's) to `lines` of its lines around
 /// the goal's matches ([`matching_run`]): its citation then names exactly the lines it shows,
-/// and its cost is counted again. Returns the candidate as it was when it was cut. Artifacts
-/// are left whole.
+/// and its cost is that of those lines (from the `o200k` counts stored with its text, where
+/// they tell it, else counted again). Returns the candidate as it was when it was cut.
+/// Artifacts are left whole.
 fn cut_to_matches(
     candidate: &mut Candidate,
     lines: usize,
     terms: &GoalTerms,
     meter: Meter,
     sha: &str,
+    o200k_lines: Option<&LineCounts>,
 ) -> Option<Candidate> {
     let source = Source::of(candidate, sha)?;
     if candidate.text.split_inclusive('\n').count() <= lines {
@@ -1182,7 +1185,10 @@ fn cut_to_matches(
     location.start_line += first as u32;
     location.end_line = location.start_line + count as u32 - 1;
     candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
-    candidate.cost = meter.count(&text);
+    candidate.cost = o200k_lines
+        .filter(|_| meter == Meter::O200k)
+        .and_then(|counts| counts.window(first, count))
+        .unwrap_or_else(|| meter.count(&text));
     candidate.text = text;
     Some(uncut)
 }
@@ -1452,7 +1458,8 @@ fn shape_all(
         let (glimpse, uncut) = match terms {
             Some(terms) => {
                 let glimpse = glimpse(&candidate, meter, sha);
-                let uncut = cut_to_matches(&mut candidate, lines, terms, meter, sha)
+                let counts = r.o200k_lines.as_ref();
+                let uncut = cut_to_matches(&mut candidate, lines, terms, meter, sha, counts)
                     .map(|whole| (candidate.citation.clone(), whole));
                 (glimpse, uncut)
             }

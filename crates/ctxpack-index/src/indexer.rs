@@ -941,10 +941,21 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
             let (masked, redactions) = masker.mask(&c.text);
             let text = masked.into_owned();
             let mut costs = [None; 5];
+            let mut o200k_lines = None;
             for (i, meter) in Meter::ALL.iter().enumerate() {
-                if options.meters.contains(meter) {
-                    costs[i] = Some(meter.count(&text));
+                if !options.meters.contains(meter) {
+                    continue;
                 }
+                // `o200k` is counted line by line (one count), so a pack that cuts the chunk
+                // to some of its lines need not count them again.
+                costs[i] = Some(match meter.count_lines(&text) {
+                    Some(lines) if *meter == Meter::O200k => {
+                        let total = lines.total();
+                        o200k_lines = Some(lines);
+                        total
+                    }
+                    _ => meter.count(&text),
+                });
             }
             // An enclosing line is shown only as it is: one that masking would change is not
             // kept.
@@ -977,6 +988,7 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
                 redactions,
                 enclosing: shown(c.enclosing),
                 inside: Some(inside),
+                o200k_lines,
             }
         })
         .collect())

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use ctxpack_core::{Candidate, Citation, Family, Location, Tier};
-use ctxpack_meter::Meter;
+use ctxpack_meter::{LineCounts, Meter};
 use ctxpack_store::artifacts::ArtifactRow;
 use ctxpack_store::{ChunkHead, ChunkRow, ExtraDoc, NewChunk, QueryTerms, ScoreBreakdown, Store};
 
@@ -82,6 +82,9 @@ pub struct Retrieved {
     /// again would change nothing (masking is idempotent). Text stored by older rules, and
     /// working-tree text, is not.
     pub masked_by_current_rules: bool,
+    /// Its text's `o200k` tokens before each of its lines, when stored with text masked by
+    /// today's rules (so the text is the one counted).
+    pub o200k_lines: Option<LineCounts>,
     /// The artifact the chunk belongs to, if it is one.
     pub artifact: Option<String>,
 }
@@ -298,6 +301,7 @@ pub fn retrieve_in(
                     costs: c.chunk.costs,
                     redactions: c.chunk.redactions.clone(),
                     chunker: 0,
+                    o200k_lines: None,
                 },
             );
         }
@@ -473,6 +477,7 @@ pub fn retrieve_in(
                 None,
             ),
         };
+        let masked_by_current_rules = row.chunker == crate::indexer::STORED_CHUNKER;
         out.push(Retrieved {
             artifact: artifact.map(|a| a.id),
             candidate: Candidate {
@@ -488,7 +493,8 @@ pub fn retrieve_in(
             score,
             breakdown,
             redactions: row.redactions,
-            masked_by_current_rules: row.chunker == crate::indexer::STORED_CHUNKER,
+            masked_by_current_rules,
+            o200k_lines: row.o200k_lines.filter(|_| masked_by_current_rules),
         });
     }
     Ok(out)

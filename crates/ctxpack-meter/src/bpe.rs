@@ -18,6 +18,7 @@ use regex_automata::dfa::Automaton;
 use regex_automata::dfa::dense::DFA;
 use regex_automata::{Anchored, Input};
 
+use crate::lines::LineCounts;
 use crate::table;
 
 /// Pieces up to this many bytes are merged with a linear scan per merge (quadratic, but cheaper
@@ -57,6 +58,41 @@ impl Encoding {
             Ok(mut slot) => count(slot.get_or_insert_with(fresh)),
             // Counting never counts again from inside, so the slot is free; should it not be,
             // a fresh scratch gives the same count.
+            Err(_) => count(&mut fresh()),
+        })
+    }
+}
+
+impl Encoding {
+    /// The number of tokens `text` encodes to, and the tokens before each of its lines where
+    /// a piece starts there ([`LineCounts`]): one count of the text.
+    pub(crate) fn count_lines(&self, text: &str) -> LineCounts {
+        let count = |scratch: &mut Scratch| {
+            let Scratch { merged } = scratch;
+            let mut line_starts = std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .filter(|&start| start < text.len())
+                .peekable();
+            let mut before = Vec::new();
+            let (mut at, mut total) = (0usize, 0u32);
+            for piece in self.split.pieces(text) {
+                let end = at + piece.len();
+                // A line starts where this piece does, or inside it.
+                while let Some(&start) = line_starts.peek().filter(|&&start| start < end) {
+                    before.push((start == at).then_some(total));
+                    line_starts.next();
+                }
+                let n = self.vocabulary.count_piece(piece.as_bytes(), merged);
+                total = total.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+                at = end;
+            }
+            LineCounts::new(before, total)
+        };
+        let fresh = || Scratch {
+            merged: MergedPieces::new(),
+        };
+        self.scratch.with(|slot| match slot.try_borrow_mut() {
+            Ok(mut slot) => count(slot.get_or_insert_with(fresh)),
             Err(_) => count(&mut fresh()),
         })
     }

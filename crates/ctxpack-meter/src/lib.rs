@@ -32,9 +32,12 @@ use std::fmt;
 use std::str::FromStr;
 
 mod bpe;
+mod lines;
 #[cfg(test)]
 mod pattern;
 mod table;
+
+pub use lines::LineCounts;
 
 /// A unit that budgets are measured in.
 ///
@@ -141,6 +144,18 @@ impl Meter {
         match self.try_count(text) {
             Ok(n) => n,
             Err(e) => panic!("{e} (a meter must be checked with `Meter::ensure_built` first)"),
+        }
+    }
+
+    /// The cost of `text` in this meter line by line ([`LineCounts`]; its total is
+    /// [`count`](Meter::count)'s), for a byte-pair encoding built in; `None` for the other
+    /// meters.
+    pub fn count_lines(self, text: &str) -> Option<LineCounts> {
+        match self {
+            Meter::O200k => Some(bpe::O200K.count_lines(text)),
+            #[cfg(feature = "cl100k")]
+            Meter::Cl100k => Some(bpe::CL100K.count_lines(text)),
+            _ => None,
         }
     }
 

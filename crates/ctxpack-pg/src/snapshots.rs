@@ -111,6 +111,8 @@ fn chunk_from(value: &Value) -> Option<NewChunk> {
         inside: value
             .get("i")
             .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        // Line counts are not published: a pack of a published snapshot counts its cuts.
+        o200k_lines: None,
     })
 }
 
@@ -676,6 +678,7 @@ mod tests {
             redactions: BTreeMap::from([("aws-key".to_owned(), 2)]),
             enclosing: Some((2, "impl Budget {".into())),
             inside: Some(vec![(4, Some((3, "fn budget() {".into()))), (8, None)]),
+            o200k_lines: None,
         };
         assert_eq!(chunk_from(&chunk_json(&chunk)), Some(chunk.clone()));
         let bare = NewChunk {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ctxpack_meter::Meter;
+use ctxpack_meter::{LineCounts, Meter};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::error::StoreError;
@@ -16,7 +16,7 @@ use crate::lock::WriterLock;
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
 /// 5: every vector raw; 6: no manifest records; 7: no stored histories; 8: no enclosing lines
 /// inside chunks) are read as they are and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 10;
+pub const FORMAT_VERSION: i64 = 11;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -180,6 +180,22 @@ fn test_marked() -> String {
     format!("({})", tests.join(" OR "))
 }
 
+/// What format 11 adds: each chunk's `o200k` tokens before each of its lines (`LineCounts`
+/// as stored), so a pack that cuts a chunk to a run of its lines costs the run without
+/// counting it. Chunks written before have none (NULL), and a pack counts their runs.
+const FORMAT_11: &str = "
+ALTER TABLE chunks ADD COLUMN o200k_lines BLOB;
+";
+
+/// The `o200k` line counts stored with a chunk whose text is `text` and whose stored `o200k`
+/// cost is `cost`, when they were stored and agree with both (anything else is read as not
+/// stored: the run is counted).
+fn stored_line_counts(bytes: Option<Vec<u8>>, text: &str, cost: Option<u64>) -> Option<LineCounts> {
+    let counts = LineCounts::from_bytes(&bytes?)?;
+    let lines = text.split_inclusive('\n').count();
+    (counts.lines() == lines && Some(counts.total()) == cost).then_some(counts)
+}
+
 /// Where the line opening the innermost definition around a chunk's later lines changes: from
 /// line `.0` on, inside the definition opened at `.1` (`(1-based number, text)`), or inside none.
 pub type InsideRuns = Vec<(u32, Option<(u32, String)>)>;
@@ -318,6 +334,8 @@ pub struct NewChunk {
     /// definition opened at `.1` (kept only when masking leaves that line as it is) or none.
     /// `None` when not recorded (a chunk stored before format 9, or published without it).
     pub inside: Option<InsideRuns>,
+    /// Its `o200k` tokens before each of its lines, when counted in `o200k`.
+    pub o200k_lines: Option<LineCounts>,
 }
 
 /// A file version to store.
@@ -359,6 +377,8 @@ pub struct ChunkRow {
     /// The chunker version its file version was stored with (which names the masking rules
     /// its text was masked by); 0 for a row not read from the store.
     pub chunker: u32,
+    /// Its `o200k` tokens before each of its lines, when stored ([`NewChunk::o200k_lines`]).
+    pub o200k_lines: Option<LineCounts>,
 }
 
 /// A stored chunk's place and name, without its text: what ranking reads of every chunk it
@@ -710,6 +730,7 @@ impl Store {
         tx.execute_batch(FORMAT_9).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(&format_10())
             .map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FORMAT_11).map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -812,6 +833,10 @@ impl Store {
         if from < 10 {
             // Format 10: the chunks' heads indexed, built here from every chunk stored.
             tx.execute_batch(&format_10()).map_err(e)?;
+        }
+        if from < 11 {
+            // Format 11: line counts, for chunks written from now on.
+            tx.execute_batch(FORMAT_11).map_err(e)?;
         }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
@@ -1271,12 +1296,18 @@ impl Store {
         } else {
             "NULL"
         };
+        let lines_column = if self.format_version() >= 11 {
+            "c.o200k_lines"
+        } else {
+            "NULL"
+        };
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
                 "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
                  c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, \
-                 c.redactions, {checksum_column}, f.chunker FROM chunks c LEFT JOIN files f ON f.id = c.file_id \
+                 c.redactions, {checksum_column}, f.chunker, {lines_column} \
+                 FROM chunks c LEFT JOIN files f ON f.id = c.file_id \
                  WHERE c.id = ?1"
             ))
             .map_err(|e| sql_error(&self.dir, e))?;
@@ -1292,6 +1323,8 @@ impl Store {
                     let Some(path) = r.get::<_, Option<String>>(2)? else {
                         return Ok(Err((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
                     };
+                    let text: String = r.get(6)?;
+                    let o200k_lines = stored_line_counts(r.get(15)?, &text, cost(0)?);
                     Ok(Ok((
                         ChunkRow {
                             id: r.get(0)?,
@@ -1300,7 +1333,8 @@ impl Store {
                             start_line: r.get(3)?,
                             end_line: r.get(4)?,
                             symbol: r.get(5)?,
-                            text: r.get(6)?,
+                            text,
+                            o200k_lines,
                             costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
                             redactions: redactions
                                 .and_then(|s| serde_json::from_str(&s).ok())
@@ -1383,12 +1417,17 @@ impl Store {
             })?;
         // A store before format 9 (read-only, not migrated) has no `inside` column.
         let inside = if self.version >= 9 { "inside" } else { "NULL" };
+        let lines = if self.version >= 11 {
+            "o200k_lines"
+        } else {
+            "NULL"
+        };
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
                 "SELECT start_line, end_line, symbol, text, cost_o200k, cost_cl100k, cost_words, \
-                 cost_chars, cost_approx, redactions, enclosing_line, enclosing_text, {inside} \
-                 FROM chunks WHERE file_id = ?1 ORDER BY ordinal"
+                 cost_chars, cost_approx, redactions, enclosing_line, enclosing_text, {inside}, \
+                 {lines} FROM chunks WHERE file_id = ?1 ORDER BY ordinal"
             ))
             .map_err(e)?;
         let chunks = stmt
@@ -1402,7 +1441,9 @@ impl Store {
                 let (start_line, end_line) = (r.get(0)?, r.get(1)?);
                 let inside: Option<String> = r.get(12)?;
                 let chunk_text: String = r.get(3)?;
+                let o200k_lines = stored_line_counts(r.get(13)?, &chunk_text, cost(0)?);
                 Ok(NewChunk {
+                    o200k_lines,
                     start_line,
                     end_line,
                     symbol: r.get(2)?,
@@ -1482,8 +1523,8 @@ pub(crate) fn insert_chunks(
     let mut stmt = tx.prepare_cached(
         "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
          cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions, checksum, \
-         enclosing_line, enclosing_text, inside) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+         enclosing_line, enclosing_text, inside, o200k_lines) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     for (ordinal, c) in chunks.iter().enumerate() {
         let redactions = (!c.redactions.is_empty())
@@ -1508,6 +1549,7 @@ pub(crate) fn insert_chunks(
             c.inside
                 .as_deref()
                 .map(|inside| inside_json(c.start_line, inside)),
+            c.o200k_lines.as_ref().map(LineCounts::to_bytes),
         ])?;
         ids.push(tx.last_insert_rowid());
     }

@@ -142,3 +142,80 @@ mod differential {
         }
     }
 }
+
+/// Texts whose pieces span line breaks in every way the encodings' patterns allow: blank
+/// lines, whitespace before and after breaks, punctuation that takes the break (and a `/`
+/// after it), CRLF and lone CR, and lines of nothing but spaces.
+const LINE_CASES: &[&str] = &[
+    "fn a() {\n    b();\n}\n\n\n// c\n  \n\t\td\n",
+    "x = 1;\n}\n/// doc\n};\n//\n/\n",
+    "a  \n  b\n \n\n  \r\n\r\nc\rd\n",
+    "  leading\ntrailing  \n   \n",
+    "no newline at the end",
+    "\n\n\n",
+    "",
+    "é\nüñ\n日本\n😀 \n",
+];
+
+/// A run of lines costed from the counts at its ends is the count of the run's own text,
+/// wherever the counts say anything, in both encodings, over the corpus and texts built to
+/// break pieces across lines; and the counts say something for most runs of real code.
+#[test]
+fn runs_of_lines_cost_what_counting_them_gives() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut texts: Vec<String> = LINE_CASES.iter().map(|t| (*t).to_owned()).collect();
+    for entry in std::fs::read_dir(&dir).expect("the corpus") {
+        let path = entry.expect("an entry").path();
+        let text = std::fs::read_to_string(&path).expect("corpus file is UTF-8");
+        // The first 300 lines of each file: every run of them is checked.
+        texts.push(text.split_inclusive('\n').take(300).collect());
+    }
+    let meters: &[Meter] = if cfg!(feature = "cl100k") {
+        &[Meter::O200k, Meter::Cl100k]
+    } else {
+        &[Meter::O200k]
+    };
+    for &meter in meters {
+        let (mut known, mut runs) = (0usize, 0usize);
+        for text in &texts {
+            let counts = meter.count_lines(text).expect("an encoding");
+            assert_eq!(counts.window(0, counts.lines()), Some(meter.count(text)));
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            assert_eq!(counts.lines(), lines.len(), "{text:?}");
+            assert_eq!(
+                ctxpack_meter::LineCounts::from_bytes(&counts.to_bytes()),
+                Some(counts.clone())
+            );
+            for first in 0..lines.len() {
+                for count in 1..=(lines.len() - first).min(80) {
+                    runs += 1;
+                    if let Some(cost) = counts.window(first, count) {
+                        known += 1;
+                        let run: String = lines[first..first + count].concat();
+                        assert_eq!(cost, meter.count(&run), "{meter}: {run:?}");
+                    }
+                }
+            }
+            assert_eq!(counts.window(0, lines.len() + 1), None);
+        }
+        assert!(known * 2 > runs, "{meter}: {known} of {runs} runs known");
+    }
+}
+
+/// Stored counts are read back only as written: damaged or hostile bytes are refused.
+#[test]
+fn damaged_line_counts_are_refused() {
+    use ctxpack_meter::LineCounts;
+    let counts = Meter::O200k.count_lines("a\nb\n").expect("o200k");
+    let bytes = counts.to_bytes();
+    assert_eq!(LineCounts::from_bytes(&bytes), Some(counts));
+    for bad in [
+        &b""[..],
+        &[0x80],                               // an unfinished number
+        &[0x01, 0x00],                         // no total at the end
+        &[0xff, 0xff, 0xff, 0xff, 0xff, 0x01], // too large
+    ] {
+        assert_eq!(LineCounts::from_bytes(bad), None, "{bad:?}");
+    }
+    assert_eq!(LineCounts::from_bytes(&vec![1; (1 << 16) + 2]), None);
+}

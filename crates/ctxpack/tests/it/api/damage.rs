@@ -349,6 +349,7 @@ fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
          DROP TABLE histories; \
          ALTER TABLE chunks DROP COLUMN inside; \
          DROP INDEX chunk_heads; \
+         ALTER TABLE chunks DROP COLUMN o200k_lines; \
          PRAGMA user_version = 6;",
     );
     let reader = f.workspace_with(Access::ReadOnly, None);
