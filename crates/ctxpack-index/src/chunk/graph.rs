@@ -243,10 +243,12 @@ pub fn symbols(path: &str, text: &str) -> Symbols {
 }
 
 /// Whether `text`, as (part of) the file at `path`, holds one of its language's import words,
-/// without which it imports nothing.
+/// without which it imports nothing. In Rust the word must open a line's statement (after
+/// attributes and a visibility): "use " is common in prose, and a chunk of a long string or
+/// comment that says it parses slowly (cut inside the string, it is read as code) for nothing.
 pub fn may_import(path: &str, text: &str) -> bool {
     let words: &[&str] = match language_of(path) {
-        Some(Language::Rust) => &["use ", "mod "],
+        Some(Language::Rust) => return text.lines().any(opens_a_rust_import),
         Some(Language::Python | Language::Go | Language::Java) => &["import"],
         Some(Language::JavaScript | Language::TypeScript | Language::Tsx) => {
             &["import", "require", "from"]
@@ -255,6 +257,27 @@ pub fn may_import(path: &str, text: &str) -> bool {
         Some(Language::Markdown) | None => return false,
     };
     words.iter().any(|w| text.contains(w))
+}
+
+/// Whether a line of Rust opens a `use` or `mod` item: `use a::b;`, `pub(crate) mod c;`,
+/// `#[cfg(test)] mod tests;`.
+fn opens_a_rust_import(line: &str) -> bool {
+    let mut rest = line.trim_start();
+    while let Some(attribute) = rest.strip_prefix("#[") {
+        match attribute.find(']') {
+            Some(end) => rest = attribute[end + 1..].trim_start(),
+            None => return false,
+        }
+    }
+    let rest = match rest.strip_prefix("pub") {
+        Some(scoped) if scoped.starts_with('(') => match scoped.find(')') {
+            Some(end) => scoped[end + 1..].trim_start(),
+            None => return false,
+        },
+        Some(spaced) if spaced.starts_with(char::is_whitespace) => spaced.trim_start(),
+        _ => rest,
+    };
+    rest.starts_with("use ") || rest.starts_with("mod ")
 }
 
 /// Only the imports of [`symbols`], for a file or a part of one that holds whole statements
@@ -510,6 +533,35 @@ mod tests {
         }
         assert!(imports("src/a.rs", "fn f() {}\n").is_empty());
         assert!(imports("README.md", "import x\n").is_empty());
+    }
+
+    #[test]
+    fn rust_imports_are_looked_for_only_where_a_line_opens_one() {
+        for opens in [
+            "use a::b;\n",
+            "    use super::c;\n",
+            "pub use d::E;\n",
+            "pub(crate) mod f;\n",
+            "pub(in crate::g) use h::I;\n",
+            "#[cfg(test)]\nmod tests;\n",
+            "#[cfg(test)] mod tests;\n",
+            "#[path = \"x.rs\"] #[allow(dead_code)] pub mod x;\n",
+        ] {
+            assert!(may_import("src/a.rs", opens), "{opens:?}");
+        }
+        // Prose, comments and strings that say the words, as a chunk cut inside a long string
+        // or a table of descriptions holds them.
+        for prose in [
+            "Checks for the use of `unwrap`. Why is this bad? Prefer to use a match.\n",
+            "    \"Denies the use of unsafe code\",\n",
+            "// we use the cache here; see the mod docs\n",
+            "let user = used; // refuse mode\n",
+            "publish use x;\n",
+            "#[unclosed use a;\n",
+        ] {
+            assert!(!may_import("src/a.rs", prose), "{prose:?}");
+            assert!(imports("src/a.rs", prose).is_empty(), "{prose:?}");
+        }
     }
 
     #[test]
