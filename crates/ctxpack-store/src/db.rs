@@ -16,7 +16,7 @@ use crate::lock::WriterLock;
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
 /// 5: every vector raw; 6: no manifest records; 7: no stored histories; 8: no enclosing lines
 /// inside chunks) are read as they are and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 11;
+pub const FORMAT_VERSION: i64 = 12;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -185,6 +185,14 @@ fn test_marked() -> String {
 /// counting it. Chunks written before have none (NULL), and a pack counts their runs.
 const FORMAT_11: &str = "
 ALTER TABLE chunks ADD COLUMN o200k_lines BLOB;
+";
+
+/// What format 12 adds: chunks indexed by their file version and first line, so the chunk
+/// around a hit's first line (for its enclosing line, [`Store::chunk_around`]) is one seek, not
+/// a read of every chunk of its file; newest-first order (`ordinal DESC`) is the query's tie
+/// order read backwards, and the last line lets it skip a chunk without reading its row.
+const FORMAT_12: &str = "
+CREATE INDEX chunks_by_line ON chunks (file_id, start_line, ordinal DESC, end_line);
 ";
 
 /// The `o200k` line counts stored with a chunk whose text is `text` and whose stored `o200k`
@@ -731,6 +739,7 @@ impl Store {
         tx.execute_batch(&format_10())
             .map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_11).map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FORMAT_12).map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;
@@ -837,6 +846,10 @@ impl Store {
         if from < 11 {
             // Format 11: line counts, for chunks written from now on.
             tx.execute_batch(FORMAT_11).map_err(e)?;
+        }
+        if from < 12 {
+            // Format 12: chunks indexed by their first line, built here.
+            tx.execute_batch(FORMAT_12).map_err(e)?;
         }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)

@@ -350,6 +350,7 @@ fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
          ALTER TABLE chunks DROP COLUMN inside; \
          DROP INDEX chunk_heads; \
          ALTER TABLE chunks DROP COLUMN o200k_lines; \
+         DROP INDEX chunks_by_line; \
          PRAGMA user_version = 6;",
     );
     let reader = f.workspace_with(Access::ReadOnly, None);
