@@ -1,0 +1,643 @@
+//! The rules as written: each kind's expressions, prefilter and how its secret is located.
+
+use super::*;
+
+/// A vendor token recognised by its prefix and shape alone; the `s` group is the token.
+const fn vendor(
+    kind: &'static str,
+    description: &'static str,
+    prefilter: &'static str,
+    pattern: &'static str,
+) -> Spec {
+    Spec {
+        kind,
+        description,
+        prefilter,
+        pattern,
+        locate: vendor_token,
+    }
+}
+
+/// The words that make a name secret-named, as a regex alternation. `pass` is accepted only as
+/// a whole word of the name (`DB_PASS`, not `bypass`); [`secret_name`] checks that.
+macro_rules! secret_word {
+    () => {
+        r"(?:passwd|password|passphrase|pass|pwd|secret|token|api[_.-]?key|access[_.-]?key|private[_.-]?key)"
+    };
+}
+
+/// The prefilter of every rule keyed on a secret-named name. Prefilters fold case for ASCII
+/// only (`(?i-u)`): Unicode folding (`k` also matches the Kelvin sign) makes the set's
+/// automaton several times larger and the one pass over every text slower.
+macro_rules! secret_word_prefilter {
+    () => {
+        r"(?i-u)pass|pwd|secret|token|api[_.-]?key|access[_.-]?key|private[_.-]?key"
+    };
+}
+
+/// The rules, in the order they run (more specific first). Keep the `mask` module's
+/// table in step with this list; a test checks that every kind is documented.
+pub(super) const SPECS: &[Spec] = &[
+    Spec {
+        kind: "private_key",
+        description: "PEM, OpenSSH or PuTTY private key, or a base64-encoded PEM private key",
+        prefilter: r"PRIVATE KEY|Private-Lines|LS0tLS1CRUdJTi",
+        pattern: concat!(
+            // A BEGIN line, then either key-shaped text up to the END line, or (the chunk was
+            // cut before the END line) header/blank lines and base64 lines.
+            r"-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----",
+            r"(?:[A-Za-z0-9+/=\s:,.\\-]*?-----END[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----",
+            r"|(?:(?:\r?\n|\\r\\n|\\n)[ \t]*(?:[A-Za-z][A-Za-z-]*:[^\r\n\\]*)?)*",
+            r"(?:(?:\r?\n|\\r\\n|\\n)[ \t]*[A-Za-z0-9+/=]{16,})+)",
+            // A chunk that starts inside the block: base64 lines up to the END line.
+            r"|(?m:^)[ \t]*(?:[A-Za-z0-9+/=]{16,}[ \t]*\r?\n)+[ \t]*",
+            r"-----END[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----",
+            // PuTTY's .ppk: the lines after `Private-Lines: N` (the public lines are public).
+            r"|Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n",
+            r"(?P<ppk>(?:[A-Za-z0-9+/=]{4,}[ \t]*\r?\n)*[A-Za-z0-9+/=]{4,})[ \t]*(?:\r?\n|$)",
+            // A whole PEM file in base64, as in a kubeconfig's `client-key-data`; the locate
+            // function decodes the head to tell a private key from a certificate.
+            r"|(?P<b64>LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2})",
+        ),
+        locate: private_key,
+    },
+    Spec {
+        kind: "password_hash",
+        description: "crypt(3), htpasswd, LDAP or Django password hash",
+        prefilter: concat!(
+            r"\$(?:2[abxy]?|1|5|6|apr1|y|gy|7|argon2id|argon2i|argon2d)\$",
+            r"|\{S?(?:SHA|MD5)|pbkdf2_sha(?:1|256)\$",
+        ),
+        pattern: concat!(
+            r"(?P<s>\$2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}",
+            r"|\$(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}",
+            r"|\$[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43}(?:[./A-Za-z0-9]{43})?",
+            r"|\$(?:y|gy|7)\$[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}",
+            r"|\$argon2(?:id|i|d)\$(?:v=[0-9]{1,3}\$)?m=[0-9]{1,9},t=[0-9]{1,9},p=[0-9]{1,3}\$[A-Za-z0-9+/]{8,}\$[A-Za-z0-9+/]{16,}",
+            r"|\{S?(?:SHA(?:256|512)?|MD5)\}[A-Za-z0-9+/]{20,}={0,2}",
+            r"|pbkdf2_sha(?:1|256)\$[0-9]{1,7}\$[A-Za-z0-9./+]{1,64}\$[A-Za-z0-9+/]{20,}={0,2})",
+            r"(?:[^./A-Za-z0-9+=]|$)",
+        ),
+        locate: vendor_token,
+    },
+    Spec {
+        kind: "anthropic_api_key",
+        description: "Anthropic API key (sk-ant-...)",
+        prefilter: r"sk-ant-",
+        pattern: r"(?-u:\b)(?P<s>sk-ant-(?:[a-z]{2,10}[0-9]{0,3}-)?[A-Za-z0-9_-]{20,300})",
+        locate: vendor_token,
+    },
+    Spec {
+        kind: "openai_api_key",
+        description: "OpenAI API key (sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...)",
+        prefilter: r"sk-",
+        pattern: r"(?-u:\b)(?P<s>sk-(?:(?:proj|svcacct|admin)-)?(?P<b>[A-Za-z0-9_-]{32,300}))",
+        locate: openai,
+    },
+    Spec {
+        kind: "aws_access_key_id",
+        description: "AWS access key id (AKIA or ASIA and 16 base-32 characters)",
+        prefilter: r"AKIA|ASIA",
+        pattern: r"(?-u:\b)(?P<s>(?:AKIA|ASIA)[A-Z2-7]{16})(?-u:\b)",
+        locate: vendor_token,
+    },
+    Spec {
+        kind: "aws_secret_access_key",
+        description: "AWS secret access key (40 characters) assigned to an aws_secret_access_key-like name",
+        prefilter: r"(?i-u)secret[_.-]?access|aws[_.-]?secret",
+        pattern: concat!(
+            r"(?i)(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)",
+            r#"(?:\\?["'])?[ \t]*(?:=>|:=|=|:)[ \t]*(?:\\?["'])?"#,
+            r"(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+        ),
+        locate: vendor_token,
+    },
+    Spec {
+        kind: "github_token",
+        description: "GitHub token (ghp_, gho_, ghu_, ghs_, ghr_ and 36+ characters; github_pat_...)",
+        prefilter: r"gh[pousr]_|github_pat_",
+        pattern: r"(?-u:\b)(?P<s>gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?-u:\b)",
+        locate: vendor_token,
+    },
+    Spec {
+        kind: "gitlab_token",
+        description: "GitLab token (glpat-, gldt-, glrt-, glptt-, glft-, glsoat-, gloas- and 20+ characters)",
+        prefilter: r"gl(?:pat|dt|rt|ptt|ft|soat|oas)-",
+        pattern: r"(?-u:\b)(?P<s>gl(?:pat|dt|rt|ptt|ft|soat|oas)-[A-Za-z0-9_-]{20,255}(?:\.[A-Za-z0-9_-]+)*)",
+        locate: vendor_token,
+    },
+    Spec {
+        kind: "slack_token",
+        description: "Slack token (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xoxo-, xapp-)",
+        prefilter: r"xox[abeoprs]-|xapp-",
+        pattern: r"(?-u:\b)(?P<s>xox[abeoprs]-[0-9A-Za-z-]{10,250}|xapp-[0-9]-[0-9A-Za-z-]{10,250})",
+        locate: slack,
+    },
+    Spec {
+        kind: "stripe_key",
+        description: "Stripe live secret or restricted key (sk_live_..., rk_live_...) or webhook signing secret (whsec_...)",
+        prefilter: r"k_(?:live|prod)_|whsec_",
+        pattern: concat!(
+            r"(?-u:\b)(?P<s>[sr]k_(?:live|prod)_[0-9A-Za-z]{10,247}",
+            r"|whsec_[A-Za-z0-9+/]{32,100}={0,2})(?:[^0-9A-Za-z+/=]|$)",
+        ),
+        locate: vendor_token,
+    },
+    Spec {
+        kind: "google_api_key",
+        description: "Google API key (AIza and 35 characters)",
+        prefilter: r"AIza",
+        pattern: r"(?-u:\b)(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
+        locate: vendor_token,
+    },
+    vendor(
+        "google_oauth_token",
+        "Google OAuth client secret (GOCSPX-...) or access token (ya29. ...)",
+        r"GOCSPX-|ya29\.",
+        r"(?-u:\b)(?P<s>GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{20,})(?:[^A-Za-z0-9_-]|$)",
+    ),
+    vendor(
+        "sendgrid_api_key",
+        "SendGrid API key (SG. and two dot-separated parts)",
+        r"SG\.",
+        r"(?-u:\b)(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
+    ),
+    vendor(
+        "twilio_api_key",
+        "Twilio API key (SK and 32 hex digits)",
+        r"SK[0-9a-fA-F]{8}",
+        r"(?-u:\b)(?P<s>SK[0-9a-fA-F]{32})(?-u:\b)",
+    ),
+    vendor(
+        "npm_token",
+        "npm access token (npm_ and 36 characters)",
+        r"npm_",
+        r"(?-u:\b)(?P<s>npm_[A-Za-z0-9]{36})(?-u:\b)",
+    ),
+    vendor(
+        "pypi_token",
+        "PyPI or TestPyPI API token (pypi-AgE...)",
+        r"pypi-AgE",
+        r"(?-u:\b)(?P<s>pypi-AgE[A-Za-z0-9_-]{50,})",
+    ),
+    vendor(
+        "dockerhub_token",
+        "Docker Hub personal or organisation access token (dckr_pat_..., dckr_oat_...)",
+        r"dckr_(?:pat|oat)_",
+        r"(?-u:\b)(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})(?:[^A-Za-z0-9_-]|$)",
+    ),
+    Spec {
+        kind: "huggingface_token",
+        description: "Hugging Face access token (hf_ and 34 mixed-case characters)",
+        prefilter: r"hf_",
+        pattern: r"(?-u:\b)(?P<s>hf_(?P<b>[A-Za-z0-9]{34}))(?-u:\b)",
+        locate: mixed_case,
+    },
+    vendor(
+        "groq_api_key",
+        "Groq API key (gsk_ and 52 characters)",
+        r"gsk_",
+        r"(?-u:\b)(?P<s>gsk_[A-Za-z0-9]{52})(?-u:\b)",
+    ),
+    vendor(
+        "replicate_token",
+        "Replicate API token (r8_ and 37 characters)",
+        r"r8_",
+        r"(?-u:\b)(?P<s>r8_[A-Za-z0-9]{37})(?-u:\b)",
+    ),
+    vendor(
+        "perplexity_api_key",
+        "Perplexity API key (pplx- and 48 characters)",
+        r"pplx-",
+        r"(?-u:\b)(?P<s>pplx-[A-Za-z0-9]{48})(?-u:\b)",
+    ),
+    vendor(
+        "xai_api_key",
+        "xAI API key (xai- and 80 characters)",
+        r"xai-",
+        r"(?-u:\b)(?P<s>xai-[A-Za-z0-9]{80})(?-u:\b)",
+    ),
+    vendor(
+        "langsmith_api_key",
+        "LangSmith API key (lsv2_pt_... or lsv2_sk_...)",
+        r"lsv2_",
+        r"(?-u:\b)(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})(?-u:\b)",
+    ),
+    vendor(
+        "shopify_token",
+        "Shopify access token or shared secret (shpat_, shpca_, shppa_, shpss_ and 32 hex digits)",
+        r"shp(?:at|ca|pa|ss)_",
+        r"(?-u:\b)(?P<s>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?-u:\b)",
+    ),
+    vendor(
+        "digitalocean_token",
+        "DigitalOcean token (dop_v1_, doo_v1_, dor_v1_ and 64 hex digits)",
+        r"do[opr]_v1_",
+        r"(?-u:\b)(?P<s>do[opr]_v1_[a-f0-9]{64})(?-u:\b)",
+    ),
+    vendor(
+        "mailchimp_api_key",
+        "Mailchimp API key (32 hex digits and a -usN data-centre suffix)",
+        r"-us[0-9]",
+        r"(?-u:\b)(?P<s>[0-9a-f]{32}-us[0-9]{1,2})(?-u:\b)",
+    ),
+    vendor(
+        "databricks_token",
+        "Databricks personal access token (dapi and 32 hex digits)",
+        r"dapi[0-9a-f]",
+        r"(?-u:\b)(?P<s>dapi[a-f0-9]{32}(?:-[0-9])?)(?-u:\b)",
+    ),
+    vendor(
+        "postman_api_key",
+        "Postman API key (PMAK-...)",
+        r"PMAK-",
+        r"(?-u:\b)(?P<s>PMAK-[a-f0-9]{24}-[a-f0-9]{34})(?-u:\b)",
+    ),
+    vendor(
+        "grafana_token",
+        "Grafana Cloud token (glc_...) or service-account token (glsa_...)",
+        r"gl(?:c|sa)_",
+        r"(?-u:\b)(?P<s>glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})(?:[^A-Za-z0-9+/=_]|$)",
+    ),
+    vendor(
+        "newrelic_key",
+        "New Relic user API key (NRAK- and 27 characters)",
+        r"NRAK-",
+        r"(?-u:\b)(?P<s>NRAK-[A-Z0-9]{27})(?-u:\b)",
+    ),
+    vendor(
+        "sentry_token",
+        "Sentry organisation or user auth token (sntrys_..., sntryu_...)",
+        r"sntry[su]_",
+        r"(?-u:\b)(?P<s>sntrys_[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})",
+    ),
+    vendor(
+        "vault_token",
+        "HashiCorp Vault service or batch token (hvs., hvb.)",
+        r"hv[sb]\.",
+        r"(?-u:\b)(?P<s>hv[sb]\.[A-Za-z0-9_-]{24,})",
+    ),
+    vendor(
+        "terraform_token",
+        "Terraform Cloud / HCP Terraform API token (....atlasv1....)",
+        r"\.atlasv1\.",
+        r"(?-u:\b)(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,})",
+    ),
+    vendor(
+        "doppler_token",
+        "Doppler token (dp.pt., dp.st., dp.sa., dp.ct., dp.scim., dp.audit.)",
+        r"dp\.(?:pt|st|sa|ct|scim|audit)\.",
+        r"(?-u:\b)(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})(?-u:\b)",
+    ),
+    vendor(
+        "pulumi_token",
+        "Pulumi access token (pul- and 40 hex digits)",
+        r"pul-",
+        r"(?-u:\b)(?P<s>pul-[a-f0-9]{40})(?-u:\b)",
+    ),
+    vendor(
+        "supabase_token",
+        "Supabase personal access token (sbp_ and 40 hex digits)",
+        r"sbp_",
+        r"(?-u:\b)(?P<s>sbp_[a-f0-9]{40})(?-u:\b)",
+    ),
+    vendor(
+        "age_secret_key",
+        "age encryption secret key (AGE-SECRET-KEY-1...)",
+        r"AGE-SECRET-KEY-1",
+        r"(?P<s>AGE-SECRET-KEY-1[0-9A-Z]{58})(?-u:\b)",
+    ),
+    vendor(
+        "azure_ad_client_secret",
+        "Microsoft Entra ID (Azure AD) client secret (...Q~...)",
+        r"[0-9]Q~",
+        r"(?:^|[^A-Za-z0-9_~.-])(?P<s>[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?:[^A-Za-z0-9_~.-]|$)",
+    ),
+    vendor(
+        "mapbox_token",
+        "Mapbox secret access token (sk.eyJ...)",
+        r"sk\.eyJ",
+        r"(?-u:\b)(?P<s>sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})",
+    ),
+    vendor(
+        "square_token",
+        "Square access token or OAuth secret (sq0atp-, sq0csp-)",
+        r"sq0(?:atp|csp)-",
+        r"(?-u:\b)(?P<s>sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43})(?:[^0-9A-Za-z_-]|$)",
+    ),
+    vendor(
+        "linear_api_key",
+        "Linear API key (lin_api_ and 40 characters)",
+        r"lin_api_",
+        r"(?-u:\b)(?P<s>lin_api_[A-Za-z0-9]{40})(?-u:\b)",
+    ),
+    vendor(
+        "atlassian_api_token",
+        "Atlassian API token (ATATT3...)",
+        r"ATATT3",
+        r"(?-u:\b)(?P<s>ATATT3[A-Za-z0-9_=-]{150,})",
+    ),
+    vendor(
+        "telegram_bot_token",
+        "Telegram bot token (bot id, a colon, AA and 33 characters), also inside an API URL",
+        r":AA",
+        r"(?:^|[^0-9A-Za-z])(?:bot)?(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)",
+    ),
+    Spec {
+        kind: "webhook_url",
+        description: "the secret part of a Slack, Discord or Microsoft Teams incoming-webhook URL",
+        prefilter: r"hooks\.slack\.com|discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/|/IncomingWebhook/",
+        pattern: concat!(
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9]+/){2,3}",
+            // The secret is the last segment; the ids before it are not secrets.
+            r"(?P<s>[A-Za-z0-9]{16,64})(?:[^A-Za-z0-9/]|$)",
+            r"|discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/[0-9]{15,21}/(?P<t>[A-Za-z0-9_-]{60,80})(?:[^A-Za-z0-9_-]|$)",
+            // Teams (`….webhook.office.com/webhookb2/…` and the older `outlook.office.com/webhook/…`):
+            // the group and tenant ids before `IncomingWebhook` and the owner id after the
+            // secret are ids; the 32-character segment after it is the secret.
+            r"|(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[A-Za-z0-9@-]+",
+            r"/IncomingWebhook/(?P<u>[A-Za-z0-9]{32})(?:[^A-Za-z0-9]|$)",
+        ),
+        locate: either_vendor_group,
+    },
+    Spec {
+        kind: "jwt",
+        description: "JSON Web Token (eyJ... header, payload and optional signature)",
+        prefilter: r"eyJ",
+        pattern: r"(?-u:\b)(?P<s>eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,}={0,2})?)",
+        locate: group_s,
+    },
+    Spec {
+        kind: "azure_storage_key",
+        description: "Azure AccountKey= or SharedAccessKey= in a connection string, or a SAS token's sig=",
+        prefilter: r"(?i-u)accountkey|sharedaccesskey|sig=",
+        pattern: concat!(
+            r"(?:^|[^A-Za-z0-9])(?i-u:AccountKey|SharedAccessKey)[ \t]*=[ \t]*",
+            r"(?P<s>[A-Za-z0-9+/]{30,}={0,2})(?:[^A-Za-z0-9+/=]|$)",
+            r#"|[?&;](?:sv|sp|se|sr|ss|srt|st|spr|skoid)=[^\s"'<>#]*?&sig=(?P<t>[A-Za-z0-9%+/=]{16,})"#,
+        ),
+        locate: either_vendor_group,
+    },
+    Spec {
+        kind: "authorization_header",
+        description: "credentials in an Authorization header (Bearer, Basic, Token, ...) or after a bare Bearer",
+        prefilter: r"(?i-u)authorization|bearer",
+        pattern: concat!(
+            r#"(?:^|[^A-Za-z0-9-])(?i-u:(?:proxy-)?authorization)["']?[ \t]*[:=][ \t]*["']?"#,
+            r"(?:(?P<scheme>(?i-u:bearer|basic|token|bot|apikey|api-key|sso-key|key|digest))[ \t]+)?",
+            r"(?P<s>[A-Za-z0-9._~+/:=-]{8,})",
+            r"|(?:^|[^A-Za-z0-9_])(?:Bearer|bearer|BEARER)[ \t]+(?P<b>[A-Za-z0-9._~+/-]{20,}=*)",
+        ),
+        locate: authorization,
+    },
+    Spec {
+        kind: "cli_password",
+        description: "a password on a command line: curl/httpie -u user:PASS, mysql -pPASS, redis-cli -a PASS, sshpass -p PASS",
+        prefilter: r"(?:curl|https?|xh|wget)[ \t]|mysql|mariadb|redis-cli|sshpass",
+        pattern: concat!(
+            // The command, then (lazily, across `\` line continuations) other arguments.
+            r"(?:^|[^A-Za-z0-9_./:-])(?:curl|https?|xh|wget)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?",
+            r#"(?:-u|--user|-U|--proxy-user|-a|--auth)(?:[ \t]+|=)["']?[^\s:"'$<{]*:(?P<s>[^\s"'@]+)"#,
+            r"|(?:^|[^A-Za-z0-9_./-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)[ \t]",
+            r#"(?:(?:[^\n]|\\\r?\n)*?[ \t])?-p(?P<m>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
+            r"|(?:^|[^A-Za-z0-9_./-])redis-cli[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-a[ \t]+",
+            r#"(?P<r>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
+            r#"|(?:^|[^A-Za-z0-9_./-])sshpass[ \t]+-p[ \t]*(?P<p>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
+        ),
+        locate: cli_password,
+    },
+    Spec {
+        kind: "registry_auth",
+        description: "a Docker config.json \"auth\" or an .npmrc _auth value (base64 of user:password), or a Kubernetes .dockerconfigjson",
+        prefilter: r#""auth"|_auth[ \t]*=|\.docker(?:configjson|cfg)"#,
+        pattern: concat!(
+            r#""auth"[ \t]*:[ \t]*"(?P<s>[A-Za-z0-9+/]{8,}={0,2})""#,
+            // A Kubernetes pull secret's data: a whole Docker config file in base64.
+            r#"|\.docker(?:configjson|cfg)["']?[ \t]*:[ \t]*["']?(?P<d>[A-Za-z0-9+/]{16,}={0,2})"#,
+            r#"|(?m:^[ \t]*(?://[^\s=]*:)?_auth[ \t]*=[ \t]*"?(?P<t>[A-Za-z0-9+/]{8,}={0,2})"?[ \t]*\r?$)"#,
+        ),
+        locate: registry_auth,
+    },
+    Spec {
+        kind: "registry_token",
+        description: "a token under a host in Composer's auth.json (github-oauth, gitlab-token, gitlab-oauth, bearer)",
+        prefilter: r#""(?:github-oauth|gitlab-token|gitlab-oauth|bearer)""#,
+        pattern: concat!(
+            r#""(?:github-oauth|gitlab-token|gitlab-oauth|bearer)"[ \t]*:[ \t]*\{\s*"#,
+            r#""[^"\s]+"[ \t]*:[ \t]*"(?P<s>[^"\s]+)""#,
+        ),
+        locate: registry_token,
+    },
+    Spec {
+        kind: "connection_string_password",
+        description: "password in a scheme://user:PASSWORD@host connection string",
+        prefilter: r"://",
+        pattern: r#"(?i)[a-z][a-z0-9+.-]{1,30}://[^\s:/@'"?#\[\]]*:(?P<s>[^\s@/'"?#\[\]]+)@"#,
+        locate: connection_password,
+    },
+    Spec {
+        kind: "url_credential",
+        description: "a token in a URL: as the whole user part, under a secret-named path segment, or a signature or key query parameter",
+        prefilter: r"://",
+        pattern: concat!(
+            // Every branch starts with `://`, so the search skips to that literal; URL
+            // characters are ASCII classes and repetitions unbounded, which keeps the automaton
+            // small (this rule was once the slowest by far).
+            r"://(?P<u>[A-Za-z0-9_-]{20,})@[A-Za-z0-9]",
+            r"|://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+=:@!$,;-]*)*/",
+            r"(?i-u:api[_-]?key|apikey|access[_-]?token|token|secret|key|password)s?/",
+            r#"(?P<p>[A-Za-z0-9_-]{16,})(?:[/?#\s"'<>)]|$)"#,
+            r"|://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+=:@!$,;-]*)*\?",
+            r"(?:[A-Za-z0-9._~%+=:@!$,;/-]*&)*",
+            r"(?i-u:x-amz-signature|x-goog-signature|signature|sig|hmac|key)=(?P<q>[A-Za-z0-9%_.-]{16,})",
+        ),
+        locate: url_credential,
+    },
+    Spec {
+        kind: "netrc_password",
+        description: "the password of a .netrc / .authinfo entry (machine HOST login USER password PASS)",
+        prefilter: r"password",
+        pattern: concat!(
+            r"(?:^|\s)(?:machine[ \t]+\S+|default)\s+(?:(?:account|port)[ \t]+\S+\s+)*",
+            r"login[ \t]+\S+\s+(?:(?:account|port)[ \t]+\S+\s+)*password[ \t]+(?P<s>\S+)",
+        ),
+        locate: netrc,
+    },
+    Spec {
+        kind: "pgpass_password",
+        description: "the password field of a PostgreSQL .pgpass line (host:port:database:user:password)",
+        // A whole line of five fields from its start: a port between colons alone is in every
+        // time of day.
+        prefilter: r"(?m)^[ \t]*(?:[^\s:]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
+        pattern: concat!(
+            r"(?m)^[ \t]*(?P<h>[A-Za-z0-9_.*-]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):",
+            r"(?:[^:\s\\]|\\.)+:(?P<u>(?:[^:\s\\]|\\.)+):(?P<s>(?:[^:\s\\]|\\.)+)[ \t]*\r?$",
+        ),
+        locate: pgpass,
+    },
+    Spec {
+        kind: "xml_secret",
+        description: "text of a secret-named XML element, an appSettings <add key=... value=...>, or a Hadoop-style <name>/<value> pair",
+        prefilter: secret_word_prefilter!(),
+        pattern: concat!(
+            r"<(?P<t>[A-Za-z0-9_.:-]*?(?i-u:",
+            secret_word!(),
+            r")(?i-u:[_.-]?(?:key|value))?)(?:[ \t][^<>]*)?>(?P<s>[^<>\s]+)</(?P<c>[^<>\s]+)>",
+            r#"|<add[ \t]+key="(?P<ak>[^"]*)"[ \t]+value="(?P<av>[^"\s]+)""#,
+            r"|<name>[ \t]*(?P<hn>[^<>\s]+)[ \t]*</name>\s*<value>(?P<hv>[^<>\s]+)</value>",
+        ),
+        locate: xml_secret,
+    },
+    Spec {
+        kind: "xml_secret",
+        description: "the value of an XML element whose name or key attribute is secret-named",
+        // The attribute and its secret word, as the name must hold one: a secret word alone
+        // would run this rule over every text that mentions a key beside a generic type.
+        prefilter: concat!(
+            r#"(?i-u:name|key)[ \t]*=[ \t]*"[^"<>]*(?i-u:"#,
+            secret_word!(),
+            ")"
+        ),
+        pattern: concat!(
+            // `<property name="db.password" value="…"/>`, `<property name="…">…</property>`,
+            // `<entry key="smtp.password">…</entry>`: the name is an attribute.
+            r#"<[A-Za-z][A-Za-z0-9_.:-]*[ \t](?:[^<>]*?[ \t])?(?i-u:name|key)[ \t]*=[ \t]*"(?P<pn>[^"<>]*)""#,
+            r#"(?:(?:[ \t][^<>]*?)?[ \t](?i-u:value)[ \t]*=[ \t]*"(?P<pv>[^"\s]+)"|[^<>]*?>(?P<pt>[^<>\s]+)</"#,
+            // .NET `<setting name="SmtpPassword" …><value>…</value></setting>`.
+            r#"|[^<>]*?>\s*<value>(?P<pw>[^<>\s]+)</value>)"#,
+        ),
+        locate: xml_secret,
+    },
+    Spec {
+        kind: "yaml_block_secret",
+        description: "a YAML block scalar (| or >) under a secret-named key",
+        // The key and the block indicator: most text with a secret word has no block scalar.
+        prefilter: concat!(
+            r"(?i-u)",
+            secret_word!(),
+            r#"(?:[_.-]?(?:key|value))?["']?[ \t]*:[ \t]*[|>]"#,
+        ),
+        pattern: concat!(
+            r#"(?m)^(?P<i>[ \t]*(?:-[ \t]+)?)["']?(?P<k>[A-Za-z0-9_.-]*?(?i-u:"#,
+            secret_word!(),
+            r#")(?i-u:[_.-]?(?:key|value))?)["']?[ \t]*:[ \t]*[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n]*)?\r?$"#,
+        ),
+        locate: yaml_block,
+    },
+    Spec {
+        kind: "dockerfile_secret",
+        description: "the value of a Dockerfile ENV or ARG in its space-separated form under a secret-named key",
+        prefilter: r"(?:ENV|ARG)[ \t]",
+        pattern: concat!(
+            r"(?m)^[ \t]*(?:ENV|ARG)[ \t]+(?P<k>[A-Za-z0-9_.-]*?(?i-u:",
+            secret_word!(),
+            r#")(?i-u:[_.-]?(?:key|value))?)[ \t]+(?P<s>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"'=][^\s]*)"#,
+        ),
+        locate: dockerfile,
+    },
+    Spec {
+        kind: "code_credential",
+        description: "a password passed as a string literal: define('DB_PASSWORD', '...'), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
+        prefilter: r"define[ \t]*\(|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection",
+        pattern: concat!(
+            // `define('DB_PASSWORD', '…')`: the constant's name says what the value is.
+            r#"define[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
+            // Calls whose second argument is the password (the user comes first).
+            r"|(?-u:\b)(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials",
+            r"|UsernamePasswordAuthenticationToken|PasswordCredential|HTTPBasicAuth|HTTPDigestAuth",
+            r"|HttpBasicAuth|BasicAuth|DigestAuth|SetBasicAuth|basicAuth|basic_auth|login|auth",
+            // OkHttp's `Credentials.basic(user, "…")`.
+            r"|Credentials\.basic",
+            // `requests.get(url, auth=("user", "…"))`
+            r"|auth[ \t]*=)[ \t]*\([ \t]*",
+            // The password may be wrapped as reqwest's `.basic_auth(user, Some("…"))` wraps it.
+            r#"(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_$][A-Za-z0-9_.$]*)[ \t]*,[ \t]*(?:Some\([ \t]*)?[rbu]?["'](?P<cv>[^"'\\\s]*)["']"#,
+            // Go's `smtp.PlainAuth(identity, user, password, host)`.
+            r#"|PlainAuth[ \t]*\([ \t]*"[^"\r\n]*"[ \t]*,[ \t]*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"(?P<gv>[^"\\\s]*)""#,
+            // JDBC's `getConnection(url, user, password)`.
+            r#"|getConnection[ \t]*\([ \t]*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"#,
+            r#"(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"(?P<jv>[^"\\\s]*)""#,
+        ),
+        locate: code_credential,
+    },
+    Spec {
+        kind: "code_credential",
+        description: "a password literal given to a setter or builder method (setPassword(\"...\"), withPassword(\"...\"), .password(\"...\"))",
+        // From the secret word on: an unanchored `set`/`with`/`.` prefix would start a
+        // thread of the prefilter's automaton at every method call.
+        prefilter: r"(?i-u)(?:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*[ \t]*\([ \t]*[\x22']",
+        pattern: concat!(
+            // The method's name holds a secret word; the search starts from that literal.
+            r#"(?P<dot>\.)?(?-u:\b)(?P<m>(?:[A-Za-z][A-Za-z0-9]*?)?"#,
+            r#"(?i-u:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*)[ \t]*\([ \t]*"#,
+            r#"["'](?P<v>[^"'\\\s]*)["'][ \t]*\)"#,
+        ),
+        locate: setter_credential,
+    },
+    Spec {
+        kind: "high_entropy_key",
+        description: "a random-looking value defined as a key or salt constant (WordPress define('AUTH_KEY', '...'))",
+        prefilter: r"define[ \t]*\(",
+        pattern: concat!(
+            r#"define[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]*?(?i-u:key|salt))["'][ \t]*,[ \t]*"#,
+            r#"["'](?P<v>[^"'\\\r\n]{20,})["'][ \t]*\)"#,
+        ),
+        locate: defined_key,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "value assigned to a password, secret, token, api_key or access_key name",
+        prefilter: secret_word_prefilter!(),
+        pattern: concat!(
+            r"(?P<k>[A-Za-z0-9_.-]*?(?i-u:",
+            secret_word!(),
+            r")(?i-u:[_.-]?(?:key|value))?)",
+            // A typed declaration (`password: str = "…"`, `static TOKEN: &str = "…"`) comes
+            // first: with a plain `:` the type would be read as the value.
+            r#"(?:\\?["']\]?)?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
+            r"|[ \t]*(?:=>|:=|==|::|=|:)[ \t]*)",
+            r#"(?:[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]*)\\?["'`]"#,
+            r#"|(?P<bv>[^\s"'`,;&=:|*!#@(\[{<][^\s"'`,;&]*))"#,
+        ),
+        locate: assignment,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "the value of a name/value pair with a secret-named name (Kubernetes and ECS env entries)",
+        // The secret-named name, its separator and the `value` key that follows it.
+        prefilter: concat!(
+            r#"(?i-u)(?:pass|pwd|secret|token|key)[A-Za-z0-9_.-]*["']?[ \t]*(?:,|\r?\n)"#,
+            r#"[ \t]*["']?value["']?[ \t]*[:=]"#,
+        ),
+        pattern: concat!(
+            r#"["']?(?i-u:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.-]+)["']?[ \t]*"#,
+            // The value on the same line (`{"name": …, "value": …}`) or the next (YAML).
+            r#"(?:,[ \t]*|\r?\n[ \t]*)["']?(?i-u:value)["']?[ \t]*[:=][ \t]*"#,
+            r#"(?:"(?P<qv>[^"\r\n]*)"|'(?P<sv>[^'\r\n]*)'|(?P<bv>[^\s"'#,}][^\s,}]*))"#,
+        ),
+        locate: name_value,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "a quoted passphrase with spaces assigned to an upper-case password or secret name in an env file",
+        prefilter: r#"(?:PASS|PWD|SECRET)[A-Z0-9_]*=["']"#,
+        pattern: concat!(
+            r"(?m)^[ \t]*(?:export[ \t]+)?(?P<k>[A-Z][A-Z0-9_]*)=",
+            r#"(?:"(?P<qv>[^"\r\n\\]* [^"\r\n\\]*)"|'(?P<sv>[^'\r\n\\]* [^'\r\n\\]*)')"#,
+            r"[ \t]*(?:#[^\r\n]*)?\r?$",
+        ),
+        locate: passphrase,
+    },
+    Spec {
+        kind: "high_entropy_key",
+        description: "a random-looking value assigned to a key, salt or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys)",
+        prefilter: r"(?i-u)key|salt|pepper|hmac|credential|auth",
+        pattern: concat!(
+            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth)))",
+            r#"(?:\\?["']\]?)?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
+            // Random-looking values are 20 characters or longer; shorter ones never match.
+            r#"(?:[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
+        ),
+        locate: high_entropy_key,
+    },
+];

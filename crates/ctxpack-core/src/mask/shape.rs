@@ -1,0 +1,503 @@
+//! What a value looks like: random or generated, a placeholder, a reference, a path, code; the
+//! checks the locating functions share.
+
+use super::*;
+
+/// An Algolia search-only key in a DocSearch-style configuration (`apiKey` beside `appId` and
+/// `indexName`, as VitePress and Docusaurus sites publish it): public by design, it ships in
+/// the site's pages.
+pub(super) fn is_search_only_key(key: &str, hay: &str, at: usize) -> bool {
+    if !key.eq_ignore_ascii_case("apikey") && !key.eq_ignore_ascii_case("api_key") {
+        return false;
+    }
+    let from = hay.floor_char_boundary(at.saturating_sub(300));
+    let to = hay.ceil_char_boundary(at + 300);
+    let window = &hay[from..to];
+    ["indexName", "index_name"]
+        .iter()
+        .any(|w| window.contains(w))
+        && ["appId", "app_id", "applicationId"]
+            .iter()
+            .any(|w| window.contains(w))
+}
+
+/// Names of keys whose values are identifiers, positions or public material, never secrets.
+pub(super) const NOT_SECRET_KEY_WORDS: &[&str] = &[
+    "public",
+    "publishable",
+    "pub",
+    "primary",
+    "foreign",
+    "partition",
+    "sort",
+    "range",
+    "cache",
+    "idempotency",
+    "dedup",
+    "lookup",
+    "hash",
+    "row",
+    "map",
+    "index",
+];
+
+/// A random-looking value under a name ending in `key`, `key_base`, `salt`, `pepper`, `hmac`,
+/// `credentials` or `auth` (a whole word of the name: `monkey` and `oauth` are not).
+pub(super) fn high_entropy_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let key = caps.name("k")?.as_str();
+    let word = caps.name("w")?;
+    let sep = caps.name("sep")?;
+    // `key == …` and `key::Kind`: a comparison and a path, not assignments.
+    if hay[sep.end()..].starts_with(['=', ':']) {
+        return None;
+    }
+    let before = &hay[caps.get(0)?.start()..word.start()];
+    if !is_word_start(before, word.as_str()) {
+        return None;
+    }
+    let lower = key.to_ascii_lowercase();
+    // A salt is a salt whatever it seasons (Drupal's `hash_salt`).
+    let salt = ["salt", "pepper"].contains(&word.as_str().to_ascii_lowercase().as_str());
+    if (!salt && NOT_SECRET_KEY_WORDS.iter().any(|w| lower.contains(w)))
+        || is_search_only_key(key, hay, caps.get(0)?.start())
+    {
+        return None;
+    }
+    let m = caps.name("qv").or_else(|| caps.name("bv"))?;
+    let value = m.as_str();
+    // `nKey = sqlite3BtreePayloadSize(pCur);`: a bare identifier that is called, indexed or
+    // dereferenced is code.
+    let next = hay[m.end()..].chars().next();
+    if caps.name("bv").is_some()
+        && (looks_like_code(value) || matches!(next, Some('(' | '[' | '.' | '-' | '?' | '!')))
+    {
+        return None;
+    }
+    let ok = !is_placeholder(value)
+        && !is_public_or_test_key(value)
+        && !is_path(value)
+        && !value.contains("://")
+        && !is_stand_in(value)
+        && (looks_random(value)
+            || (caps.name("qv").is_some() && looks_random_printable(value, false))
+            || is_random_list(value));
+    ok.then(|| span(m))
+}
+
+/// Strapi's `APP_KEYS="k1==,k2=="`: a comma-separated list of random keys.
+pub(super) fn is_random_list(value: &str) -> bool {
+    value.contains(',') && value.split(',').all(looks_random)
+}
+
+/// Random printable ASCII, as WordPress salts and generated encryption keys are
+/// (`3Xr#h|kD~:l+_y@…`): long, from upper case, lower case, digits and punctuation (three of
+/// the four, with several punctuation characters), high entropy, and neither words nor a
+/// template. Spaces are allowed where the generator uses them (`allow_space`).
+pub(super) fn looks_random_printable(value: &str, allow_space: bool) -> bool {
+    let len = value.chars().count();
+    let spaces = value.bytes().filter(|&b| b == b' ').count();
+    if len < 32
+        || !value.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        || (spaces > 0 && (!allow_space || spaces * 8 > len))
+        || value.contains('\\')
+        || value.contains("://")
+        || is_placeholder(value)
+        || is_camel_words(value)
+    {
+        return false;
+    }
+    let punct = value.bytes().filter(u8::is_ascii_punctuation).count();
+    let classes = [
+        value.bytes().any(|b| b.is_ascii_uppercase()),
+        value.bytes().any(|b| b.is_ascii_lowercase()),
+        value.bytes().any(|b| b.is_ascii_digit()),
+        punct >= 3,
+    ];
+    classes.iter().filter(|&&c| c).count() >= 3 && punct >= 3 && entropy(value) >= 4.0
+}
+
+/// Whether `word` starts a word of a name whose earlier part is `before`: at the start, after a
+/// separator, at a camelCase hump (`signingKey`), or anywhere in an all-capitals name.
+pub(super) fn is_word_start(before: &str, word: &str) -> bool {
+    let Some(prev) = before.chars().next_back() else {
+        return true;
+    };
+    let first = word.chars().next().unwrap_or('a');
+    !prev.is_ascii_alphanumeric()
+        || (first.is_ascii_uppercase() && (prev.is_ascii_lowercase() || prev.is_ascii_digit()))
+        || (first.is_ascii_uppercase() && !before.bytes().any(|b| b.is_ascii_lowercase()))
+}
+
+/// Random-looking: long, from a base64 or hex alphabet, mixing classes, with high Shannon
+/// entropy, and not words joined by separators. Laravel's `base64:` prefix is a strong hint.
+pub(super) fn looks_random(value: &str) -> bool {
+    if let Some(rest) = value.strip_prefix("base64:") {
+        return rest.len() >= 32 && rest.bytes().all(is_base64_byte);
+    }
+    if value.len() < 20 || !value.bytes().all(is_base64_byte) || is_word_list(value) {
+        return false;
+    }
+    let digit = value.bytes().any(|b| b.is_ascii_digit());
+    if value.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let letter = value.bytes().any(|b| b.is_ascii_alphabetic());
+        return value.len() >= 32 && digit && letter && entropy(value) >= 3.0;
+    }
+    value.bytes().any(|b| b.is_ascii_uppercase())
+        && value.bytes().any(|b| b.is_ascii_lowercase())
+        && digit
+        && entropy(value) >= 3.5
+        && !is_camel_words(value)
+}
+
+/// Mostly runs of four or more lower-case letters (`sqlite3BtreePayloadSize`): identifier
+/// words. In random base64 such runs hold about a tenth of the characters.
+pub(super) fn is_camel_words(value: &str) -> bool {
+    let mut in_runs = 0;
+    let mut run = 0;
+    for b in value.bytes().chain(std::iter::once(b' ')) {
+        if b.is_ascii_lowercase() {
+            run += 1;
+        } else {
+            if run >= 4 {
+                in_runs += run;
+            }
+            run = 0;
+        }
+    }
+    in_runs * 10 >= value.len() * 4
+}
+
+pub(super) fn is_base64_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-')
+}
+
+/// Shannon entropy in bits per character.
+pub(super) fn entropy(value: &str) -> f64 {
+    let mut counts = [0_u32; 256];
+    for b in value.bytes() {
+        counts[usize::from(b)] += 1;
+    }
+    let len = value.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / len;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Words, numbers and short tags joined by `_`, `-` or `.` (`deploy-bot-2024`,
+/// `user_profile_v2`, `m2m-access-token-12345`): a name or a label.
+pub(super) fn is_word_list(value: &str) -> bool {
+    value.contains(['_', '-', '.'])
+        && value.split(['_', '-', '.']).all(|part| {
+            part.bytes().all(|b| b.is_ascii_alphabetic())
+                || part.bytes().all(|b| b.is_ascii_digit())
+                || (part.len() <= 3 && part.bytes().all(|b| b.is_ascii_alphanumeric()))
+        })
+}
+
+/// `8-4-4-4-12` hex: an identifier.
+pub(super) fn is_uuid(value: &str) -> bool {
+    let parts: Vec<&str> = value.split('-').collect();
+    parts.len() == 5
+        && parts
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Decodes standard or URL-safe base64, padded or not.
+pub(super) fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0_u32, 0_u32);
+    for b in text.trim_end_matches('=').bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(u8::try_from((acc >> bits) & 0xFF).expect("masked to a byte"));
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// Whether `name` is secret-named: it ends in a secret word (optionally followed by `key` or
+/// `value`); and if so, whether the word names something people choose (`pass`, `pwd`,
+/// `secret`: any value goes) rather than something generated (`token`, `api_key`).
+pub(super) fn secret_name(name: &str) -> Option<bool> {
+    // Longer words first: `password` must not be read as `pass` and a `word` suffix.
+    const WORDS: &[&str] = &[
+        "passwd",
+        "password",
+        "passphrase",
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "apikey",
+        "accesskey",
+        "privatekey",
+    ];
+    let name = name.trim_matches(['"', '\'']);
+    let lower = name.to_ascii_lowercase();
+    let human = ["pass", "pwd", "secret"].iter().any(|w| lower.contains(w));
+    // The whole name, and the name without a trailing `key` or `value` (`secret_key`).
+    let mut stems = vec![lower.len()];
+    for suffix in ["key", "value"] {
+        if let Some(rest) = lower.strip_suffix(suffix) {
+            stems.push(rest.trim_end_matches(['_', '.', '-']).len());
+        }
+    }
+    for end in stems {
+        let stem = &lower[..end];
+        // `api_key`, `api.key` and `api-key` all end in `apikey` once separators are gone.
+        let flat: String = stem
+            .chars()
+            .filter(|c| !matches!(c, '_' | '.' | '-'))
+            .collect();
+        let Some(word) = WORDS.iter().find(|w| flat.ends_with(*w)) else {
+            continue;
+        };
+        if *word == "pass" {
+            // `DB_PASS`, `SMTP_PASS` (environment variables) and `--pass`: a password. In
+            // code, `render_pass`, `first_pass` and `bypass` are passes over something.
+            let Some(at) = stem.strip_suffix("pass").map(str::len) else {
+                continue;
+            };
+            let before = name[..at].trim_start_matches('-');
+            let env_var = !name.bytes().any(|b| b.is_ascii_lowercase())
+                && before.chars().next_back().is_none_or(|c| c == '_');
+            // `ansible_ssh_pass`, `ansible_become_pass`, `db_pass`: the word before names
+            // what the password opens, never a kind of pass over something.
+            let credential = before
+                .to_ascii_lowercase()
+                .strip_suffix(['_', '-', '.'])
+                .and_then(|b| b.rsplit(['_', '-', '.']).next().map(str::to_owned))
+                .is_some_and(|w| PASS_OWNERS.contains(&w.as_str()));
+            if !(before.is_empty() || env_var || credential) {
+                continue;
+            }
+        }
+        return Some(human);
+    }
+    None
+}
+
+/// Words that, before `_pass`, make it a password (`ansible_ssh_pass`, `db_pass`).
+pub(super) const PASS_OWNERS: &[&str] = &[
+    "ssh", "become", "sudo", "su", "db", "smtp", "mail", "admin", "root", "user", "login", "vault",
+    "ldap", "ftp", "sftp", "redis", "mysql", "pg", "proxy", "bind", "auth", "winrm",
+];
+
+/// Credential-shaped: eight or more characters mixing letters and digits, not words joined by
+/// separators, and not a dotted number (an OID or a version) or a braced GUID.
+pub(super) fn looks_credential_shaped(value: &str) -> bool {
+    value.chars().count() >= 8
+        && value.bytes().any(|b| b.is_ascii_digit())
+        && value.bytes().any(|b| b.is_ascii_alphabetic())
+        && !is_word_list(value)
+        && !value.contains(['{', '}'])
+}
+
+/// A generated credential mixes character classes (two of lower case, upper case, digits) or
+/// is long; `"coalesce"` or `progress` is a word.
+pub(super) fn looks_generated(value: &str) -> bool {
+    let classes = [
+        value.bytes().any(|b| b.is_ascii_lowercase()),
+        value.bytes().any(|b| b.is_ascii_uppercase()),
+        value.bytes().any(|b| b.is_ascii_digit()),
+    ];
+    classes.iter().filter(|&&c| c).count() >= 2 || value.chars().count() >= 20
+}
+
+/// Whole values (case-insensitive) that stand for a secret rather than being one.
+pub(super) const PLACEHOLDER_WORDS: &[&str] = &[
+    "changeme",
+    "change_me",
+    "change-me",
+    "changeit",
+    "changethis",
+    "change_this",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "example",
+    "placeholder",
+    "redacted",
+    "dummy",
+    "hidden",
+    "masked",
+    "default",
+    "empty",
+    "required",
+    "optional",
+    "string",
+    "none",
+    "null",
+    "nil",
+    "undefined",
+    "true",
+    "false",
+    "yes",
+    "no",
+    "todo",
+    "fixme",
+    "tbd",
+];
+
+/// Prefixes of references to a secret kept elsewhere: a cloud secret manager, Vault, a file.
+pub(super) const REFERENCE_PREFIXES: &[&str] = &[
+    "arn:",
+    "vault:",
+    "ref+",
+    "secretsmanager:",
+    "ssm:",
+    "sops:",
+    "keyvault:",
+    "env:",
+    "file:",
+];
+
+/// A reference, template, placeholder word or marker: something that is not itself a secret.
+pub(super) fn is_placeholder(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    value.is_empty()
+        || value.contains(MARKER_PREFIX)
+        || is_variable_reference(value)
+        || (value.starts_with('<') && value.ends_with('>'))
+        || (value.starts_with('{') && value.ends_with('}') && !is_braced_ciphertext(value))
+        || (value.len() > 2 && value.starts_with('%') && value.ends_with('%'))
+        || (value.len() > 2 && value.starts_with('@') && value.ends_with('@'))
+        || ["${", "{{", "}}", "#{", "%(", "%s"]
+            .iter()
+            .any(|t| value.contains(t))
+        || value
+            .chars()
+            .all(|c| matches!(c, '*' | 'x' | 'X' | '.' | '-' | '_' | '•' | '…'))
+        || is_elided(value)
+        || PLACEHOLDER_WORDS.contains(&lower.as_str())
+        // `[REDACTED]`, `(hidden)`, `true/false`, `yes|no`: placeholder words, bracketed or
+        // listed as alternatives.
+        || lower
+            .split(['/', '|'])
+            .all(|w| PLACEHOLDER_WORDS.contains(&w.trim_matches(['[', ']', '(', ')', '*', '<', '>'])))
+        || lower.starts_with("your")
+        || lower.starts_with("<your")
+        || value.contains("YOUR")
+        || value.contains("Your")
+        || lower.contains("your_")
+        || lower.contains("your-")
+        || lower.starts_with("replace")
+        || lower.contains("replace_me")
+        || lower.contains("replace-me")
+        || lower.contains("replaceme")
+        || lower.ends_with("_here")
+        || lower.ends_with("-here")
+        || REFERENCE_PREFIXES.iter().any(|p| lower.starts_with(p))
+        || (lower.starts_with("projects/") && lower.contains("/secrets/"))
+}
+
+/// `{COQLCE6DU6GtcS5P=}` (Maven's encrypted `settings.xml` passwords) and Jenkins'
+/// `{AQAAABAAAAAQ…}`: base64 ciphertext in braces, not a `{name}` template.
+pub(super) fn is_braced_ciphertext(value: &str) -> bool {
+    let inner = &value[1..value.len().saturating_sub(1).max(1)];
+    inner.len() >= 16
+        && inner
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        && inner.bytes().any(|b| b.is_ascii_digit())
+        && inner.bytes().any(|b| b.is_ascii_uppercase())
+        && inner.bytes().any(|b| b.is_ascii_lowercase())
+}
+
+/// `$VAR`, `${VAR}`, `$(cmd)`: a shell, env-file or CI reference.
+pub(super) fn is_variable_reference(value: &str) -> bool {
+    let mut chars = value.chars();
+    chars.next() == Some('$')
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '{' | '('))
+}
+
+/// Keys that are public by design or work only in a vendor's test mode.
+pub(super) const PUBLIC_OR_TEST_KEY_PREFIXES: &[&str] =
+    &["sk_test_", "rk_test_", "pk_test_", "pk_live_"];
+
+pub(super) fn is_public_or_test_key(value: &str) -> bool {
+    PUBLIC_OR_TEST_KEY_PREFIXES
+        .iter()
+        .any(|p| value.starts_with(p))
+}
+
+/// Checks shared by quoted and bare values.
+pub(super) fn literal_is_secret(value: &str) -> bool {
+    value.chars().count() >= 6
+        && !value.chars().any(char::is_whitespace)
+        && !is_public_or_test_key(value)
+        && !is_placeholder(value)
+        && !is_credential_name(value)
+        && !value.contains("://")
+        && !is_path(value)
+}
+
+/// `"refresh_token"`, `"X-Api-Key"`, `token=token`: the value names a credential.
+pub(super) fn is_credential_name(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    let separated = value.contains(['_', '-', '.']);
+    // `maxTokens`, `refreshToken`: a camelCase identifier (`FakePassword` is not one).
+    let camel = value.starts_with(|c: char| c.is_ascii_lowercase());
+    let all_lower = !value.bytes().any(|b| b.is_ascii_uppercase());
+    (separated || all_lower || camel)
+        && lower
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || matches!(b, b'_' | b'-' | b'.'))
+        && ["pass", "pwd", "secret", "token", "key", "auth", "cred"]
+            .iter()
+            .any(|w| lower.contains(w))
+}
+
+/// A file path such as `/run/secrets/db`, `./secret.txt` or `~/.token`. Absolute paths must be
+/// lower case so that base64 secrets, which may start with `/`, are not taken for paths.
+pub(super) fn is_path(value: &str) -> bool {
+    ["./", "../", "~/"].iter().any(|p| value.starts_with(p))
+        || (value.starts_with('/')
+            && value[1..].starts_with(|c: char| c.is_ascii_lowercase())
+            && value.bytes().all(|b| {
+                b.is_ascii_lowercase()
+                    || b.is_ascii_digit()
+                    || matches!(b, b'/' | b'_' | b'.' | b'-')
+            }))
+}
+
+/// A bare value that is an expression in code: a call, an index, a generic type, or a path
+/// through attributes (`self.token`, `process.env.TOKEN`, `crate::KEY`, `cfg->secret`).
+pub(super) fn looks_like_code(value: &str) -> bool {
+    if value.contains(['(', ')', '[', ']', '{', '}', '<', '>', '|']) || value.contains("::") {
+        return true;
+    }
+    // `token?` and `self.next_token?`: Rust's `?` on a variable.
+    let tried = value.strip_suffix('?');
+    let normalized = tried.unwrap_or(value).replace("::", ".").replace("->", ".");
+    let mut parts = normalized.split('.');
+    let is_ident = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    };
+    (normalized.contains('.') || tried.is_some()) && parts.all(is_ident)
+}

@@ -1,0 +1,1575 @@
+use super::*;
+
+/// The rule set's expressions are pinned to [`MASK_RULES_VERSION`]: stored text records the
+/// version it was masked by, and a pack trusts text stored under the current version not
+/// to need masking again, so changing a rule's kind, prefilter or expression without a new
+/// version would let stores indexed before the change show what the new rule catches.
+/// (A change to a rule's validating code needs the same bump; no digest sees it.)
+#[test]
+fn the_rules_are_the_ones_their_version_names() {
+    // FNV-1a over every rule's kind, prefilter and expression, in order: stable across
+    // Rust releases, unlike the standard library's hasher.
+    let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+    for spec in SPECS {
+        for part in [spec.kind, spec.prefilter, spec.pattern] {
+            for byte in part.bytes().chain([0]) {
+                digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    assert_eq!(
+        (MASK_RULES_VERSION, digest),
+        (3, 0xcdc1_1c4c_bdc3_0cbb),
+        "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
+    );
+}
+
+/// Masks `input` and compares with `expected`; `None` means "unchanged and borrowed".
+/// Every case is also checked for idempotence.
+#[track_caller]
+fn check(masker: &Masker, input: &str, expected: Option<&str>) {
+    let (masked, counts) = masker.mask(input);
+    match expected {
+        None => {
+            assert!(
+                matches!(masked, Cow::Borrowed(_)),
+                "expected no change for {input:?}, got {masked:?}"
+            );
+            assert!(
+                counts.is_empty(),
+                "expected no counts for {input:?}, got {counts:?}"
+            );
+        }
+        Some(expected) => {
+            assert_eq!(masked, expected, "masking {input:?}");
+            assert!(!counts.is_empty());
+        }
+    }
+    let (again, again_counts) = masker.mask(&masked);
+    assert_eq!(again, masked, "masking is not idempotent for {input:?}");
+    assert!(matches!(again, Cow::Borrowed(_)));
+    assert!(
+        again_counts.is_empty(),
+        "second pass counted {again_counts:?} for {input:?}"
+    );
+}
+
+/// (kind, input, expected output or `None` for a near miss that must stay unchanged).
+/// Positive cases must produce exactly one redaction of `kind`.
+const CASES: &[(&str, &str, Option<&str>)] = &[
+    // private_key
+    (
+        "private_key",
+        "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAfakefakefakefakefake0123\nZmFrZWtleWZha2VrZXlmYWtla2V5ZmFrZWtleQ==\n-----END RSA PRIVATE KEY-----\nnext line\n",
+        Some("key:\n[REDACTED:private_key]\nnext line\n"),
+    ),
+    (
+        "private_key",
+        r#"{"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAAfake\nZmFrZWtleQ==\n-----END PRIVATE KEY-----\n", "x": 1}"#,
+        Some(r#"{"private_key": "[REDACTED:private_key]\n", "x": 1}"#),
+    ),
+    (
+        "private_key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\r\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQfake\r\n-----END OPENSSH PRIVATE KEY-----",
+        Some("[REDACTED:private_key]"),
+    ),
+    (
+        "private_key",
+        "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00FAKE\n\nMHcCAQEEIFAKEfakeFAKEfake0123456789\nMoreFakeBase64Lines0123456789abcd",
+        Some("[REDACTED:private_key]"),
+    ),
+    (
+        "private_key",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAAfake\nZmFrZWtleWZha2VrZXlmYWtla2V5\n-----END PRIVATE KEY-----\ntail",
+        Some("[REDACTED:private_key]\ntail"),
+    ),
+    (
+        "private_key",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgfake\n-----END PUBLIC KEY-----\n",
+        None,
+    ),
+    (
+        "private_key",
+        "const BEGIN: &str = \"-----BEGIN RSA PRIVATE KEY-----\";\nconst END: &str = \"-----END RSA PRIVATE KEY-----\";\n",
+        None,
+    ),
+    // anthropic_api_key
+    (
+        "anthropic_api_key",
+        "ANTHROPIC_API_KEY=sk-ant-api03-FAKEfake0123456789FAKEfake0123456789-abcdAA\n",
+        Some("ANTHROPIC_API_KEY=[REDACTED:anthropic_api_key]\n"),
+    ),
+    (
+        "anthropic_api_key",
+        "client = Anthropic(api_key=\"sk-ant-admin01-FAKEfake0123456789FAKEfake\")",
+        Some("client = Anthropic(api_key=\"[REDACTED:anthropic_api_key]\")"),
+    ),
+    ("anthropic_api_key", "prefix is sk-ant-short", None),
+    // openai_api_key
+    (
+        "openai_api_key",
+        "OPENAI_API_KEY=sk-proj-FAKEfake0123456789FAKEfake0123456789abcd",
+        Some("OPENAI_API_KEY=[REDACTED:openai_api_key]"),
+    ),
+    (
+        "openai_api_key",
+        "openai.api_key = \"sk-FAKEfake0123456789FAKET3BlbkFJfake0123456789abcd\"",
+        Some("openai.api_key = \"[REDACTED:openai_api_key]\""),
+    ),
+    (
+        "openai_api_key",
+        "<div class=\"sk-some-long-css-class-name-without-digits\">",
+        None,
+    ),
+    (
+        "openai_api_key",
+        "task-FAKEfake0123456789FAKEfake0123456789abcd",
+        None,
+    ),
+    // aws_access_key_id
+    (
+        "aws_access_key_id",
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n",
+        Some("aws_access_key_id = [REDACTED:aws_access_key_id]\n"),
+    ),
+    (
+        "aws_access_key_id",
+        r#"{"AccessKeyId": "ASIAY34FZKBOKMUTVV7A"}"#,
+        Some(r#"{"AccessKeyId": "[REDACTED:aws_access_key_id]"}"#),
+    ),
+    (
+        "aws_access_key_id",
+        "id AKIAIOSFODNN7EXAMPLEX and AKIA1234567890123456",
+        None,
+    ),
+    // aws_secret_access_key
+    (
+        "aws_secret_access_key",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+        Some("aws_secret_access_key = [REDACTED:aws_secret_access_key]\n"),
+    ),
+    (
+        "aws_secret_access_key",
+        r#""SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY","#,
+        Some(r#""SecretAccessKey": "[REDACTED:aws_secret_access_key]","#),
+    ),
+    (
+        "aws_secret_access_key",
+        "checksum = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        None,
+    ),
+    (
+        "aws_secret_access_key",
+        "AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}",
+        None,
+    ),
+    // github_token
+    (
+        "github_token",
+        "token = \"ghp_FAKEfake0123456789FAKEfake0123456789\"",
+        Some("token = \"[REDACTED:github_token]\""),
+    ),
+    (
+        "github_token",
+        "git clone https://x-access-token:ghs_FAKEfake0123456789FAKEfake0123456789@github.com/o/r",
+        Some("git clone https://x-access-token:[REDACTED:github_token]@github.com/o/r"),
+    ),
+    (
+        "github_token",
+        "use github_pat_11FAKEFAKE0123456789ab_FAKEfake0123456789FAKEfake0123456789 here",
+        Some("use [REDACTED:github_token] here"),
+    ),
+    (
+        "github_token",
+        "ghp_short and ghx_FAKEfake0123456789FAKEfake0123456789",
+        None,
+    ),
+    // gitlab_token
+    (
+        "gitlab_token",
+        "GITLAB_TOKEN: glpat-FAKEfake0123456789ab\n",
+        Some("GITLAB_TOKEN: [REDACTED:gitlab_token]\n"),
+    ),
+    (
+        "gitlab_token",
+        "curl --header \"PRIVATE-TOKEN: glpat-FAKE_fake-0123456789xyz\" https://gitlab.example.com",
+        Some("curl --header \"PRIVATE-TOKEN: [REDACTED:gitlab_token]\" https://gitlab.example.com"),
+    ),
+    ("gitlab_token", "see glpat-short for details", None),
+    // slack_token
+    (
+        "slack_token",
+        "SLACK_BOT_TOKEN=xoxb-1234567890-1234567890123-FAKEfakeFAKEfakeFAKEfake",
+        Some("SLACK_BOT_TOKEN=[REDACTED:slack_token]"),
+    ),
+    (
+        "slack_token",
+        "app token xapp-1-A0FAKE0FAKE-1234567890123-fakefakefakefake0123 ok",
+        Some("app token [REDACTED:slack_token] ok"),
+    ),
+    (
+        "slack_token",
+        "export SLACK_TOKEN=\"xoxb-your-bot-token\"",
+        None,
+    ),
+    // stripe_key
+    (
+        "stripe_key",
+        "Stripe.api_key = 'sk_live_FAKEfake0123456789FAKEfake'",
+        Some("Stripe.api_key = '[REDACTED:stripe_key]'"),
+    ),
+    (
+        "stripe_key",
+        "STRIPE_RESTRICTED=rk_live_FAKEfake0123456789FAKEfake",
+        Some("STRIPE_RESTRICTED=[REDACTED:stripe_key]"),
+    ),
+    (
+        "stripe_key",
+        "test mode uses sk_test_FAKEfake0123456789FAKEfake",
+        None,
+    ),
+    // google_api_key
+    (
+        "google_api_key",
+        "const key = \"AIzaSyFAKE-fake_0123456789abcdefghijklm\";",
+        Some("const key = \"[REDACTED:google_api_key]\";"),
+    ),
+    (
+        "google_api_key",
+        "https://maps.googleapis.com/maps/api/js?key=AIzaSyFAKE-fake_0123456789abcdefghijklm&callback=x",
+        Some("https://maps.googleapis.com/maps/api/js?key=[REDACTED:google_api_key]&callback=x"),
+    ),
+    (
+        "google_api_key",
+        "AIzaSyFAKE-fake_0123456789abcdefghijkl is one short",
+        None,
+    ),
+    // jwt
+    (
+        "jwt",
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.fakeSignature0123456789\n",
+        Some("Authorization: Bearer [REDACTED:jwt]\n"),
+    ),
+    (
+        "jwt",
+        "{\"id_token\": \"eyJhbGciOiJub25lIn0.eyJzdWIiOiJmYWtlIn0.\"}",
+        Some("{\"id_token\": \"[REDACTED:jwt]\"}"),
+    ),
+    (
+        "jwt",
+        "the header eyJhbGciOiJIUzI1NiJ9 alone is not a token",
+        None,
+    ),
+    // connection_string_password
+    (
+        "connection_string_password",
+        "DATABASE_URL=postgres://app:s3cr3tPass@db.internal:5432/app",
+        Some(
+            "DATABASE_URL=postgres://app:[REDACTED:connection_string_password]@db.internal:5432/app",
+        ),
+    ),
+    (
+        "connection_string_password",
+        "uri = \"mongodb+srv://admin:Fake%40Pass1@cluster0.example.net/?retryWrites=true\"",
+        Some(
+            "uri = \"mongodb+srv://admin:[REDACTED:connection_string_password]@cluster0.example.net/?retryWrites=true\"",
+        ),
+    ),
+    (
+        "connection_string_password",
+        "REDIS_URL=redis://:fakepass123@localhost:6379/0",
+        Some("REDIS_URL=redis://:[REDACTED:connection_string_password]@localhost:6379/0"),
+    ),
+    (
+        "connection_string_password",
+        "postgres://app@db.internal/app and http://localhost:8080/x@y",
+        None,
+    ),
+    (
+        "connection_string_password",
+        "url: mysql://root:${MYSQL_ROOT_PASSWORD}@db:3306/app",
+        None,
+    ),
+    (
+        "connection_string_password",
+        "amqp://user:password@localhost:5672/",
+        None,
+    ),
+    (
+        "connection_string_password",
+        "/// format: scheme://[user[:password]@]host[:port]/path",
+        None,
+    ),
+    // password_assignment
+    (
+        "password_assignment",
+        "password = \"hunter2\"",
+        Some("password = \"[REDACTED:password_assignment]\""),
+    ),
+    (
+        "password_assignment",
+        "DB_PASSWORD=s3cr3t!pass\n",
+        Some("DB_PASSWORD=[REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        r#"{"client_secret": "fake-secret-0123", "client_id": "abc"}"#,
+        Some(r#"{"client_secret": "[REDACTED:password_assignment]", "client_id": "abc"}"#),
+    ),
+    (
+        "password_assignment",
+        "  api_key: abc123def456\n",
+        Some("  api_key: [REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        "GET /cb?access_token=abc123xyz&state=1",
+        Some("GET /cb?access_token=[REDACTED:password_assignment]&state=1"),
+    ),
+    (
+        "password_assignment",
+        "Server=db;User Id=sa;Password=FakePassword;Encrypt=true",
+        Some("Server=db;User Id=sa;Password=[REDACTED:password_assignment];Encrypt=true"),
+    ),
+    (
+        "password_assignment",
+        "  POSTGRES_PASSWORD: postgres\n",
+        Some("  POSTGRES_PASSWORD: [REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        "String secretKey = \"Zm9vYmFyYmF6\";",
+        Some("String secretKey = \"[REDACTED:password_assignment]\";"),
+    ),
+    (
+        "password_assignment",
+        "mysql --user=root --password=Fake#Pass9 db",
+        Some("mysql --user=root --password=[REDACTED:password_assignment] db"),
+    ),
+    (
+        "password_assignment",
+        "'token' => 'FAKEfake0123',",
+        Some("'token' => '[REDACTED:password_assignment]',"),
+    ),
+    ("password_assignment", "password = get_password()", None),
+    ("password_assignment", "token = self.token", None),
+    (
+        "password_assignment",
+        "const token = process.env.API_TOKEN;",
+        None,
+    ),
+    (
+        "password_assignment",
+        "password = os.environ[\"DB_PASSWORD\"]",
+        None,
+    ),
+    ("password_assignment", "token := os.Getenv(\"TOKEN\")", None),
+    (
+        "password_assignment",
+        "password: ${DB_PASSWORD}\nsecret: $SECRET_VALUE\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "password = \"<your-password>\"\napi_key: YOUR_API_KEY\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "password: changeme\nsecret = \"********\"\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "password = None\ntoken = null\nsecret: \"\"\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "password = \"[REDACTED:password_assignment]\"",
+        None,
+    ),
+    (
+        "password_assignment",
+        "max_tokens: 100000\nmax_token = 100000\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "fn new(token: &str, secret: Option<String>) {}",
+        None,
+    ),
+    (
+        "password_assignment",
+        "    token: Token,\n    password: String,\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "def login(password: str) -> None:",
+        None,
+    ),
+    (
+        "password_assignment",
+        "if password == \"hunter22\" {}",
+        None,
+    ),
+    ("password_assignment", "let kind = token::Kind;", None),
+    (
+        "password_assignment",
+        "grant = {\"token_type\": \"refresh_token\", \"header\": \"X-Api-Key\"}",
+        None,
+    ),
+    (
+        "password_assignment",
+        "password = \"Enter your password\"",
+        None,
+    ),
+    (
+        "password_assignment",
+        "PWD=/home/user/project\nsecret_file: /run/secrets/db\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "Token: the bearer credential for requests",
+        None,
+    ),
+    ("password_assignment", "password = user_password", None),
+    (
+        "password_assignment",
+        "pub const IFLA_INET6_TOKEN: _bindgen_ty_7 = _bindgen_ty_7::IFLA_INET6_TOKEN;\nstatic NEXT_TOKEN: AtomicUsize = AtomicUsize::new(1);",
+        None,
+    ),
+    (
+        "password_assignment",
+        "let mut add_token = |token: &Token| {};\npToken: *const c_char,",
+        None,
+    ),
+    (
+        "password_assignment",
+        "let token = token?;\nlet mut token = self.next_token?;",
+        None,
+    ),
+    (
+        "password_assignment",
+        "pExpr->u.zToken = \"coalesce\";\nnToken = iEnd-iStart;",
+        None,
+    ),
+    // Rules and widenings of rule-set version 2 (fake values with real shapes).
+    (
+        "google_oauth_token",
+        "GOOGLE_CLIENT_SECRET=GOCSPX-FAKEd55virF5xkPOJqNArkiNanQ1\n",
+        Some("GOOGLE_CLIENT_SECRET=[REDACTED:google_oauth_token]\n"),
+    ),
+    (
+        "google_oauth_token",
+        "client = connect(key=\"GOCSPX-FAKEd55virF5xkPOJqNArkiNanQ1\")",
+        Some("client = connect(key=\"[REDACTED:google_oauth_token]\")"),
+    ),
+    (
+        "google_oauth_token",
+        "see GOCSPX-tooShort123 in the docs",
+        None,
+    ),
+    (
+        "sendgrid_api_key",
+        "SENDGRID_API_KEY=SG.FAKEEsSJj-M5VB4gbxLwW9.FAKEIyonYMWPEA8hiBVP-xP-z2z4rtGGvk3Tk_yBj_t\n",
+        Some("SENDGRID_API_KEY=[REDACTED:sendgrid_api_key]\n"),
+    ),
+    (
+        "sendgrid_api_key",
+        "client = connect(key=\"SG.FAKEEsSJj-M5VB4gbxLwW9.FAKEIyonYMWPEA8hiBVP-xP-z2z4rtGGvk3Tk_yBj_t\")",
+        Some("client = connect(key=\"[REDACTED:sendgrid_api_key]\")"),
+    ),
+    (
+        "sendgrid_api_key",
+        "see SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs",
+        None,
+    ),
+    (
+        "twilio_api_key",
+        "TWILIO_API_KEY_SID=SKdeadbeeff54a2989d5e52e2a3c6439ed\n",
+        Some("TWILIO_API_KEY_SID=[REDACTED:twilio_api_key]\n"),
+    ),
+    (
+        "twilio_api_key",
+        "client = connect(key=\"SKdeadbeeff54a2989d5e52e2a3c6439ed\")",
+        Some("client = connect(key=\"[REDACTED:twilio_api_key]\")"),
+    ),
+    (
+        "twilio_api_key",
+        "see ACdeadbeeffb81df82a1804225f969f1a6 in the docs",
+        None,
+    ),
+    (
+        "npm_token",
+        "NPM_TOKEN=npm_FAKEeYSbNJBAPohKeZgZEceWAvRMjaf1cxis\n",
+        Some("NPM_TOKEN=[REDACTED:npm_token]\n"),
+    ),
+    (
+        "npm_token",
+        "client = connect(key=\"npm_FAKEeYSbNJBAPohKeZgZEceWAvRMjaf1cxis\")",
+        Some("client = connect(key=\"[REDACTED:npm_token]\")"),
+    ),
+    (
+        "npm_token",
+        "see npm_install_dependencies_for_the_workspace in the docs",
+        None,
+    ),
+    (
+        "pypi_token",
+        "TWINE_PASSWORD=pypi-AgEIcHlwaS5vcmcFAKE16FUikyrspUWIpsvQX25vkP-H9Rp58tva7BS-SdeIn_oJjNnZLwAC651\n",
+        Some("TWINE_PASSWORD=[REDACTED:pypi_token]\n"),
+    ),
+    (
+        "pypi_token",
+        "client = connect(key=\"pypi-AgEIcHlwaS5vcmcFAKE16FUikyrspUWIpsvQX25vkP-H9Rp58tva7BS-SdeIn_oJjNnZLwAC651\")",
+        Some("client = connect(key=\"[REDACTED:pypi_token]\")"),
+    ),
+    ("pypi_token", "see pypi-AgEshort in the docs", None),
+    (
+        "dockerhub_token",
+        "DOCKERHUB_TOKEN=dckr_pat_FAKE1En8WOXm_wWmEz4SWSTAB2-\n",
+        Some("DOCKERHUB_TOKEN=[REDACTED:dockerhub_token]\n"),
+    ),
+    (
+        "dockerhub_token",
+        "client = connect(key=\"dckr_pat_FAKE1En8WOXm_wWmEz4SWSTAB2-\")",
+        Some("client = connect(key=\"[REDACTED:dockerhub_token]\")"),
+    ),
+    (
+        "dockerhub_token",
+        "see dckr_pat_xxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs",
+        None,
+    ),
+    (
+        "huggingface_token",
+        "HF_TOKEN=hf_FAKEirFlLqLYdoGVyrBjiXRsHpniLVFbwI\n",
+        Some("HF_TOKEN=[REDACTED:huggingface_token]\n"),
+    ),
+    (
+        "huggingface_token",
+        "client = connect(key=\"hf_FAKEirFlLqLYdoGVyrBjiXRsHpniLVFbwI\")",
+        Some("client = connect(key=\"[REDACTED:huggingface_token]\")"),
+    ),
+    (
+        "huggingface_token",
+        "see hf_hub_download_and_cache_the_modelx in the docs",
+        None,
+    ),
+    (
+        "groq_api_key",
+        "GROQ_API_KEY=gsk_FAKEwxEvpIOyWt0yT93Nzih1FH5xDgCaulXZhhIzBIsExu5MRBch\n",
+        Some("GROQ_API_KEY=[REDACTED:groq_api_key]\n"),
+    ),
+    (
+        "groq_api_key",
+        "client = connect(key=\"gsk_FAKEwxEvpIOyWt0yT93Nzih1FH5xDgCaulXZhhIzBIsExu5MRBch\")",
+        Some("client = connect(key=\"[REDACTED:groq_api_key]\")"),
+    ),
+    (
+        "groq_api_key",
+        "see gsk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs",
+        None,
+    ),
+    (
+        "replicate_token",
+        "REPLICATE_API_TOKEN=r8_FAKElq2i3sSPDrjWuOtTr7loYuVJo9cX7Rbyx\n",
+        Some("REPLICATE_API_TOKEN=[REDACTED:replicate_token]\n"),
+    ),
+    (
+        "replicate_token",
+        "client = connect(key=\"r8_FAKElq2i3sSPDrjWuOtTr7loYuVJo9cX7Rbyx\")",
+        Some("client = connect(key=\"[REDACTED:replicate_token]\")"),
+    ),
+    ("replicate_token", "see r8_short0123 in the docs", None),
+    (
+        "perplexity_api_key",
+        "PPLX_API_KEY=pplx-FAKEkPtlXsj8dn3puAJKBPtvaXcq4GAW6suAMXqPbUMI2yE9\n",
+        Some("PPLX_API_KEY=[REDACTED:perplexity_api_key]\n"),
+    ),
+    (
+        "perplexity_api_key",
+        "client = connect(key=\"pplx-FAKEkPtlXsj8dn3puAJKBPtvaXcq4GAW6suAMXqPbUMI2yE9\")",
+        Some("client = connect(key=\"[REDACTED:perplexity_api_key]\")"),
+    ),
+    (
+        "perplexity_api_key",
+        "see pplx-XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX in the docs",
+        None,
+    ),
+    (
+        "xai_api_key",
+        "XAI_API_KEY=xai-FAKEXtBm6nSqusBdNOJVHMeznqvRwYu4tzQLf1EE8WlSwlP58KMJJYnTBV86S6KzxsmhYOs6SArB1w3o\n",
+        Some("XAI_API_KEY=[REDACTED:xai_api_key]\n"),
+    ),
+    (
+        "xai_api_key",
+        "client = connect(key=\"xai-FAKEXtBm6nSqusBdNOJVHMeznqvRwYu4tzQLf1EE8WlSwlP58KMJJYnTBV86S6KzxsmhYOs6SArB1w3o\")",
+        Some("client = connect(key=\"[REDACTED:xai_api_key]\")"),
+    ),
+    ("xai_api_key", "see xai-grok-model-name in the docs", None),
+    (
+        "langsmith_api_key",
+        "LANGSMITH_API_KEY=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\n",
+        Some("LANGSMITH_API_KEY=[REDACTED:langsmith_api_key]\n"),
+    ),
+    (
+        "langsmith_api_key",
+        "client = connect(key=\"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\")",
+        Some("client = connect(key=\"[REDACTED:langsmith_api_key]\")"),
+    ),
+    (
+        "langsmith_api_key",
+        "see lsv2_pt_deadbeefd236fec6beaf in the docs",
+        None,
+    ),
+    (
+        "shopify_token",
+        "SHOPIFY_TOKEN=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\n",
+        Some("SHOPIFY_TOKEN=[REDACTED:shopify_token]\n"),
+    ),
+    (
+        "shopify_token",
+        "client = connect(key=\"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\")",
+        Some("client = connect(key=\"[REDACTED:shopify_token]\")"),
+    ),
+    (
+        "shopify_token",
+        "see shpat_deadbeef8d287f34 in the docs",
+        None,
+    ),
+    (
+        "digitalocean_token",
+        "DIGITALOCEAN_TOKEN=dop_v1_deadbeef62ba12e5daeea9213c38f247c45576e85d68272726b12d922e42b6c2\n",
+        Some("DIGITALOCEAN_TOKEN=[REDACTED:digitalocean_token]\n"),
+    ),
+    (
+        "digitalocean_token",
+        "client = connect(key=\"dop_v1_deadbeef62ba12e5daeea9213c38f247c45576e85d68272726b12d922e42b6c2\")",
+        Some("client = connect(key=\"[REDACTED:digitalocean_token]\")"),
+    ),
+    (
+        "digitalocean_token",
+        "see dop_v1_deadbeefa3ac3cec24773db77c58e8 in the docs",
+        None,
+    ),
+    (
+        "mailchimp_api_key",
+        "MAILCHIMP_KEY=deadbeef0645a9c06c4dbfd608736a82-us21\n",
+        Some("MAILCHIMP_KEY=[REDACTED:mailchimp_api_key]\n"),
+    ),
+    (
+        "mailchimp_api_key",
+        "client = connect(key=\"deadbeef0645a9c06c4dbfd608736a82-us21\")",
+        Some("client = connect(key=\"[REDACTED:mailchimp_api_key]\")"),
+    ),
+    ("mailchimp_api_key", "see region-us21 in the docs", None),
+    (
+        "databricks_token",
+        "DATABRICKS_TOKEN=dapideadbeef194e6f3391fa920a5db423c2\n",
+        Some("DATABRICKS_TOKEN=[REDACTED:databricks_token]\n"),
+    ),
+    (
+        "databricks_token",
+        "client = connect(key=\"dapideadbeef194e6f3391fa920a5db423c2\")",
+        Some("client = connect(key=\"[REDACTED:databricks_token]\")"),
+    ),
+    (
+        "databricks_token",
+        "see dapi_client_version in the docs",
+        None,
+    ),
+    (
+        "postman_api_key",
+        "POSTMAN_API_KEY=PMAK-deadbeefc6420d4b4ea6f665-deadbeef6457288688eed230a426a881d7\n",
+        Some("POSTMAN_API_KEY=[REDACTED:postman_api_key]\n"),
+    ),
+    (
+        "postman_api_key",
+        "client = connect(key=\"PMAK-deadbeefc6420d4b4ea6f665-deadbeef6457288688eed230a426a881d7\")",
+        Some("client = connect(key=\"[REDACTED:postman_api_key]\")"),
+    ),
+    ("postman_api_key", "see PMAK-deadbeef51 in the docs", None),
+    (
+        "grafana_token",
+        "GRAFANA_TOKEN=glsa_FAKEBbHdtAizNtDaQxO4JoI23gtn2XSW_deadbeef\n",
+        Some("GRAFANA_TOKEN=[REDACTED:grafana_token]\n"),
+    ),
+    (
+        "grafana_token",
+        "client = connect(key=\"glsa_FAKEBbHdtAizNtDaQxO4JoI23gtn2XSW_deadbeef\")",
+        Some("client = connect(key=\"[REDACTED:grafana_token]\")"),
+    ),
+    ("grafana_token", "see glsa_short_deadbeef in the docs", None),
+    (
+        "newrelic_key",
+        "NEW_RELIC_API_KEY=NRAK-FAKEMV0L89GZ1WBW8M52PD6TD68\n",
+        Some("NEW_RELIC_API_KEY=[REDACTED:newrelic_key]\n"),
+    ),
+    (
+        "newrelic_key",
+        "client = connect(key=\"NRAK-FAKEMV0L89GZ1WBW8M52PD6TD68\")",
+        Some("client = connect(key=\"[REDACTED:newrelic_key]\")"),
+    ),
+    ("newrelic_key", "see NRAK-SHORT in the docs", None),
+    (
+        "sentry_token",
+        "SENTRY_AUTH_TOKEN=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\n",
+        Some("SENTRY_AUTH_TOKEN=[REDACTED:sentry_token]\n"),
+    ),
+    (
+        "sentry_token",
+        "client = connect(key=\"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\")",
+        Some("client = connect(key=\"[REDACTED:sentry_token]\")"),
+    ),
+    (
+        "sentry_token",
+        "see sntryu_deadbeefbe460d786e34 in the docs",
+        None,
+    ),
+    (
+        "vault_token",
+        "VAULT_TOKEN=hvs.FAKEuNzJ6C4QDbZBtK12fFbYjfSQAyvYZM6uniUw-locKvQqT9sXQ4reoNE4oQWfUGcHmrCaEzUq3LP4lU3GVU51bR\n",
+        Some("VAULT_TOKEN=[REDACTED:vault_token]\n"),
+    ),
+    (
+        "vault_token",
+        "client = connect(key=\"hvs.FAKEuNzJ6C4QDbZBtK12fFbYjfSQAyvYZM6uniUw-locKvQqT9sXQ4reoNE4oQWfUGcHmrCaEzUq3LP4lU3GVU51bR\")",
+        Some("client = connect(key=\"[REDACTED:vault_token]\")"),
+    ),
+    ("vault_token", "see hvs.short in the docs", None),
+    (
+        "terraform_token",
+        "TF_TOKEN_app_terraform_io=FAKEAAbpu3TyLV.atlasv1.FAKE801KfuajL15lvs-x7oLmc7oYNCnvNx9NeOM1_XBWEjnz9bAfewn4TPBbd4spI0b\n",
+        Some("TF_TOKEN_app_terraform_io=[REDACTED:terraform_token]\n"),
+    ),
+    (
+        "terraform_token",
+        "client = connect(key=\"FAKEAAbpu3TyLV.atlasv1.FAKE801KfuajL15lvs-x7oLmc7oYNCnvNx9NeOM1_XBWEjnz9bAfewn4TPBbd4spI0b\")",
+        Some("client = connect(key=\"[REDACTED:terraform_token]\")"),
+    ),
+    ("terraform_token", "see x.atlasv1.y in the docs", None),
+    (
+        "doppler_token",
+        "DOPPLER_TOKEN=dp.st.FAKEt8VPot3wD2UoChJZnQFxPLsYqB9wZfwDCEUIyQh\n",
+        Some("DOPPLER_TOKEN=[REDACTED:doppler_token]\n"),
+    ),
+    (
+        "doppler_token",
+        "client = connect(key=\"dp.st.FAKEt8VPot3wD2UoChJZnQFxPLsYqB9wZfwDCEUIyQh\")",
+        Some("client = connect(key=\"[REDACTED:doppler_token]\")"),
+    ),
+    ("doppler_token", "see dp.st.dev in the docs", None),
+    (
+        "pulumi_token",
+        "PULUMI_ACCESS_TOKEN=pul-deadbeef0c00b0e695a97fb333db700394a428a4\n",
+        Some("PULUMI_ACCESS_TOKEN=[REDACTED:pulumi_token]\n"),
+    ),
+    (
+        "pulumi_token",
+        "client = connect(key=\"pul-deadbeef0c00b0e695a97fb333db700394a428a4\")",
+        Some("client = connect(key=\"[REDACTED:pulumi_token]\")"),
+    ),
+    ("pulumi_token", "see pul-deadbeef35fe in the docs", None),
+    (
+        "supabase_token",
+        "SUPABASE_ACCESS_TOKEN=sbp_deadbeef8445c5b7a346722fcc34450ff408fe51\n",
+        Some("SUPABASE_ACCESS_TOKEN=[REDACTED:supabase_token]\n"),
+    ),
+    (
+        "supabase_token",
+        "client = connect(key=\"sbp_deadbeef8445c5b7a346722fcc34450ff408fe51\")",
+        Some("client = connect(key=\"[REDACTED:supabase_token]\")"),
+    ),
+    ("supabase_token", "see sbp_deadbeef1d90 in the docs", None),
+    (
+        "age_secret_key",
+        "SOPS_AGE_KEY=AGE-SECRET-KEY-1FAKE8UHDKL0XLACP0QSPJKKDHY3GNNG8KS89LAX7QLN8MVR66XV42DYJNG\n",
+        Some("SOPS_AGE_KEY=[REDACTED:age_secret_key]\n"),
+    ),
+    (
+        "age_secret_key",
+        "client = connect(key=\"AGE-SECRET-KEY-1FAKE8UHDKL0XLACP0QSPJKKDHY3GNNG8KS89LAX7QLN8MVR66XV42DYJNG\")",
+        Some("client = connect(key=\"[REDACTED:age_secret_key]\")"),
+    ),
+    (
+        "age_secret_key",
+        "see AGE-SECRET-KEY-1SHORT in the docs",
+        None,
+    ),
+    (
+        "azure_ad_client_secret",
+        "AZURE_CLIENT_SECRET=FAK8Q~FAKEjfVpNAp0L1KcBIvC-RC72G3alvrX1N\n",
+        Some("AZURE_CLIENT_SECRET=[REDACTED:azure_ad_client_secret]\n"),
+    ),
+    (
+        "azure_ad_client_secret",
+        "client = connect(key=\"FAK8Q~FAKEjfVpNAp0L1KcBIvC-RC72G3alvrX1N\")",
+        Some("client = connect(key=\"[REDACTED:azure_ad_client_secret]\")"),
+    ),
+    (
+        "azure_ad_client_secret",
+        "see abc8Q~short in the docs",
+        None,
+    ),
+    (
+        "mapbox_token",
+        "MAPBOX_SECRET_TOKEN=sk.eyJ1IjoiZmFrZSIsImEiOiJFAKEs8_YXNYb_UehVh8v.FAKEZTtjUoCzOTVBQnyR6V\n",
+        Some("MAPBOX_SECRET_TOKEN=[REDACTED:mapbox_token]\n"),
+    ),
+    (
+        "mapbox_token",
+        "client = connect(key=\"sk.eyJ1IjoiZmFrZSIsImEiOiJFAKEs8_YXNYb_UehVh8v.FAKEZTtjUoCzOTVBQnyR6V\")",
+        Some("client = connect(key=\"[REDACTED:mapbox_token]\")"),
+    ),
+    (
+        "mapbox_token",
+        "see pk.eyJ1IjoiZmFrZSIsImEiOiJFAKEuQSakZ5eQ9rbc_7D.FAKEbYk-GJ3dJKTPEmfAID in the docs",
+        None,
+    ),
+    (
+        "square_token",
+        "SQUARE_SECRET=sq0csp-FAKEd7Otn3e26OJsScECiUwZvIVmnTMJsqb4tKyUjCC\n",
+        Some("SQUARE_SECRET=[REDACTED:square_token]\n"),
+    ),
+    (
+        "square_token",
+        "client = connect(key=\"sq0csp-FAKEd7Otn3e26OJsScECiUwZvIVmnTMJsqb4tKyUjCC\")",
+        Some("client = connect(key=\"[REDACTED:square_token]\")"),
+    ),
+    ("square_token", "see sq0atp-short in the docs", None),
+    (
+        "linear_api_key",
+        "LINEAR_API_KEY=lin_api_FAKEDzZUCSiShg31VPoWchOHmGLJMyY5wSDk1S8O\n",
+        Some("LINEAR_API_KEY=[REDACTED:linear_api_key]\n"),
+    ),
+    (
+        "linear_api_key",
+        "client = connect(key=\"lin_api_FAKEDzZUCSiShg31VPoWchOHmGLJMyY5wSDk1S8O\")",
+        Some("client = connect(key=\"[REDACTED:linear_api_key]\")"),
+    ),
+    (
+        "linear_api_key",
+        "see lin_api_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs",
+        None,
+    ),
+    (
+        "atlassian_api_token",
+        "JIRA_API_TOKEN=ATATT3xFfGF0FAKEJSW0gSerCNtpafpjozJwUlOpPWae1CU9SH0DHQToB4GYzgt7talWcmPxVLhUZ9B5-i2i9rn1spJFUVT5xmygXzHeMJgyho3AYRTcaE-rwL2ChSBiYKSFlQT4pNUt7lb0G5fAkORYc5HzL5LYxL07uJubugoaUtgnEUqTIg=DEADBEEF\n",
+        Some("JIRA_API_TOKEN=[REDACTED:atlassian_api_token]\n"),
+    ),
+    (
+        "atlassian_api_token",
+        "client = connect(key=\"ATATT3xFfGF0FAKEJSW0gSerCNtpafpjozJwUlOpPWae1CU9SH0DHQToB4GYzgt7talWcmPxVLhUZ9B5-i2i9rn1spJFUVT5xmygXzHeMJgyho3AYRTcaE-rwL2ChSBiYKSFlQT4pNUt7lb0G5fAkORYc5HzL5LYxL07uJubugoaUtgnEUqTIg=DEADBEEF\")",
+        Some("client = connect(key=\"[REDACTED:atlassian_api_token]\")"),
+    ),
+    ("atlassian_api_token", "see ATATT3short in the docs", None),
+    (
+        "telegram_bot_token",
+        "TELEGRAM_BOT_TOKEN=1234567890:AAFAKEezi-tTrwiP8WvvCRrPA1vaSY4o5aj\n",
+        Some("TELEGRAM_BOT_TOKEN=[REDACTED:telegram_bot_token]\n"),
+    ),
+    (
+        "telegram_bot_token",
+        "client = connect(key=\"1234567890:AAFAKEezi-tTrwiP8WvvCRrPA1vaSY4o5aj\")",
+        Some("client = connect(key=\"[REDACTED:telegram_bot_token]\")"),
+    ),
+    (
+        "telegram_bot_token",
+        "see 12345678:ABFAKEFM7tZCazK5sEn63K5LOVOaylD7Dkc in the docs",
+        None,
+    ),
+    (
+        "password_hash",
+        "admin:$apr1$FAKEsalt$FAKEoSEjoZZM1YTdNxxARE\n",
+        Some("admin:[REDACTED:password_hash]\n"),
+    ),
+    (
+        "password_hash",
+        "hash = \"$2b$12$FAKE.UpkF0qMrPiqo2DwbU.4CfgdRi6o5JnDd3uusXyKAPIu/G0zE\"",
+        Some("hash = \"[REDACTED:password_hash]\""),
+    ),
+    (
+        "password_hash",
+        "root:$6$rounds=5000$FAKEsalt$FAKEe7QOzrVY5zxk/NcZNqMwoIAaHcIGkiBXbApM1Sy2ClcO60UCt2QPtsvzGCiGP/PNwNtEa7FCTyOi2DqGqx:19000:0:99999:7:::",
+        Some("root:[REDACTED:password_hash]:19000:0:99999:7:::"),
+    ),
+    (
+        "password_hash",
+        "let out = re.replace_all(text, \"$1$2\");\nroot:*:19000:0:99999:7:::",
+        None,
+    ),
+    (
+        "webhook_url",
+        "url: https://hooks.slack.com/services/T0FAKE01/B0FAKE02/FAKE9F7wdn3esySRitejtezs",
+        Some("url: https://hooks.slack.com/services/T0FAKE01/B0FAKE02/[REDACTED:webhook_url]"),
+    ),
+    (
+        "webhook_url",
+        "\"https://discord.com/api/webhooks/123456789012345678/FAKElgSRGfg-FN2hYSfHcKsJ9GWQUTduTaArEPaCmfU9SwbHEPxPZH8gShfDOaOOI091\"",
+        Some("\"https://discord.com/api/webhooks/123456789012345678/[REDACTED:webhook_url]\""),
+    ),
+    (
+        "webhook_url",
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        None,
+    ),
+    (
+        "azure_storage_key",
+        "DefaultEndpointsProtocol=https;AccountName=fake;AccountKey=FAKELpLm6o9ovSR60YrugRsoUx20oeYGzwO7DhkPOtukoy5F0y3Q0JyDE2Uh0GNq666kDWOweeLfUus33udtLu==;EndpointSuffix=core.windows.net",
+        Some(
+            "DefaultEndpointsProtocol=https;AccountName=fake;AccountKey=[REDACTED:azure_storage_key];EndpointSuffix=core.windows.net",
+        ),
+    ),
+    (
+        "azure_storage_key",
+        "https://fake.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sp=r&sig=FAKEeIMhGoQKqzyKwgNK0Ih6w3yUCD4Rvp17OiiZ%3D",
+        Some(
+            "https://fake.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sp=r&sig=[REDACTED:azure_storage_key]",
+        ),
+    ),
+    (
+        "azure_storage_key",
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;",
+        None,
+    ),
+    (
+        "authorization_header",
+        "curl -H \"Authorization: Bearer FAKELUiL9kj4zP62Y7QMvxIxVERzI2JJ0CmLBKtf\" https://api.example.com",
+        Some(
+            "curl -H \"Authorization: Bearer [REDACTED:authorization_header]\" https://api.example.com",
+        ),
+    ),
+    (
+        "authorization_header",
+        "Authorization: Basic ZmFrZTpGYWtlLVBhc3MtMQ==\n",
+        Some("Authorization: Basic [REDACTED:authorization_header]\n"),
+    ),
+    (
+        "authorization_header",
+        "sent headers {'auth': 'Bearer FAKEZRzTjboJ9caE13MS1njgT7UNwBdD'}",
+        Some("sent headers {'auth': 'Bearer [REDACTED:authorization_header]'}"),
+    ),
+    (
+        "authorization_header",
+        "curl -H \"Authorization: Bearer $TOKEN\" -H 'Authorization: Bearer blahblahblah'\nauthorization: disabled\nBearer authentication is required\nAuthorization: Basic dXNlcm5hbWU6cGFzc3dvcmQ=",
+        None,
+    ),
+    (
+        "cli_password",
+        "curl -u admin:Fake-Passw0rd! https://ci.example.com",
+        Some("curl -u admin:[REDACTED:cli_password] https://ci.example.com"),
+    ),
+    (
+        "cli_password",
+        "mysql -h db -u root -pFakeRoot42 app",
+        Some("mysql -h db -u root -p[REDACTED:cli_password] app"),
+    ),
+    (
+        "cli_password",
+        "sshpass -p 'FakeSsh#1' ssh ops@host",
+        Some("sshpass -p '[REDACTED:cli_password]' ssh ops@host"),
+    ),
+    (
+        "cli_password",
+        "curl -u \"$USER:$PASS\" https://x\nmysql -u root -p app\ncurl -u elastic:changeme http://localhost:9200\ncurl -u me@example.com:api_token https://x.atlassian.net",
+        None,
+    ),
+    (
+        "registry_auth",
+        "{\"auths\": {\"ghcr.io\": {\"auth\": \"ZmFrZXVzZXI6RmFrZURvY2tlclB3MQ==\"}}}",
+        Some("{\"auths\": {\"ghcr.io\": {\"auth\": \"[REDACTED:registry_auth]\"}}}"),
+    ),
+    (
+        "registry_auth",
+        "_auth=ZmFrZXVzZXI6RmFrZU5wbVB3Mg==\n",
+        Some("_auth=[REDACTED:registry_auth]\n"),
+    ),
+    (
+        "registry_auth",
+        "{\"auth\": \"oauth2\", \"auths\": {\"x\": {\"auth\": \"\"}}}",
+        None,
+    ),
+    (
+        "url_credential",
+        "git clone https://FAKETb66Pt2McyvYkPI5gYXqJJWV7I3s4rW9NbCD@git.example.com/o/r.git",
+        Some("git clone https://[REDACTED:url_credential]@git.example.com/o/r.git"),
+    ),
+    (
+        "url_credential",
+        "https://b.s3.amazonaws.com/k?X-Amz-Expires=60&X-Amz-Signature=deadbeef93223a7fba9398a6003f3d5d32a6c9df8c2eb74b0ae19a01f6a6b445",
+        Some(
+            "https://b.s3.amazonaws.com/k?X-Amz-Expires=60&X-Amz-Signature=[REDACTED:url_credential]",
+        ),
+    ),
+    (
+        "url_credential",
+        "ssh://git@github.com/o/r.git https://deploy-bot-2024-account@registry.example.com/v2/ https://api.example.com/v1/token/refresh\nSENTRY_DSN=https://0123456789abcdef0123456789abcdef@o123456.ingest.sentry.io/1234567",
+        None,
+    ),
+    (
+        "netrc_password",
+        "machine api.example.com login fake password FakeNetrc1\n",
+        Some("machine api.example.com login fake password [REDACTED:netrc_password]\n"),
+    ),
+    (
+        "netrc_password",
+        "machine example.org\n  login fake\n  password \"FakeNetrc#2\"\n",
+        Some("machine example.org\n  login fake\n  password \"[REDACTED:netrc_password]\"\n"),
+    ),
+    (
+        "netrc_password",
+        "On the build machine, open the login page and reset the password there.\nmachine h login u password $PASSWORD",
+        None,
+    ),
+    (
+        "xml_secret",
+        "<server><password>FakeMvnPw9</password></server>",
+        Some("<server><password>[REDACTED:xml_secret]</password></server>"),
+    ),
+    (
+        "xml_secret",
+        "<add key=\"DbPassword\" value=\"FakeDbPw77\" />",
+        Some("<add key=\"DbPassword\" value=\"[REDACTED:xml_secret]\" />"),
+    ),
+    (
+        "xml_secret",
+        "<name>fs.s3a.secret.key</name>\n<value>FAKE7197DS/OHqJCoV2KwZW4Z9WqxNxFerL7f7au</value>",
+        Some("<name>fs.s3a.secret.key</name>\n<value>[REDACTED:xml_secret]</value>"),
+    ),
+    (
+        "xml_secret",
+        "<password>${db.password}</password>\n<passwordPolicy>strict</passwordPolicy>\n<tokenTtl>3600</tokenTtl>",
+        None,
+    ),
+    (
+        "yaml_block_secret",
+        "db:\n  password: |\n    FakeBlockPw-1\n  host: x\n",
+        Some("db:\n  password: |\n    [REDACTED:yaml_block_secret]\n  host: x\n"),
+    ),
+    (
+        "yaml_block_secret",
+        "- token: >-\n    FAKEvqk8CbumSJxzK3e2yoG3XsjwfIYStAZnuaBX\n",
+        Some("- token: >-\n    [REDACTED:yaml_block_secret]\n"),
+    ),
+    (
+        "yaml_block_secret",
+        "password: >\n  The password of the admin user.\ntoken: |\n  {{ .Values.token }}\n",
+        None,
+    ),
+    (
+        "dockerfile_secret",
+        "FROM node:20\nENV NPM_TOKEN FAKEmcZ0ziZNSijq0gS9pyC9YzMXi7ym2PuNL1q6\n",
+        Some("FROM node:20\nENV NPM_TOKEN [REDACTED:dockerfile_secret]\n"),
+    ),
+    (
+        "dockerfile_secret",
+        "ARG DB_PASSWORD \"FakeArgPw3\"\n",
+        Some("ARG DB_PASSWORD \"[REDACTED:dockerfile_secret]\"\n"),
+    ),
+    (
+        "dockerfile_secret",
+        "ARG NPM_TOKEN\nENV PASSWORD_FILE /run/secrets/pw\nENV DB_PASSWORD $DB_PASSWORD\n",
+        None,
+    ),
+    (
+        "high_entropy_key",
+        "production:\n  secret_key_base: deadbeefc65b3fd1eaf47de635663afe593f46807fbddf0a4d2f6d2e4d57a17ab9d9db3b6e07fe5a32fe8bbc9b3f436120444a100a86f4ad33d9f09ce6d2125a\n",
+        Some("production:\n  secret_key_base: [REDACTED:high_entropy_key]\n"),
+    ),
+    (
+        "high_entropy_key",
+        "APP_KEY=base64:FAKEUo7HqtmDQOlMehhaxonRdN4QkK9OKWkYTDjapT4=\n",
+        Some("APP_KEY=[REDACTED:high_entropy_key]\n"),
+    ),
+    (
+        "high_entropy_key",
+        "signingKey: \"FAKEMrlua9L3mJoVixnDqvCFtM_O7Ugu-MBKeyTg9wY=\"",
+        Some("signingKey: \"[REDACTED:high_entropy_key]\""),
+    ),
+    (
+        "high_entropy_key",
+        "monkey = \"FAKEkhTNEm9iyOQShzOKoLzcNVfkxMxD\"\ncache_key = \"deadbeef9f15229ad3dca730e59bb893efc21686\"\npCur->nKey = sqlite3BtreePayloadSize(pCur);\npublic_key = \"FAKET5RJ5zt9qKMfrAGfK9rD8e2vZ4b6mcBASoEKMV1b\"",
+        None,
+    ),
+    (
+        "private_key",
+        "Public-Lines: 1\nAAAAC3NzaC1lZDI1NTE5AAAAIFAKEzRR4A1aBx+TEHpP5YUymQ2I0oqLpjQPF1PM\nPrivate-Lines: 1\nAAAAIFAKEAYIAkeC07KVLDHAbe/dCq698KSuV9KdUORjiUkh\nPrivate-MAC: deadbeefb17fa8083c9ff7d3f5e41f117f08f51c47e4b59010d58cff1a4ffd3f\n",
+        Some(
+            "Public-Lines: 1\nAAAAC3NzaC1lZDI1NTE5AAAAIFAKEzRR4A1aBx+TEHpP5YUymQ2I0oqLpjQPF1PM\nPrivate-Lines: 1\n[REDACTED:private_key]\nPrivate-MAC: deadbeefb17fa8083c9ff7d3f5e41f117f08f51c47e4b59010d58cff1a4ffd3f\n",
+        ),
+    ),
+    (
+        "private_key",
+        "    client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCkZBS0VGT0F0TE5pZHBocURZQmtxN2dRTDJEdzI4c0ZTNFJkMGhSQWdmRi90WXpWNTdKUlY1a3VGYlFBbGtlSGEKLS0tLS1FTkQgRUMgUFJJVkFURSBLRVktLS0tLQo=\n",
+        Some("    client-key-data: [REDACTED:private_key]\n"),
+    ),
+    (
+        "private_key",
+        "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkZBS0VXeWNLOXFaSHRyYVhpU2lML01FUFh0T2h4cDVEa0lJeFN1a0h2MGVUQk1lYWl6ZjBFcjE5NSttSWdzTEYKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "db_password: str = \"FakeTypedPw1\"",
+        Some("db_password: str = \"[REDACTED:password_assignment]\""),
+    ),
+    (
+        "password_assignment",
+        "static API_TOKEN: &str = \"FAKEDRqF70AQIM8VW3BiE1Nzh9tdEgRL\";",
+        Some("static API_TOKEN: &str = \"[REDACTED:password_assignment]\";"),
+    ),
+    (
+        "password_assignment",
+        "SMTP_PASS=FakeSmtp3\n",
+        Some("SMTP_PASS=[REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        "ssh_passphrase: FakePhrase42\n",
+        Some("ssh_passphrase: [REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        "const STOP_REASON_MAX_TOKEN: &str = \"maxTokens\";\nconst SERVICE_ACCOUNT_PASSWORD: &str = \"TRUNCATE\";\nforce_pass: true/false\nrender_pass = \"shadowPass2\"\nBYPASS_CACHE=1",
+        None,
+    ),
+    (
+        "password_assignment",
+        "password: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf\nsecret_arn: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf\npassword: vault:secret/data/db#pw\nsecret: \"[REDACTED]\"",
+        None,
+    ),
+    (
+        "password_assignment",
+        "\"access_token\": \"access-1\", \"progressToken\": \"progress-test-1\"\nSTRIPE_SECRET_KEY=sk_test_FAKEEPBXFhjSfTCnqkaKFgKh\nhtoken : super::super::Foundation:: HANDLE,",
+        None,
+    ),
+    (
+        "password_assignment",
+        "algolia: {\n  apiKey: \"deadbeef0123456789abcdef01234567\",\n  indexName: \"docs\",\n  appId: \"FAKE0APP0ID\",\n},",
+        None,
+    ),
+    (
+        "password_assignment",
+        "stripe: {\n  apiKey: \"FakeKey0123456789abcdef\",\n},",
+        Some("stripe: {\n  apiKey: \"[REDACTED:password_assignment]\",\n},"),
+    ),
+    (
+        "github_token",
+        "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        None,
+    ),
+    (
+        "stripe_key",
+        "STRIPE_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+        None,
+    ),
+    (
+        "stripe_key",
+        "endpoint_secret = \"whsec_FAKE9TFuDcL7n085BU8Wn1Ngyf9KTnjS\"",
+        Some("endpoint_secret = \"[REDACTED:stripe_key]\""),
+    ),
+    (
+        "jwt",
+        "token = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c'",
+        None,
+    ),
+    // code_credential
+    (
+        "code_credential",
+        "var c = new NetworkCredential(\"user\", \"p@ss\");",
+        Some("var c = new NetworkCredential(\"user\", \"[REDACTED:code_credential]\");"),
+    ),
+    (
+        "code_credential",
+        "define('DB_PASSWORD', 'FakeWpPw9');",
+        Some("define('DB_PASSWORD', '[REDACTED:code_credential]');"),
+    ),
+    (
+        "code_credential",
+        "Connection c = DriverManager.getConnection(url, \"app\", \"FakeJdbc7\");",
+        Some(
+            "Connection c = DriverManager.getConnection(url, \"app\", \"[REDACTED:code_credential]\");",
+        ),
+    ),
+    (
+        "code_credential",
+        "r = requests.get(url, auth=(\"api\", \"FakeTuple6\"))",
+        Some("r = requests.get(url, auth=(\"api\", \"[REDACTED:code_credential]\"))"),
+    ),
+    (
+        "code_credential",
+        "auth := smtp.PlainAuth(\"\", \"me@example.com\", \"FakeSmtp8\", host)",
+        Some(
+            "auth := smtp.PlainAuth(\"\", \"me@example.com\", \"[REDACTED:code_credential]\", host)",
+        ),
+    ),
+    (
+        "code_credential",
+        "install(Auth) { basicAuth(\"user\", \"FakeKtor3\") }",
+        Some("install(Auth) { basicAuth(\"user\", \"[REDACTED:code_credential]\") }"),
+    ),
+    (
+        "code_credential",
+        "factory.setPassword(\"FakeSetter8\");",
+        Some("factory.setPassword(\"[REDACTED:code_credential]\");"),
+    ),
+    (
+        "code_credential",
+        "builder.username(\"sa\").password(\"FakeBuild7\")",
+        Some("builder.username(\"sa\").password(\"[REDACTED:code_credential]\")"),
+    ),
+    (
+        "code_credential",
+        "vault.getSecret(\"FakeName1\");\nfactory.setPassword(System.getenv(\"PW\"));\nsetToken(\"refresh_token\")",
+        None,
+    ),
+    (
+        "code_credential",
+        ".basic_auth(&user, Some(pass))
+oauth(\"client\", \"FakeNotPw1\")",
+        None,
+    ),
+    (
+        "code_credential",
+        "new NetworkCredential(user, password);\ndefine('DB_PASSWORD', getenv('DB_PASSWORD'));\nlogin(\"admin\", \"password\")",
+        None,
+    ),
+    // pgpass_password
+    (
+        "pgpass_password",
+        "db.example.com:5432:app:appuser:FakePgPw1\n",
+        Some("db.example.com:5432:app:appuser:[REDACTED:pgpass_password]\n"),
+    ),
+    (
+        "pgpass_password",
+        "*:*:*:postgres:Fake\\:Pg2",
+        Some("*:*:*:postgres:[REDACTED:pgpass_password]"),
+    ),
+    (
+        "pgpass_password",
+        "hostname:port:database:username:password\n00:11:22:33:44:55\nroot:x:0:0:root:/root:/bin/bash\n",
+        None,
+    ),
+    // registry_token
+    (
+        "registry_token",
+        r#"{"gitlab-token": {"gitlab.example.com": "FAKEglab9Tok3n2xYzQ"}}"#,
+        Some(r#"{"gitlab-token": {"gitlab.example.com": "[REDACTED:registry_token]"}}"#),
+    ),
+    (
+        "registry_token",
+        r#""bearer": { "repo.example.org": "FAKEbr8Zt3LmN0pRvW2xY5" }"#,
+        Some(r#""bearer": { "repo.example.org": "[REDACTED:registry_token]" }"#),
+    ),
+    (
+        "registry_token",
+        r#"{"github-oauth": {"github.com": "<token>"}, "bearer": {"x.org": "${TOKEN}"}}"#,
+        None,
+    ),
+    // rule set 3 additions to older kinds
+    (
+        "xml_secret",
+        "<property name=\"db.password\" value=\"FakeDbPw1\"/>",
+        Some("<property name=\"db.password\" value=\"[REDACTED:xml_secret]\"/>"),
+    ),
+    (
+        "xml_secret",
+        "<password>{FAKEjZ3Nn7cQ8rWm+Ue5HXd0tPq2sVb4=}</password>",
+        Some("<password>[REDACTED:xml_secret]</password>"),
+    ),
+    (
+        "xml_secret",
+        "<property name=\"password.min.length\" value=\"12\"/>\n<password>{password}</password>",
+        None,
+    ),
+    (
+        "password_assignment",
+        "- name: DB_PASSWORD\n  value: FakeK8sPw3",
+        Some("- name: DB_PASSWORD\n  value: [REDACTED:password_assignment]"),
+    ),
+    (
+        "password_assignment",
+        "- name: DB_PASSWORD\n  value: \"\"\n- name: DB_HOST\n  value: FakeHost123",
+        None,
+    ),
+    (
+        "password_assignment",
+        "DB_PASSWORD=\"correct horse battery staple\"",
+        Some("DB_PASSWORD=\"[REDACTED:password_assignment]\""),
+    ),
+    (
+        "password_assignment",
+        "ERROR_PASSWORD=\"Invalid password, try again.\"\nDB_PASSWORD=\"change me\"",
+        None,
+    ),
+    (
+        "password_assignment",
+        "web1 ansible_host=10.0.0.5 ansible_ssh_pass=FakeSsh9",
+        Some("web1 ansible_host=10.0.0.5 ansible_ssh_pass=[REDACTED:password_assignment]"),
+    ),
+    (
+        "password_assignment",
+        "let first_pass = run(1);\nrender_pass=FakeNotPw9",
+        None,
+    ),
+    (
+        "high_entropy_key",
+        "define('AUTH_KEY', 'FAKE|Xq>7c:+}2u#L!mWz9_d@R0p(yT^e]kV$3Ns&bH-6o J%4fGi8lQ*aZ1w');",
+        Some("define('AUTH_KEY', '[REDACTED:high_entropy_key]');"),
+    ),
+    (
+        "high_entropy_key",
+        "define('AUTH_KEY', 'put your unique phrase here');",
+        None,
+    ),
+    (
+        "high_entropy_key",
+        "$settings['hash_salt'] = 'FAKEq3Zx9Lm2Vb7Nc4Rt8Ws1Ye6Ud0Ki5Oj';",
+        Some("$settings['hash_salt'] = '[REDACTED:high_entropy_key]';"),
+    ),
+    (
+        "webhook_url",
+        "https://x.webhook.office.com/webhookb2/a-b@c-d/IncomingWebhook/deadbeef0123456789abcdef01234567/e-f",
+        Some(
+            "https://x.webhook.office.com/webhookb2/a-b@c-d/IncomingWebhook/[REDACTED:webhook_url]/e-f",
+        ),
+    ),
+    (
+        "url_credential",
+        "https://files.example.com/get?f=a.pdf&sig=deadbeef9f8e7d6c5b4a",
+        Some("https://files.example.com/get?f=a.pdf&sig=[REDACTED:url_credential]"),
+    ),
+];
+
+#[test]
+fn rule_table() {
+    let masker = Masker::new();
+    for &(kind, input, expected) in CASES {
+        check(&masker, input, expected);
+        if expected.is_some() {
+            let (_, counts) = masker.mask(input);
+            assert_eq!(counts.len(), 1, "{input:?} counted {counts:?}");
+            assert_eq!(counts.get(kind), Some(&1), "{input:?} counted {counts:?}");
+        }
+    }
+}
+
+#[test]
+fn every_rule_compiles() {
+    // Rules compile on first use; each must compile, whether or not a test text reaches it.
+    for rule in Masker::new().rules() {
+        assert!(!rule.regex().as_str().is_empty(), "{}", rule.kind);
+    }
+}
+
+#[test]
+fn every_rule_has_two_positives_and_a_near_miss() {
+    for rule in Masker::new().rules() {
+        let cases = CASES.iter().filter(|(kind, _, _)| *kind == rule.kind);
+        let positives = cases.clone().filter(|(_, _, e)| e.is_some()).count();
+        let negatives = cases.filter(|(_, _, e)| e.is_none()).count();
+        assert!(
+            positives >= 2,
+            "{} has {positives} positive cases",
+            rule.kind
+        );
+        assert!(negatives >= 1, "{} has no near-miss case", rule.kind);
+    }
+}
+
+#[test]
+fn every_kind_is_documented_and_snake_case() {
+    let source = include_str!("mod.rs");
+    for rule in Masker::new().rules() {
+        assert!(
+            source.contains(&format!("//! | `{}` |", rule.kind)),
+            "{} missing from the table",
+            rule.kind
+        );
+        assert!(
+            rule.kind
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_')
+        );
+        assert!(!rule.description.is_empty());
+    }
+}
+
+#[test]
+fn more_specific_rule_wins_and_counts_once() {
+    let masker = Masker::new();
+    let (masked, counts) = masker.mask("token = \"ghp_FAKEfake0123456789FAKEfake0123456789\"");
+    assert_eq!(masked, "token = \"[REDACTED:github_token]\"");
+    assert_eq!(counts, BTreeMap::from([("github_token".to_owned(), 1)]));
+    let (masked, counts) =
+        masker.mask("aws_secret_access_key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
+    assert_eq!(
+        masked,
+        "aws_secret_access_key: [REDACTED:aws_secret_access_key]"
+    );
+    assert_eq!(counts.len(), 1);
+}
+
+#[test]
+fn counts_several_secrets_by_kind() {
+    let input = "\
+GITHUB_TOKEN=ghp_FAKEfake0123456789FAKEfake0123456789
+BACKUP_TOKEN=ghp_0123456789FAKEfake0123456789FAKEfake
+AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE
+DB_PASSWORD=s3cr3t!pass
+DATABASE_URL=postgres://app:s3cr3tPass@db:5432/app
+";
+    let (masked, counts) = Masker::new().mask(input);
+    assert_eq!(
+        masked,
+        "\
+GITHUB_TOKEN=[REDACTED:github_token]
+BACKUP_TOKEN=[REDACTED:github_token]
+AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key_id]
+DB_PASSWORD=[REDACTED:password_assignment]
+DATABASE_URL=postgres://app:[REDACTED:connection_string_password]@db:5432/app
+"
+    );
+    let expected: BTreeMap<String, u64> = [
+        ("aws_access_key_id", 1),
+        ("connection_string_password", 1),
+        ("github_token", 2),
+        ("password_assignment", 1),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_owned(), n))
+    .collect();
+    assert_eq!(counts, expected);
+}
+
+#[test]
+fn ordinary_text_is_borrowed() {
+    let masker = Masker::default();
+    for input in [
+        "",
+        "fn main() {\n    println!(\"hello\");\n}\n",
+        "See https://example.com/docs for the token format.",
+        "let tokens = lexer.tokenize(&source)?;",
+        "日本語のテキスト – no secrets here ✓",
+    ] {
+        check(&masker, input, None);
+    }
+}
+
+/// Deterministic noise: random mixtures of secret fragments, punctuation and multi-byte
+/// characters.
+fn noise_texts(count: usize) -> Vec<String> {
+    const PIECES: &[&str] = &[
+        "password",
+        "token",
+        "secret",
+        "api_key",
+        "=",
+        ":",
+        " ",
+        "\"",
+        "'",
+        "\n",
+        "\\n",
+        "$",
+        "{",
+        "}",
+        "(",
+        ")",
+        ".",
+        ",",
+        ";",
+        "&",
+        "@",
+        "://",
+        "postgres",
+        "user",
+        "hunter2",
+        "AKIA",
+        "IOSFODNN7EXAMPLE",
+        "ghp_",
+        "FAKEfake0123456789",
+        "sk-",
+        "sk-ant-",
+        "eyJ",
+        "abcdefgh",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "MIIEpAIBAAKCAQEAfake0123",
+        "é",
+        "日本",
+        "🦀",
+        "[REDACTED:",
+        "]",
+        "xoxb-",
+        "glpat-",
+        "AIza",
+        "sk_live_",
+        "==",
+        "::",
+        "DB_PASSWORD",
+        "\r\n",
+        "/",
+        "+",
+    ];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    (0..count)
+        .map(|_| {
+            let len = next() % 24;
+            (0..len).map(|_| PIECES[next() % PIECES.len()]).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn never_panics_and_is_idempotent_on_noise() {
+    let masker = Masker::new();
+    let mut masked_some = 0;
+    for text in noise_texts(5000) {
+        let (once, counts) = masker.mask(&text);
+        masked_some += usize::from(!counts.is_empty());
+        let (twice, counts) = masker.mask(&once);
+        assert_eq!(twice, once, "not idempotent on {text:?}");
+        assert!(
+            counts.is_empty(),
+            "second pass counted {counts:?} on {text:?}"
+        );
+    }
+    assert!(
+        masked_some > 100,
+        "the noise exercised masking only {masked_some} times"
+    );
+}
+
+/// Skipping a rule whose prefilter literal is absent must never change the result: wherever a
+/// rule's expression finds a secret, its prefilter pattern occurs too.
+#[test]
+fn prefilter_is_a_necessary_condition() {
+    let masker = Masker::new();
+    let noise = noise_texts(2000);
+    let inputs = CASES
+        .iter()
+        .map(|&(_, input, _)| input)
+        .chain(noise.iter().map(String::as_str));
+    for input in inputs {
+        let set = masker.prefilter.matches(input);
+        for (index, rule) in masker.rules().iter().enumerate() {
+            if rule.apply(input).is_some() {
+                assert!(
+                    set.contains(regex_automata::PatternID::must(index)),
+                    "{} matched {input:?} without its prefilter",
+                    rule.kind
+                );
+            }
+        }
+    }
+}
