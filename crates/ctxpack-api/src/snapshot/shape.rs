@@ -1,0 +1,543 @@
+//! What a pack shows of each candidate: a cut to its lines around the goal's matches, a line
+//! for a further file (a glimpse), the whole chunk again with budget left (depth), and weak
+//! candidates left out with their reason.
+
+use super::*;
+
+/// Budget units per line a candidate may show: a chunk is cut to `budget / BUDGET_PER_LINE`
+/// of its lines (at least [`MIN_CUT_LINES`]), so a pack shows the matching part of more chunks
+/// instead of the whole of a few. Chunks are at most 60 lines long, so from a budget of 12,000
+/// nothing is cut.
+pub(super) const BUDGET_PER_LINE: u64 = 200;
+/// The fewest lines a cut candidate keeps.
+pub(super) const MIN_CUT_LINES: u64 = 10;
+
+/// How many lines a candidate of a pack with `budget` may show.
+pub(super) fn cut_lines(budget: Budget) -> usize {
+    usize::try_from((budget.get() / BUDGET_PER_LINE).max(MIN_CUT_LINES)).unwrap_or(usize::MAX)
+}
+
+/// The goal's terms (as the index analyses text), each weighted by how rare it is among the
+/// texts of a retrieval's candidates: a term most candidates hold ("add", "config") says little
+/// about which of a chunk's lines matter.
+pub(super) struct GoalTerms {
+    /// Each term's position in `weights`.
+    index: HashMap<String, usize>,
+    weights: Vec<f64>,
+    /// Per term, text that any line holding it contains once lowercased: the term itself, or
+    /// for a term stemmed from `-ies` to `-y`, the term without its `y`. Finding none in a
+    /// line is enough to know it holds no term, without analysing it.
+    roots: Vec<String>,
+}
+
+impl GoalTerms {
+    pub(super) fn new(goal: &str, texts: &[&str]) -> GoalTerms {
+        let terms = QueryTerms::from_goal(goal).0;
+        let roots: Vec<String> = terms
+            .iter()
+            .map(|t| match t.strip_suffix('y') {
+                Some(root) if !root.is_empty() => root.to_owned(),
+                _ => t.clone(),
+            })
+            .collect();
+        // How many texts may hold each term (its root in their lowercased text): a weight
+        // needs the proportion, not an exact count, and a pack must not analyse every text.
+        let mut holding = vec![0usize; terms.len()];
+        for text in texts {
+            let lower = text.to_lowercase();
+            for (n, root) in holding.iter_mut().zip(&roots) {
+                *n += usize::from(lower.contains(root.as_str()));
+            }
+        }
+        let all = texts.len() as f64;
+        let weights = holding
+            .into_iter()
+            .map(|n| (1.0 + (1.0 + all) / (1.0 + n as f64)).ln())
+            .collect();
+        let index = terms.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
+        GoalTerms {
+            index,
+            weights,
+            roots,
+        }
+    }
+
+    /// The weight of the distinct goal terms on each line of `text`. The text is lowercased
+    /// once, and only a line holding some term's root is analysed.
+    fn lines(&self, text: &str) -> Vec<f64> {
+        let lower = text.to_lowercase();
+        // Lowercasing never adds or removes a line break: the lines pair up.
+        let pairs = text.split_inclusive('\n').zip(lower.split_inclusive('\n'));
+        if !self.roots.iter().any(|r| lower.contains(r.as_str())) {
+            return vec![0.0; pairs.count()];
+        }
+        let mut reader = TermReader::default();
+        let mut seen = vec![false; self.weights.len()];
+        pairs
+            .map(|(line, lower)| {
+                if !self.roots.iter().any(|r| lower.contains(r.as_str())) {
+                    return 0.0;
+                }
+                seen.fill(false);
+                let mut weight = 0.0;
+                for term in reader.terms(line) {
+                    if let Some(&i) = self.index.get(term)
+                        && !std::mem::replace(&mut seen[i], true)
+                    {
+                        weight += self.weights[i];
+                    }
+                }
+                weight
+            })
+            .collect()
+    }
+}
+
+/// The first line (0-based) and length of the run of `lines` lines of `text` to show: the
+/// run whose lines hold the most goal-term weight, centred on its matches (the chunk's start
+/// when a run from there holds as much, so its signature stays in view); the first lines
+/// when no line matches.
+pub(super) fn matching_run(text: &str, lines: usize, terms: &GoalTerms) -> (usize, usize) {
+    let weights = terms.lines(text);
+    if weights.len() <= lines {
+        return (0, weights.len());
+    }
+    let sums: Vec<f64> = weights
+        .windows(lines)
+        .map(|w| w.iter().sum::<f64>())
+        .collect();
+    let best = sums.iter().copied().fold(0.0, f64::max);
+    if best <= 0.0 {
+        return (0, lines);
+    }
+    // Runs of equal weight differ only in unmatched lines at their ends: compare with a
+    // tolerance, since sums of the same weights in another order may differ in the last bit.
+    let equal = |v: f64| (best - v).abs() <= best * 1e-9;
+    let first = sums.iter().position(|&v| equal(v)).unwrap_or(0);
+    let last = first
+        + sums[first..]
+            .iter()
+            .take_while(|&&v| equal(v))
+            .count()
+            .saturating_sub(1);
+    let start = if first == 0 { 0 } else { (first + last) / 2 };
+    (start, lines)
+}
+
+/// Cuts a file's candidate (a snapshot's or the working tree's) to `lines` of its lines around
+/// the goal's matches ([`matching_run`]): its citation then names exactly the lines it shows,
+/// and its cost is that of those lines (from the `o200k` counts stored with its text, where
+/// they tell it, else counted again). Returns the candidate as it was when it was cut.
+/// Artifacts are left whole.
+pub(super) fn cut_to_matches(
+    candidate: &mut Candidate,
+    lines: usize,
+    terms: &GoalTerms,
+    meter: Meter,
+    sha: &str,
+    o200k_lines: Option<&LineCounts>,
+) -> Option<Candidate> {
+    let source = Source::of(candidate, sha)?;
+    if candidate.text.split_inclusive('\n').count() <= lines {
+        return None;
+    }
+    let uncut = candidate.clone();
+    let (first, count) = matching_run(&candidate.text, lines, terms);
+    let text: String = candidate
+        .text
+        .split_inclusive('\n')
+        .skip(first)
+        .take(count)
+        .collect();
+    let location = candidate.location.as_mut()?;
+    location.start_line += first as u32;
+    location.end_line = location.start_line + count as u32 - 1;
+    candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
+    candidate.cost = o200k_lines
+        .filter(|_| meter == Meter::O200k)
+        .and_then(|counts| counts.window(first, count))
+        .unwrap_or_else(|| meter.count(&text));
+    candidate.text = text;
+    Some(uncut)
+}
+
+/// Where a file candidate cited whole comes from: the snapshot's commit, or the working tree
+/// (a `--worktree` pack's edited files, cut and glimpsed exactly like committed ones).
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'a> {
+    Commit(&'a str),
+    Worktree,
+}
+
+impl<'a> Source<'a> {
+    /// The source of `candidate` when it is a file's lines cited by exactly its location (a
+    /// chunk, whole or cut; not an artifact), in snapshot `sha` or the working tree over it.
+    pub(crate) fn of(candidate: &Candidate, sha: &'a str) -> Option<Source<'a>> {
+        let l = candidate.location.as_ref()?;
+        [Source::Commit(sha), Source::Worktree]
+            .into_iter()
+            .find(|s| candidate.citation == s.cite(&l.path, l.start_line, l.end_line))
+    }
+
+    /// The citation of lines `start..=end` of `path` here.
+    pub(crate) fn cite(self, path: &str, start: u32, end: u32) -> Citation {
+        match self {
+            Source::Commit(sha) => Citation::code(path, start, end, sha),
+            Source::Worktree => Citation::worktree(path, start, end),
+        }
+    }
+}
+
+/// Shows cut hits whole again, best-ranked first, while what selection and the glimpses left
+/// of the budget (`left`, as `fit` counts it) pays for the rest of each chunk: a pack whose
+/// candidates ran out before its budget gives its strong chunks depth instead of leaving the
+/// budget unspent. `uncut` holds, by rank, each cut candidate's citation and the candidate as
+/// it was; a glimpse, cited by another line, is never widened.
+pub(super) fn deepen(
+    pack: &mut Pack,
+    mut uncut: Vec<Option<(Citation, Candidate)>>,
+    mut left: u64,
+    fit: &Fit,
+) {
+    let meter = pack.meter;
+    let mut order: Vec<usize> = (0..pack.hits.len()).collect();
+    order.sort_by_key(|&i| pack.hits[i].rank);
+    for i in order {
+        let hit = &mut pack.hits[i];
+        let Some(slot) = uncut.get_mut(hit.rank.wrapping_sub(1)) else {
+            continue;
+        };
+        let Some((cut, whole)) = slot.as_ref() else {
+            continue;
+        };
+        if *cut != hit.candidate.citation {
+            continue;
+        }
+        let extra = fit
+            .cost(whole, meter)
+            .saturating_sub(fit.cost(&hit.candidate, meter));
+        if extra > left {
+            continue;
+        }
+        let Some((_, whole)) = slot.take() else {
+            continue;
+        };
+        left -= extra;
+        pack.used = pack.used - hit.candidate.cost + whole.cost;
+        hit.candidate = whole;
+    }
+}
+
+/// A retrieved candidate made ready for selection.
+pub(super) struct Shaped {
+    /// Masked with today's rules and, when the goal's terms are given, cut around them.
+    pub(super) candidate: Candidate,
+    /// The secrets masked in it, when indexed and now.
+    pub(super) redactions: RedactionSummary,
+    /// The artifact it belongs to, if it is one.
+    pub(super) artifact: Option<String>,
+    /// Its line for a further file.
+    pub(super) glimpse: Option<Candidate>,
+    /// When it was cut: its citation now, and the candidate as it was.
+    pub(super) uncut: Option<(Citation, Candidate)>,
+}
+
+/// Fewer candidates than this are shaped on the calling thread: a thread costs more.
+pub(super) const SHAPED_PER_THREAD: usize = 64;
+
+/// Shapes `retrieved` ([`Shaped`]), in order, on every core: masking and cutting are most of a
+/// large pack's own work, and each candidate's is independent of the others'. With `terms`
+/// (a focused pack) each candidate is glimpsed and cut to `lines` around them.
+pub(super) fn shape_all(
+    retrieved: Vec<Retrieved>,
+    terms: Option<&GoalTerms>,
+    lines: usize,
+    meter: Meter,
+    sha: &str,
+) -> Vec<Shaped> {
+    let shape = |r: Retrieved| {
+        let mut redactions = RedactionSummary::default();
+        for (kind, n) in &r.redactions {
+            redactions.add(kind, *n);
+        }
+        let mut candidate = r.candidate;
+        // Stored text was masked by the rules of its day: mask with today's, unless those were
+        // today's (an eighth of a large pack's time went to masking text again for nothing).
+        if r.masked_by_current_rules {
+            mask::title(&mut candidate, &mut redactions);
+        } else {
+            mask::candidate(&mut candidate, meter, &mut redactions);
+        }
+        let (glimpse, uncut) = match terms {
+            Some(terms) => {
+                let glimpse = glimpse(&candidate, meter, sha);
+                let counts = r.o200k_lines.as_ref();
+                let uncut = cut_to_matches(&mut candidate, lines, terms, meter, sha, counts)
+                    .map(|whole| (candidate.citation.clone(), whole));
+                (glimpse, uncut)
+            }
+            None => (None, None),
+        };
+        Shaped {
+            candidate,
+            redactions,
+            artifact: r.artifact,
+            glimpse,
+            uncut,
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_thread = retrieved.len().div_ceil(threads).max(SHAPED_PER_THREAD);
+    if retrieved.len() <= per_thread {
+        return retrieved.into_iter().map(shape).collect();
+    }
+    let mut parts: Vec<Vec<Retrieved>> = Vec::new();
+    let mut rest = retrieved.into_iter();
+    loop {
+        let part: Vec<Retrieved> = rest.by_ref().take(per_thread).collect();
+        if part.is_empty() {
+            break;
+        }
+        parts.push(part);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| scope.spawn(move || part.into_iter().map(shape).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// A candidate scoring under this fraction (1 / n) of the best, with no evidence from the
+/// repository's history or imports, is weak: far weaker evidence than the pack holds. On the
+/// nine measured repositories a fifth of the files a pool reaches score under a fifth of the
+/// best, and 2 of the 461 files their tasks changed (docs/quality.md).
+pub(super) const WEAK_SHARE: f32 = 5.0;
+
+/// Takes the weak candidates out of `retrieved` (best first), keeping the order of both: those
+/// scoring under [`WEAK_SHARE`] of the first with no past commit message, co-change or import
+/// behind their file. Nothing is weak when the best score is not a positive number.
+pub(super) fn split_weak(retrieved: &mut Vec<Retrieved>) -> Vec<Retrieved> {
+    let Some(best) = retrieved.first().map(|r| r.score) else {
+        return Vec::new();
+    };
+    if !(best.is_finite() && best > 0.0) {
+        return Vec::new();
+    }
+    let floor = best / WEAK_SHARE;
+    let weak = |r: &Retrieved| {
+        let b = &r.breakdown;
+        r.score < floor && b.history <= 0.0 && b.cochange <= 0.0 && b.imported <= 0.0
+    };
+    let (out, kept): (Vec<Retrieved>, Vec<Retrieved>) =
+        std::mem::take(retrieved).into_iter().partition(weak);
+    *retrieved = kept;
+    out
+}
+
+/// Records each weak candidate as a candidate offered and dropped as
+/// [weak](DropReason::Weak), ranked after the `offered` ones, so a pack accounts for every
+/// candidate retrieved.
+pub(super) fn leave_out_weak(pack: &mut Pack, weak: Vec<Retrieved>, offered: usize) {
+    let n = weak.len();
+    pack.dropped
+        .extend(weak.into_iter().enumerate().map(|(i, r)| Dropped {
+            rank: Some(offered + i + 1),
+            citation: r.candidate.citation,
+            family: r.candidate.family,
+            cost: r.candidate.cost,
+            reason: DropReason::Weak,
+            remaining: None,
+        }));
+    pack.counters.candidate_hits += n;
+    pack.counters.unique_citations += n;
+    pack.counters.budget_rejected_hits += n;
+}
+
+/// The share of a pack's budget (1 / n) that the first selection leaves for glimpses of
+/// further files: a line each says where else to look for a fraction of a chunk's cost.
+pub(super) const GLIMPSE_SHARE: u64 = 10;
+
+/// A line of a file's candidate that says where else to look: the signature of the definition
+/// its chunk is named after ([`glimpse_line`]), cited by that line alone.
+pub(super) fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> {
+    let source = Source::of(candidate, sha)?;
+    let location = candidate.location.as_ref()?;
+    if location.end_line <= location.start_line {
+        return None;
+    }
+    let (n, text) = glimpse_line(&candidate.text, location.symbol.as_deref())?;
+    let line = location.start_line + n as u32;
+    Some(Candidate {
+        citation: source.cite(&location.path, line, line),
+        family: candidate.family.clone(),
+        text: text.to_owned(),
+        cost: meter.count(text),
+        tier: candidate.tier,
+        score: candidate.score,
+        location: Some(Location {
+            start_line: line,
+            end_line: line,
+            ..location.clone()
+        }),
+        title: candidate.title.clone(),
+    })
+}
+
+/// How far into a chunk its definition's signature is looked for: past attributes, decorators
+/// and a doc comment.
+pub(super) const SIGNATURE_LOOKAHEAD: usize = 20;
+
+/// The line (0-based, and its text) a glimpse of a chunk shows: among its first
+/// [`SIGNATURE_LOOKAHEAD`] lines, the first that names `symbol` (its last part, as a whole
+/// word) and is not a comment — the definition's signature or heading, not `#[test]` or a doc
+/// comment; else the first line that is not blank.
+pub(super) fn glimpse_line<'t>(text: &'t str, symbol: Option<&str>) -> Option<(usize, &'t str)> {
+    let name = symbol
+        .and_then(|s| s.rsplit(['.', ':']).next())
+        .filter(|n| !n.is_empty());
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let names = |line: &str, name: &str| {
+        let trimmed = line.trim_start();
+        !["//", "/*", "*", "--"]
+            .iter()
+            .any(|c| trimmed.starts_with(c))
+            && line.match_indices(name).any(|(at, _)| {
+                !line[..at].chars().next_back().is_some_and(word)
+                    && !line[at + name.len()..].chars().next().is_some_and(word)
+            })
+    };
+    let mut lines = text.split_inclusive('\n').enumerate();
+    name.and_then(|name| {
+        lines
+            .clone()
+            .take(SIGNATURE_LOOKAHEAD)
+            .find(|(_, line)| names(line, name))
+    })
+    .or_else(|| lines.find(|(_, line)| !line.trim().is_empty()))
+}
+
+/// Adds a glimpse ([`glimpse`]) of each file the pack does not show yet, best-ranked first,
+/// while one fits `left` (as `fit` counts it) and, when the output's share around its evidence
+/// is held, what its markup adds fits `around` ([`Fit::hold_around`]), after the selected hits
+/// (whose order is the selector's). Each is a hit like any other, counted as a candidate
+/// offered and selected; the candidate it was taken from stays among the dropped. Returns
+/// what is left of `left`.
+pub(super) fn add_glimpses(
+    pack: &mut Pack,
+    glimpses: Vec<(usize, Candidate)>,
+    left: u64,
+    fit: &Fit,
+    mut around: Option<u64>,
+) -> u64 {
+    let mut shown: HashSet<Family> = pack
+        .hits
+        .iter()
+        .map(|h| h.candidate.family.clone())
+        .collect();
+    let cited: HashSet<Citation> = pack
+        .hits
+        .iter()
+        .map(|h| h.candidate.citation.clone())
+        .collect();
+    let mut left = left;
+    let mut added = 0;
+    for (rank, candidate) in glimpses {
+        if shown.contains(&candidate.family) || cited.contains(&candidate.citation) {
+            continue;
+        }
+        let cost = fit.cost(&candidate, pack.meter);
+        let framing = fit.framing(&candidate, pack.meter);
+        if cost > left || around.is_some_and(|a| framing > a) {
+            continue;
+        }
+        left -= cost;
+        around = around.map(|a| a - framing);
+        added += 1;
+        shown.insert(candidate.family.clone());
+        pack.used += candidate.cost;
+        pack.hits.push(Hit {
+            rank,
+            candidate,
+            seen: None,
+        });
+    }
+    pack.counters.candidate_hits += added;
+    pack.counters.unique_citations += added;
+    pack.counters.selected_sources += added;
+    left
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twelve lines; line `rare` (1-based) mentions a term no other candidate holds.
+    fn chunk(rare: usize) -> String {
+        (1..=12)
+            .map(|n| {
+                if n == rare {
+                    format!("let v{n} = ledger.overflow(); // {n}\n")
+                } else {
+                    format!("let v{n} = ledger.step(); // {n}\n")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_glimpse_shows_the_signature_not_an_attribute_or_a_doc_comment() {
+        let rust = "\n#[test]\n/// Checks `budgets_are_enforced`.\nfn budgets_are_enforced() {\n    run();\n}\n";
+        assert_eq!(
+            glimpse_line(rust, Some("tests::budgets_are_enforced")),
+            Some((3, "fn budgets_are_enforced() {\n"))
+        );
+        let python = "@property\ndef max_content_length(self):\n    return 1\n";
+        assert_eq!(
+            glimpse_line(python, Some("Request.max_content_length")),
+            Some((1, "def max_content_length(self):\n"))
+        );
+        assert_eq!(
+            glimpse_line("# Budgets\n\ntext\n", Some("Budgets")),
+            Some((0, "# Budgets\n"))
+        );
+        // A name that only appears inside another word, or no name: the first line that is
+        // not blank.
+        assert_eq!(
+            glimpse_line("\n#[test]\nfn budgets_x() {}\n", Some("budgets")),
+            Some((1, "#[test]\n"))
+        );
+        assert_eq!(
+            glimpse_line("\n\nlet a = 1;\n", None),
+            Some((2, "let a = 1;\n"))
+        );
+    }
+
+    #[test]
+    fn a_cut_keeps_the_run_of_lines_around_the_rarest_match() {
+        let other = "the ledger, again and again\n";
+        let text = chunk(9);
+        let terms = GoalTerms::new("ledger overflow", &[&text, other, other]);
+        // "overflow" is in one text of three, "ledger" in all: the rarer term weighs more,
+        // and every term weighs something.
+        let weight = |term: &str| terms.weights[terms.index[term]];
+        assert!(weight("overflow") > weight("ledger"));
+        assert!(weight("ledger") > 0.0);
+        // Four lines: every run of four that holds line 9 (lines 6–9 to 9–12) weighs the
+        // same; the middle one of them is kept (lines 7 to 10, 0-based start 6).
+        assert_eq!(matching_run(&text, 4, &terms), (6, 4));
+        // A run from the chunk's start that holds as much keeps the signature in view.
+        assert_eq!(matching_run(&chunk(2), 4, &terms), (0, 4));
+        // No line matches: the first lines; a chunk no longer than the cut: whole.
+        let none = GoalTerms::new("unrelated words", &[&text]);
+        assert_eq!(matching_run(&text, 4, &none), (0, 4));
+        assert_eq!(matching_run(&text, 12, &terms), (0, 12));
+    }
+}
