@@ -418,3 +418,45 @@ fn a_change_only_staged_is_seen_against_heads_tree() {
     );
     assert!(staged.deleted.is_empty(), "{staged:?}");
 }
+
+/// A status that finds many changed paths lists HEAD's tree once instead of looking each up:
+/// both ways classify alike (a modified file, a deleted one, and 300 new files).
+#[test]
+fn many_changed_paths_are_classified_as_a_few_are() {
+    let mut script = ctxpack_testkit::Script::new();
+    script.write("src/kept.rs", "pub fn kept() {}\n");
+    script.write("src/edited.rs", "pub fn edited() {}\n");
+    script.write("src/gone.rs", "pub fn gone() {}\n");
+    script.commit("three files");
+    let origin = script.build();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clone = dir.path().join("clone");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", "--no-hardlinks"])
+        .arg(origin.path())
+        .arg(&clone)
+        .status()
+        .expect("git runs");
+    assert!(cloned.success());
+    std::fs::write(clone.join("src/edited.rs"), "pub fn edited() -> u8 { 1 }\n").expect("edit");
+    std::fs::remove_file(clone.join("src/gone.rs")).expect("delete");
+    let status = |new: usize| {
+        for i in 0..new {
+            std::fs::write(clone.join(format!("src/new_{i}.rs")), "pub fn n() {}\n").expect("add");
+        }
+        let repo = ctxpack_index::git::Repo::discover(&clone).expect("a repository");
+        let head = repo.resolve("HEAD").expect("HEAD");
+        repo.worktree_changes(&head, 1 << 20).expect("a status")
+    };
+    // A few changed paths (looked up one by one), then more than 256 (the tree listed).
+    for new in [2, 300] {
+        let changes = status(new);
+        assert_eq!(
+            (changes.modified, changes.added, changes.deleted.len()),
+            (1, new, 1),
+            "{new} new files"
+        );
+        assert!(changes.files.contains_key("src/edited.rs"));
+        assert!(changes.deleted.contains("src/gone.rs"));
+    }
+}
