@@ -948,14 +948,17 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
                 }
                 // `o200k` is counted line by line (one count), so a pack that cuts the chunk
                 // to some of its lines need not count them again.
-                costs[i] = Some(match meter.count_lines(&text) {
-                    Some(lines) if *meter == Meter::O200k => {
+                costs[i] = Some(
+                    if *meter == Meter::O200k
+                        && let Some(lines) = meter.count_lines(&text)
+                    {
                         let total = lines.total();
                         o200k_lines = Some(lines);
                         total
-                    }
-                    _ => meter.count(&text),
-                });
+                    } else {
+                        meter.count(&text)
+                    },
+                );
             }
             // An enclosing line is shown only as it is: one that masking would change is not
             // kept.

@@ -44,31 +44,18 @@ struct Scratch {
 impl Encoding {
     /// The number of tokens `text` encodes to.
     pub(crate) fn count(&self, text: &str) -> usize {
-        let count = |scratch: &mut Scratch| {
-            let Scratch { merged } = scratch;
+        self.with_scratch(|Scratch { merged }| {
             self.split
                 .pieces(text)
                 .map(|piece| self.vocabulary.count_piece(piece.as_bytes(), merged))
                 .sum()
-        };
-        let fresh = || Scratch {
-            merged: MergedPieces::new(),
-        };
-        self.scratch.with(|slot| match slot.try_borrow_mut() {
-            Ok(mut slot) => count(slot.get_or_insert_with(fresh)),
-            // Counting never counts again from inside, so the slot is free; should it not be,
-            // a fresh scratch gives the same count.
-            Err(_) => count(&mut fresh()),
         })
     }
-}
 
-impl Encoding {
     /// The number of tokens `text` encodes to, and the tokens before each of its lines where
     /// a piece starts there ([`LineCounts`]): one count of the text.
     pub(crate) fn count_lines(&self, text: &str) -> LineCounts {
-        let count = |scratch: &mut Scratch| {
-            let Scratch { merged } = scratch;
+        self.with_scratch(|Scratch { merged }| {
             let mut line_starts = std::iter::once(0)
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .filter(|&start| start < text.len())
@@ -87,12 +74,18 @@ impl Encoding {
                 at = end;
             }
             LineCounts::new(before, total)
-        };
+        })
+    }
+
+    /// Runs `count` with this thread's scratch for the encoding.
+    fn with_scratch<R>(&self, count: impl FnOnce(&mut Scratch) -> R) -> R {
         let fresh = || Scratch {
             merged: MergedPieces::new(),
         };
         self.scratch.with(|slot| match slot.try_borrow_mut() {
             Ok(mut slot) => count(slot.get_or_insert_with(fresh)),
+            // Counting never counts again from inside, so the slot is free; should it not be,
+            // a fresh scratch gives the same count.
             Err(_) => count(&mut fresh()),
         })
     }

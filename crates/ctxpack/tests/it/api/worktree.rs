@@ -309,6 +309,29 @@ fn globs_that_keep_no_file_say_so() {
     assert!(kept.pack.hits.is_empty());
 }
 
+/// A clone of the repository `script` builds, made by `git clone` (files and index written in
+/// the same second, as a user's fresh clone has them), in a directory the guard keeps.
+fn fresh_clone(script: &ctxpack_testkit::Script) -> (tempfile::TempDir, std::path::PathBuf) {
+    let origin = script.build();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clone = dir.path().join("clone");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", "--no-hardlinks"])
+        .arg(origin.path())
+        .arg(&clone)
+        .status()
+        .expect("git runs");
+    assert!(cloned.success());
+    (dir, clone)
+}
+
+/// The status of the working tree at `clone` against its HEAD.
+fn status_at(clone: &std::path::Path) -> ctxpack_index::worktree::WorktreeChanges {
+    let repo = ctxpack_index::git::Repo::discover(clone).expect("a repository");
+    let head = repo.resolve("HEAD").expect("HEAD");
+    repo.worktree_changes(&head, 1 << 20).expect("a status")
+}
+
 /// A fresh clone's files and index are written in the same second, which makes every entry
 /// racily clean to git; the status a pack takes trusts the stat the index recorded and reads no
 /// file, however large the tree, and still sees an edit and a new file.
@@ -322,19 +345,8 @@ fn a_fresh_clone_is_seen_clean_from_its_stat_alone() {
         );
     }
     script.commit("three hundred files");
-    let origin = script.build();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let clone = dir.path().join("clone");
-    let cloned = std::process::Command::new("git")
-        .args(["clone", "-q", "--no-hardlinks"])
-        .arg(origin.path())
-        .arg(&clone)
-        .status()
-        .expect("git runs");
-    assert!(cloned.success());
-    let repo = ctxpack_index::git::Repo::discover(&clone).expect("a repository");
-    let head = repo.resolve("HEAD").expect("HEAD");
-    let changes = repo.worktree_changes(&head, 1 << 20).expect("a status");
+    let (_dir, clone) = fresh_clone(&script);
+    let changes = status_at(&clone);
     assert_eq!(changes.contents_read, 0, "{changes:?}");
     assert!(
         changes.files.is_empty() && changes.deleted.is_empty(),
@@ -343,7 +355,7 @@ fn a_fresh_clone_is_seen_clean_from_its_stat_alone() {
     // An edit (another size) and a new file are seen, from the stat and the directory walk.
     std::fs::write(clone.join("src/f7.rs"), "pub fn f7() -> u32 { 70 }\n").expect("edit");
     std::fs::write(clone.join("src/new.rs"), "pub fn new() {}\n").expect("add");
-    let changes = repo.worktree_changes(&head, 1 << 20).expect("a status");
+    let changes = status_at(&clone);
     assert_eq!((changes.modified, changes.added), (1, 1), "{changes:?}");
     assert!(changes.files.contains_key("src/f7.rs"), "{changes:?}");
     // A pack of the clone says it is clean.
@@ -381,36 +393,19 @@ fn a_change_only_staged_is_seen_against_heads_tree() {
     script.write("src/a.rs", "pub fn a() -> u32 { 1 }\n");
     script.write("src/c.rs", "pub fn c() {}\n");
     script.commit("second");
-    let origin = script.build();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let clone = dir.path().join("clone");
-    let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir.path())
-            .status()
-            .expect("git runs");
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&[
-        "clone",
-        "-q",
-        "--no-hardlinks",
-        &origin.path().to_string_lossy(),
-        "clone",
-    ]);
-    let status_of = || {
-        let repo = ctxpack_index::git::Repo::discover(&clone).expect("a repository");
-        let head = repo.resolve("HEAD").expect("HEAD");
-        repo.worktree_changes(&head, 1 << 20).expect("a status")
-    };
-    let clean = status_of();
+    let (_dir, clone) = fresh_clone(&script);
+    let clean = status_at(&clone);
     assert_eq!(
         (clean.modified, clean.added, clean.contents_read),
         (0, 0, 0)
     );
-    git(&["-C", "clone", "reset", "-q", "--soft", "HEAD~1"]);
-    let staged = status_of();
+    let reset = std::process::Command::new("git")
+        .args(["reset", "-q", "--soft", "HEAD~1"])
+        .current_dir(&clone)
+        .status()
+        .expect("git runs");
+    assert!(reset.success());
+    let staged = status_at(&clone);
     assert_eq!((staged.modified, staged.added), (1, 1), "{staged:?}");
     assert!(
         staged.files.contains_key("src/a.rs") && staged.files.contains_key("src/c.rs"),
@@ -428,25 +423,14 @@ fn many_changed_paths_are_classified_as_a_few_are() {
     script.write("src/edited.rs", "pub fn edited() {}\n");
     script.write("src/gone.rs", "pub fn gone() {}\n");
     script.commit("three files");
-    let origin = script.build();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let clone = dir.path().join("clone");
-    let cloned = std::process::Command::new("git")
-        .args(["clone", "-q", "--no-hardlinks"])
-        .arg(origin.path())
-        .arg(&clone)
-        .status()
-        .expect("git runs");
-    assert!(cloned.success());
+    let (_dir, clone) = fresh_clone(&script);
     std::fs::write(clone.join("src/edited.rs"), "pub fn edited() -> u8 { 1 }\n").expect("edit");
     std::fs::remove_file(clone.join("src/gone.rs")).expect("delete");
     let status = |new: usize| {
         for i in 0..new {
             std::fs::write(clone.join(format!("src/new_{i}.rs")), "pub fn n() {}\n").expect("add");
         }
-        let repo = ctxpack_index::git::Repo::discover(&clone).expect("a repository");
-        let head = repo.resolve("HEAD").expect("HEAD");
-        repo.worktree_changes(&head, 1 << 20).expect("a status")
+        status_at(&clone)
     };
     // A few changed paths (looked up one by one), then more than 256 (the tree listed).
     for new in [2, 300] {
