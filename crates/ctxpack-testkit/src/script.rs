@@ -286,6 +286,23 @@ impl Repo {
         Fixture::copy_of(&self.root, self.commits.len() as u64)
     }
 
+    /// A clone of the repository made by `git clone`, as a user's fresh clone is: its files and
+    /// its index are written in the same second, so git holds every entry racily clean.
+    pub fn fresh_clone(&self) -> Fixture {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        git::git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--no-hardlinks",
+                &self.root.to_string_lossy(),
+                ".",
+            ],
+        );
+        Fixture::adopt(dir)
+    }
+
     /// Copies the repository into `dir` (made when missing), which the caller owns: a
     /// repository that must sit at a given path, below a server's roots say.
     pub fn checkout_at(&self, dir: &Path) {

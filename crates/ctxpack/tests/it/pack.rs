@@ -1002,3 +1002,89 @@ fn a_session_on_the_command_line_sends_references_instead_of_text_again() {
     let unknown = f.run(&["pack", "--session", "task 1", "--recall", "abcdef01"]);
     assert_eq!(unknown.code, 3, "{}", unknown.stderr);
 }
+
+/// The files of `root`'s working tree that processes open while a watch is held: every
+/// directory but `.git` is watched (inotify watches one directory, not its subdirectories);
+/// the store `.ctxpack` is made after the watches and is not among them.
+#[cfg(target_os = "linux")]
+struct Opens {
+    inotify: std::os::fd::OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+impl Opens {
+    fn watch(root: &std::path::Path) -> Opens {
+        use rustix::fs::inotify;
+        let fd = inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC)
+            .expect("inotify");
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            inotify::add_watch(&fd, &dir, inotify::WatchFlags::OPEN).expect("a watch");
+            for entry in std::fs::read_dir(&dir).expect("a directory") {
+                let entry = entry.expect("an entry");
+                if entry.file_type().expect("a type").is_dir() && entry.file_name() != ".git" {
+                    dirs.push(entry.path());
+                }
+            }
+        }
+        Opens { inotify: fd }
+    }
+
+    /// The names of the files opened since the last call (directories listed are not counted).
+    fn files(&self) -> Vec<String> {
+        use rustix::fs::inotify;
+        let mut buf = [std::mem::MaybeUninit::uninit(); 8192];
+        let mut reader = inotify::Reader::new(&self.inotify, &mut buf);
+        let mut names = Vec::new();
+        loop {
+            match reader.next() {
+                Ok(event) => {
+                    if !event.events().contains(inotify::ReadFlags::ISDIR)
+                        && let Some(name) = event.file_name()
+                    {
+                        names.push(name.to_string_lossy().into_owned());
+                    }
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => return names,
+                Err(error) => panic!("reading inotify events: {error}"),
+            }
+        }
+    }
+}
+
+/// A pack of a fresh clone decides from the index's stat alone that the tree is clean (git
+/// holds every entry racily clean): the first pack, which indexes, and the next open no file
+/// of the working tree, in a tree of 20 files as in one of 600. The watch sees a read.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pack_of_a_fresh_clone_opens_no_file_of_the_working_tree() {
+    let opened = |files: usize| {
+        let mut script = Script::new();
+        for i in 0..files {
+            script.write(
+                &format!("src/m{}/f{i}.rs", i % 7),
+                format!("/// Step {i} of the budget.\npub fn step_{i}() -> u32 {{ {i} }}\n"),
+            );
+        }
+        script.write("README.md", "Budget steps.\n");
+        script.commit("steps");
+        let clone = script.build().fresh_clone();
+        let opens = Opens::watch(clone.path());
+        let mut packs = Vec::new();
+        for _ in 0..2 {
+            let run = clone.run(&["pack", "budget step", "--format", "json"]);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            packs.push(json(&run));
+        }
+        assert!(!packs[1]["hits"].as_array().expect("hits").is_empty());
+        assert_eq!(packs[1]["snapshot"]["worktreeDirty"], false, "{}", packs[1]);
+        let during = opens.files();
+        // The count can fail: a read of one file is seen.
+        std::fs::read(clone.path().join("src/m0/f0.rs")).expect("a file");
+        assert_eq!(opens.files(), ["f0.rs"]);
+        during
+    };
+    for files in [20, 600] {
+        assert_eq!(opened(files), Vec::<String>::new(), "{files} files");
+    }
+}

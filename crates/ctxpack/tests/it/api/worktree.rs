@@ -309,22 +309,6 @@ fn globs_that_keep_no_file_say_so() {
     assert!(kept.pack.hits.is_empty());
 }
 
-/// A clone of the repository `script` builds, made by `git clone` (files and index written in
-/// the same second, as a user's fresh clone has them), in a directory the guard keeps.
-fn fresh_clone(script: &ctxpack_testkit::Script) -> (tempfile::TempDir, std::path::PathBuf) {
-    let origin = script.build();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let clone = dir.path().join("clone");
-    let cloned = std::process::Command::new("git")
-        .args(["clone", "-q", "--no-hardlinks"])
-        .arg(origin.path())
-        .arg(&clone)
-        .status()
-        .expect("git runs");
-    assert!(cloned.success());
-    (dir, clone)
-}
-
 /// The status of the working tree at `clone` against its HEAD.
 fn status_at(clone: &std::path::Path) -> ctxpack_index::worktree::WorktreeChanges {
     let repo = ctxpack_index::git::Repo::discover(clone).expect("a repository");
@@ -345,7 +329,8 @@ fn a_fresh_clone_is_seen_clean_from_its_stat_alone() {
         );
     }
     script.commit("three hundred files");
-    let (_dir, clone) = fresh_clone(&script);
+    let fixture = script.build().fresh_clone();
+    let clone = fixture.path().to_path_buf();
     let changes = status_at(&clone);
     assert_eq!(changes.contents_read, 0, "{changes:?}");
     assert!(
@@ -393,7 +378,8 @@ fn a_change_only_staged_is_seen_against_heads_tree() {
     script.write("src/a.rs", "pub fn a() -> u32 { 1 }\n");
     script.write("src/c.rs", "pub fn c() {}\n");
     script.commit("second");
-    let (_dir, clone) = fresh_clone(&script);
+    let fixture = script.build().fresh_clone();
+    let clone = fixture.path().to_path_buf();
     let clean = status_at(&clone);
     assert_eq!(
         (clean.modified, clean.added, clean.contents_read),
@@ -423,7 +409,8 @@ fn many_changed_paths_are_classified_as_a_few_are() {
     script.write("src/edited.rs", "pub fn edited() {}\n");
     script.write("src/gone.rs", "pub fn gone() {}\n");
     script.commit("three files");
-    let (_dir, clone) = fresh_clone(&script);
+    let fixture = script.build().fresh_clone();
+    let clone = fixture.path().to_path_buf();
     std::fs::write(clone.join("src/edited.rs"), "pub fn edited() -> u8 { 1 }\n").expect("edit");
     std::fs::remove_file(clone.join("src/gone.rs")).expect("delete");
     let status = |new: usize| {
