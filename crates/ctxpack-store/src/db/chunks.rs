@@ -1,0 +1,428 @@
+//! File versions and their chunks: written in one transaction, read by id with their
+//! checksums checked, exported whole.
+
+use std::collections::HashMap;
+
+use ctxpack_meter::LineCounts;
+use rusqlite::{OptionalExtension, params};
+
+use crate::error::StoreError;
+use crate::lexical::LexicalDoc;
+
+use super::rows::{
+    ChunkHead, ChunkRow, FileVersion, NewChunk, NewFile, inside_from_json, inside_json,
+    stored_line_counts,
+};
+use super::schema::test_marked;
+use super::{Store, checksum, sql_error};
+
+/// Inserts a file version's chunks, with their checksums, in order.
+pub(crate) fn insert_chunks(
+    tx: &rusqlite::Transaction<'_>,
+    file_id: i64,
+    chunks: &[NewChunk],
+) -> rusqlite::Result<Vec<i64>> {
+    let mut ids = Vec::with_capacity(chunks.len());
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO chunks (file_id, ordinal, start_line, end_line, symbol, text, \
+         cost_o200k, cost_cl100k, cost_words, cost_chars, cost_approx, redactions, checksum, \
+         enclosing_line, enclosing_text, inside, o200k_lines) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )?;
+    for (ordinal, c) in chunks.iter().enumerate() {
+        let redactions = (!c.redactions.is_empty())
+            .then(|| serde_json::to_string(&c.redactions).expect("a map of counts serializes"));
+        let cost = |i: usize| c.costs[i].map(|v| v as i64);
+        stmt.execute(params![
+            file_id,
+            ordinal as i64,
+            c.start_line,
+            c.end_line,
+            c.symbol,
+            c.text,
+            cost(0),
+            cost(1),
+            cost(2),
+            cost(3),
+            cost(4),
+            redactions,
+            checksum(c.text.as_bytes()),
+            c.enclosing.as_ref().map_or(0, |(line, _)| *line),
+            c.enclosing.as_ref().map(|(_, text)| text),
+            c.inside
+                .as_deref()
+                .map(|inside| inside_json(c.start_line, inside)),
+            c.o200k_lines.as_ref().map(LineCounts::to_bytes),
+        ])?;
+        ids.push(tx.last_insert_rowid());
+    }
+    Ok(ids)
+}
+
+impl Store {
+    /// The stored version of a file, if this path, blob and chunker were seen before.
+    pub fn file_version(
+        &self,
+        path: &str,
+        blob: &str,
+        chunker: u32,
+    ) -> Result<Option<FileVersion>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT id, ready FROM files WHERE path = ?1 AND blob = ?2 AND chunker = ?3",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![path, blob, chunker], |r| {
+                    Ok(FileVersion {
+                        id: r.get(0)?,
+                        ready: r.get::<_, i64>(1)? != 0,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| sql_error(&self.dir, e))
+    }
+
+    /// Stores new file versions and their chunks in one transaction; returns their ids in
+    /// order. They are not part of any snapshot until [`Store::commit_snapshot`].
+    pub fn insert_files(
+        &mut self,
+        files: &[NewFile],
+        chunker: u32,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.require_writable()?;
+        let dir = self.dir.clone();
+        let e = |err| sql_error(&dir, err);
+        let tx = self.conn.transaction().map_err(e)?;
+        let mut ids = Vec::with_capacity(files.len());
+        {
+            let mut file_stmt = tx
+                .prepare_cached(
+                    "INSERT INTO files (path, blob, chunker, bytes, skip_reason, ready) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                )
+                .map_err(e)?;
+            for file in files {
+                // A skipped file has no lexical entries, so it is ready at once.
+                let ready = i64::from(file.skip_reason.is_some());
+                let id: i64 = file_stmt
+                    .query_row(
+                        params![
+                            file.path,
+                            file.blob,
+                            chunker,
+                            file.bytes as i64,
+                            file.skip_reason,
+                            ready
+                        ],
+                        |r| r.get(0),
+                    )
+                    .map_err(e)?;
+                let chunk_ids = insert_chunks(&tx, id, &file.chunks).map_err(e)?;
+                if let (Some(writer), None) = (self.open_writer.as_mut(), &file.skip_reason) {
+                    writer.delete_file(id);
+                    for (chunk, chunk_id) in file.chunks.iter().zip(chunk_ids) {
+                        writer.add(LexicalDoc {
+                            chunk_id: chunk_id as u64,
+                            file_id: id as u64,
+                            path: &file.path,
+                            symbol: chunk.symbol.as_deref(),
+                            text: &chunk.text,
+                        })?;
+                    }
+                }
+                ids.push(id);
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(ids)
+    }
+
+    /// Chunks by id, in the order of `ids` (missing ids are left out). Each text is checked
+    /// against its stored checksum (rows written before checksums have none): a chunk edited
+    /// outside ctxpack is [`StoreError::Corrupt`], never packed. Every hit a pack or query
+    /// returns is read here, so this is the read path's check; it hashes only the chunks
+    /// retrieval asked for. A chunk whose file version is gone is damage too (`gc` deletes a
+    /// version's chunks with it), not a hit without a path.
+    pub fn chunks(&self, ids: &[i64]) -> Result<Vec<ChunkRow>, StoreError> {
+        self.chunk_rows(ids, true)
+    }
+
+    /// The heads of chunks by id, in the order of `ids` (missing ids are left out). Nothing
+    /// here is evidence: the text is neither copied nor checked against its checksum, and the
+    /// chunks a caller keeps are read with [`chunks`](Store::chunks), which checks them. From
+    /// format 10 the heads are read from their index and the text is not read at all (a store
+    /// whose index was dropped outside ctxpack reads the text, as older formats do).
+    pub fn chunk_heads(&self, ids: &[i64]) -> Result<Vec<ChunkHead>, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        // The index is named, so the lookup by id (the table's own key) reads the narrow
+        // index rather than each chunk's row; the expression is the index's, so the marker
+        // test is read from it, not worked out from the text.
+        let has_index = self.version >= 10
+            && self
+                .conn
+                .prepare_cached(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'chunk_heads'",
+                )
+                .and_then(|mut s| s.exists([]))
+                .map_err(e)?;
+        let indexed = if has_index {
+            "INDEXED BY chunk_heads"
+        } else {
+            ""
+        };
+        let mut chunk = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT file_id, start_line, end_line, symbol, {} FROM chunks {indexed} WHERE id = ?1",
+                test_marked()
+            ))
+            .map_err(e)?;
+        let mut file = self
+            .conn
+            .prepare_cached("SELECT path FROM files WHERE id = ?1")
+            .map_err(e)?;
+        let _batch = self.read_batch().map_err(e)?;
+        // Read in the order of the table (a file's chunks lie together), each file's path once.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| ids[i]);
+        let mut paths: HashMap<i64, String> = HashMap::new();
+        let mut heads: Vec<Option<ChunkHead>> = vec![None; ids.len()];
+        for i in order {
+            let id = ids[i];
+            let Some((file_id, start_line, end_line, symbol, test_marker)) = chunk
+                .query_row([id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                    ))
+                })
+                .optional()
+                .map_err(e)?
+            else {
+                continue;
+            };
+            let path = match paths.get(&file_id) {
+                Some(path) => path.clone(),
+                None => {
+                    let path: String = file
+                        .query_row([file_id], |r| r.get(0))
+                        .optional()
+                        .map_err(e)?
+                        .ok_or_else(|| self.orphan_chunk(id, file_id))?;
+                    paths.insert(file_id, path.clone());
+                    path
+                }
+            };
+            heads[i] = Some(ChunkHead {
+                id,
+                file_id,
+                path,
+                start_line,
+                end_line,
+                symbol,
+                test_marker,
+            });
+        }
+        Ok(heads.into_iter().flatten().collect())
+    }
+
+    /// The error for chunk `chunk`, whose file version `file` is gone.
+    fn orphan_chunk(&self, chunk: i64, file: i64) -> StoreError {
+        StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: format!(
+                "chunk {chunk} belongs to file version {file}, which is missing: the store was changed outside ctxpack"
+            ),
+        }
+    }
+
+    /// [`chunks`](Store::chunks), checked against their checksums when `check` is set (`verify`
+    /// reads them unchecked, to report and repair what does not match).
+    pub(crate) fn chunk_rows(&self, ids: &[i64], check: bool) -> Result<Vec<ChunkRow>, StoreError> {
+        // A store of format 1, read as it is, has no checksums.
+        let checksum_column = if self.format_version() >= 2 {
+            "c.checksum"
+        } else {
+            "NULL"
+        };
+        let lines_column = if self.format_version() >= 11 {
+            "c.o200k_lines"
+        } else {
+            "NULL"
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
+                 c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, \
+                 c.redactions, {checksum_column}, f.chunker, {lines_column} \
+                 FROM chunks c LEFT JOIN files f ON f.id = c.file_id \
+                 WHERE c.id = ?1"
+            ))
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = stmt
+                .query_row([id], |r| {
+                    let redactions: Option<String> = r.get(12)?;
+                    let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
+                        Ok(r.get::<_, Option<i64>>(7 + i)?.map(|v| v as u64))
+                    };
+                    let Some(path) = r.get::<_, Option<String>>(2)? else {
+                        return Ok(Err((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+                    };
+                    let text: String = r.get(6)?;
+                    let o200k_lines = stored_line_counts(r.get(15)?, &text, cost(0)?);
+                    Ok(Ok((
+                        ChunkRow {
+                            id: r.get(0)?,
+                            file_id: r.get(1)?,
+                            path,
+                            start_line: r.get(3)?,
+                            end_line: r.get(4)?,
+                            symbol: r.get(5)?,
+                            text,
+                            o200k_lines,
+                            costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
+                            redactions: redactions
+                                .and_then(|s| serde_json::from_str(&s).ok())
+                                .unwrap_or_default(),
+                            chunker: r.get(14)?,
+                        },
+                        r.get::<_, Option<String>>(13)?,
+                    )))
+                })
+                .optional()
+                .map_err(|e| sql_error(&self.dir, e))?;
+            let (row, sum) = match row {
+                None => continue,
+                Some(Ok(found)) => found,
+                Some(Err((chunk, file))) => return Err(self.orphan_chunk(chunk, file)),
+            };
+            if check && sum.is_some_and(|sum| sum != checksum(row.text.as_bytes())) {
+                return Err(StoreError::Corrupt {
+                    dir: self.dir.clone(),
+                    detail: format!(
+                        "chunk {} ({}, lines {}-{}) does not match its checksum: the store was changed outside ctxpack",
+                        row.id, row.path, row.start_line, row.end_line
+                    ),
+                });
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    /// The stored (masked) texts of a file version's chunks, in order; none for an unknown id.
+    pub fn chunk_texts(&self, file_id: i64) -> Result<Vec<String>, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT text FROM chunks WHERE file_id = ?1 ORDER BY ordinal")
+            .map_err(e)?;
+        let rows = stmt.query_map([file_id], |r| r.get(0)).map_err(e)?;
+        rows.collect::<Result<_, _>>().map_err(e)
+    }
+
+    /// The snapshot's files with the key of each version: `(path, blob, chunker, id)`, by
+    /// path. What copying a snapshot to another store needs.
+    pub fn manifest_keys(&self, sha: &str) -> Result<Vec<(String, String, u32, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT blob, chunker FROM files WHERE id = ?1")
+            .map_err(|e| sql_error(&self.dir, e))?;
+        let mut out = Vec::new();
+        // The manifest and its versions from one read of the database.
+        let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
+        for (path, id) in self.manifest(sha)? {
+            let (blob, chunker): (String, u32) = stmt
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(|e| sql_error(&self.dir, e))?
+                .ok_or_else(|| self.missing_version(sha, &path, id))?;
+            out.push((path, blob, chunker, id));
+        }
+        Ok(out)
+    }
+
+    /// A stored file version as it was written — its size, skip reason and chunks, every field
+    /// [`Store::insert_files`] takes — for copying it to another store. Callers take `id` from
+    /// a manifest or an artifact, so a version that is not there is damage.
+    pub fn export_file(&self, id: i64) -> Result<NewFile, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        let (path, blob, bytes, skip_reason): (String, String, i64, Option<String>) = self
+            .conn
+            .prepare_cached("SELECT path, blob, bytes, skip_reason FROM files WHERE id = ?1")
+            .map_err(e)?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .optional()
+            .map_err(e)?
+            .ok_or_else(|| StoreError::Corrupt {
+                dir: self.dir.clone(),
+                detail: format!(
+                    "file version {id} is missing: the store was changed outside ctxpack"
+                ),
+            })?;
+        // A store before format 9 (read-only, not migrated) has no `inside` column.
+        let inside = if self.version >= 9 { "inside" } else { "NULL" };
+        let lines = if self.version >= 11 {
+            "o200k_lines"
+        } else {
+            "NULL"
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT start_line, end_line, symbol, text, cost_o200k, cost_cl100k, cost_words, \
+                 cost_chars, cost_approx, redactions, enclosing_line, enclosing_text, {inside}, \
+                 {lines} FROM chunks WHERE file_id = ?1 ORDER BY ordinal"
+            ))
+            .map_err(e)?;
+        let chunks = stmt
+            .query_map([id], |r| {
+                let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
+                    Ok(r.get::<_, Option<i64>>(4 + i)?.map(|v| v as u64))
+                };
+                let redactions: Option<String> = r.get(9)?;
+                let line: Option<u32> = r.get(10)?;
+                let text: Option<String> = r.get(11)?;
+                let (start_line, end_line) = (r.get(0)?, r.get(1)?);
+                let inside: Option<String> = r.get(12)?;
+                let chunk_text: String = r.get(3)?;
+                let o200k_lines = stored_line_counts(r.get(13)?, &chunk_text, cost(0)?);
+                Ok(NewChunk {
+                    o200k_lines,
+                    start_line,
+                    end_line,
+                    symbol: r.get(2)?,
+                    inside: inside.and_then(|json| {
+                        inside_from_json(&json, start_line, end_line, &chunk_text)
+                    }),
+                    text: chunk_text,
+                    costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
+                    redactions: redactions
+                        .and_then(|s| serde_json::from_str(&s).ok())
+                        .unwrap_or_default(),
+                    enclosing: match (line, text) {
+                        (Some(line), Some(text)) if line > 0 => Some((line, text)),
+                        _ => None,
+                    },
+                })
+            })
+            .map_err(e)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(e)?;
+        Ok(NewFile {
+            path,
+            blob,
+            bytes: bytes as u64,
+            skip_reason,
+            chunks,
+        })
+    }
+}
