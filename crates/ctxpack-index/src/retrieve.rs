@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use ctxpack_core::{Candidate, Citation, Family, Location, Tier};
 use ctxpack_meter::{LineCounts, Meter};
 use ctxpack_store::artifacts::ArtifactRow;
-use ctxpack_store::{ChunkHead, ChunkRow, ExtraDoc, NewChunk, QueryTerms, ScoreBreakdown, Store};
+use ctxpack_store::{
+    ChunkHead, ChunkRow, ExtraDoc, FileSet, NewChunk, QueryTerms, ScoreBreakdown, Store,
+};
 
 use crate::chunk::graph::Import;
 use crate::error::IndexError;
@@ -262,18 +264,17 @@ pub fn retrieve_in(
         store.search(scope.sha, scope.artifacts, &terms, k)?
     } else {
         let keep = |path: &str| scope.paths.is_none_or(|f| f.accepts(path));
-        let mut files: HashSet<u64> = HashSet::new();
-        for (path, id) in store.manifest(scope.sha)? {
-            if keep(&path) && scope.overlay.is_none_or(|o| !o.replaced.contains(&path)) {
-                files.insert(id as u64);
-            }
-        }
-        files.extend(
-            store
-                .artifact_files(scope.artifacts)?
-                .into_iter()
-                .map(|id| id as u64),
-        );
+        let listed = store
+            .manifest(scope.sha)?
+            .into_iter()
+            .filter_map(|(path, id)| {
+                (keep(&path) && scope.overlay.is_none_or(|o| !o.replaced.contains(&path)))
+                    .then_some(id)
+            });
+        let files: FileSet = listed
+            .chain(store.artifact_files(scope.artifacts)?)
+            .map(|id| id as u64)
+            .collect();
         let mut extra = Vec::new();
         for (n, c) in scope.overlay.iter().flat_map(|o| &o.chunks).enumerate() {
             if !keep(&c.path) {

@@ -454,7 +454,7 @@ impl Lexical {
     pub(crate) fn search(
         &self,
         terms: &QueryTerms,
-        allowed: &HashSet<u64>,
+        allowed: &crate::scope::FileSet,
         extra: &[ExtraDoc],
         k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
@@ -485,7 +485,7 @@ impl Lexical {
                 .map_err(err)?;
             let mut member = vec![false; segment.max_doc() as usize];
             for doc in segment.doc_ids_alive() {
-                if file_ids.first(doc).is_some_and(|id| allowed.contains(&id)) {
+                if file_ids.first(doc).is_some_and(|id| allowed.contains(id)) {
                     member[doc as usize] = true;
                     docs += 1;
                     for (sum, norm) in tokens.iter_mut().zip(&norms) {

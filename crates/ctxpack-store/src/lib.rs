@@ -50,7 +50,7 @@ pub use ledger::{
 pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, TermReader, analyze};
 pub use lock::WriterLock;
 pub use manifest::{Manifest, ManifestDigest, NewSnapshot};
-pub use scope::ChunkStart;
+pub use scope::{ChunkStart, FileSet};
 pub use session::{
     FileSessions, MemorySessions, SessionKey, SessionLimits, SessionState, SessionStore, ShownRange,
 };

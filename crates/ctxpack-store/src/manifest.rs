@@ -293,22 +293,29 @@ impl Store {
         let changed = self.folded(deltas)?;
         let e = |err| sql_error(&self.dir, err);
         let mut out: Vec<i64> = changed.values().filter_map(|id| *id).collect();
+        // The whole snapshot's rows come in path order (its key's), as the changed paths do
+        // (bytes compared alike): one walk over both finds the paths a change replaced, with
+        // a comparison a row and no copy or decoding of the path.
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT path, file_id FROM manifest WHERE snapshot = ?1")
+            .prepare_cached(
+                "SELECT path, file_id FROM manifest WHERE snapshot = ?1 ORDER BY snapshot, path",
+            )
             .map_err(e)?;
         let mut rows = stmt.query([&whole.sha]).map_err(e)?;
+        let mut changed_paths = changed.keys().map(String::as_bytes).peekable();
         while let Some(row) = rows.next().map_err(e)? {
             let Some(id) = row.get::<_, Option<i64>>(1).map_err(e)? else {
                 continue;
             };
-            if !changed.is_empty() {
+            if changed_paths.peek().is_some() {
                 let path = row
                     .get_ref(0)
                     .map_err(e)?
-                    .as_str()
+                    .as_bytes()
                     .map_err(|err| e(err.into()))?;
-                if changed.contains_key(path) {
+                while changed_paths.next_if(|&changed| changed < path).is_some() {}
+                if changed_paths.next_if(|&changed| changed == path).is_some() {
                     continue;
                 }
             }

@@ -1,12 +1,12 @@
 //! The lexical index beside the database: opened and checked against it, written as file
 //! versions are stored, and searched.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use super::{Store, sql_error};
 use crate::error::StoreError;
 use crate::lexical::{Lexical, LexicalDoc, LexicalHit, QueryTerms};
+use crate::scope::FileSet;
 
 /// The lexical index's directory when the database names none (format 1).
 const LEXICAL_DEFAULT: &str = "lexical";
@@ -212,12 +212,12 @@ impl Store {
         terms: &QueryTerms,
         k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
-        let mut files: HashSet<u64> = self
+        let files: FileSet = self
             .manifest_ids(sha)?
             .into_iter()
+            .chain(self.artifact_files(scopes)?)
             .map(|id| id as u64)
             .collect();
-        files.extend(self.artifact_files(scopes)?.into_iter().map(|id| id as u64));
         self.search_files(&files, &[], terms, k)
     }
 }
