@@ -767,7 +767,7 @@ impl Store {
     /// Calls `f` with every embedding row of a field (markers and rows of other embedders
     /// included), in rowid order. Only the embeddings table is read, through SQLite's memory
     /// map: no document is touched, a raw vector is borrowed from the mapped page and a counted
-    /// one ([`crate::vector_blob`]) is decoded.
+    /// one (`vector_blob`) is decoded.
     pub fn scan_vectors<E: From<DocsStoreError>>(
         &self,
         collection: &str,

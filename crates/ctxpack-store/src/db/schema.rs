@@ -148,12 +148,12 @@ pub(super) fn format_10() -> String {
     )
 }
 
-/// Text that marks a chunk of source as test code in common languages. The [`format_10`]
-/// index holds what its SQL test ([`test_marked`]) said of each chunk when it was written, so
+/// Text that marks a chunk of source as test code in common languages. The `format_10`
+/// index holds what its SQL test (`test_marked`) said of each chunk when it was written, so
 /// a change to this list needs a new format that builds the index again.
 pub const TEST_MARKERS: [&str; 5] = ["#[test]", "#[cfg(test)]", "def test_", "func Test", "@Test"];
 
-/// Whether `text` holds one of [`TEST_MARKERS`] (what [`test_marked`] says in SQL).
+/// Whether `text` holds one of [`TEST_MARKERS`] (what `test_marked` says in SQL).
 pub fn has_test_marker(text: &str) -> bool {
     TEST_MARKERS.iter().any(|marker| text.contains(marker))
 }
