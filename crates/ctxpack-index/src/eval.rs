@@ -80,7 +80,7 @@ pub enum Gold {
     /// excepted: the commit modifies one to three existing ones, adds or deletes none, and
     /// changes no source file, no file under a test directory and no change log.
     Prose,
-    /// Change logs and release notes written as documents ([`is_change_log_document`]): the
+    /// Change logs and release notes written as documents (`is_change_log_document`): the
     /// commit modifies one to three existing ones, adds or deletes none, and changes no
     /// source file, no file under a test directory and no other document. Their goals are
     /// what a user asks when the answer is in the release notes.
