@@ -10,9 +10,9 @@ use super::{ChunkOptions, Sym, better, one_based};
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Limits {
     pub(super) max: usize,
-    pub(super) min: usize,
-    pub(super) window: usize,
-    pub(super) step: usize,
+    min: usize,
+    window: usize,
+    step: usize,
 }
 
 impl Limits {
@@ -33,8 +33,8 @@ impl Limits {
 /// Where each line starts. Lines end at `\n` (kept in the line); a final `\n` does not start
 /// another line, and a lone `\r` is an ordinary character — the same lines as `str::lines`.
 pub(super) struct Lines<'a> {
-    pub(super) text: &'a str,
-    pub(super) starts: Vec<usize>,
+    text: &'a str,
+    starts: Vec<usize>,
 }
 
 impl<'a> Lines<'a> {
@@ -54,7 +54,7 @@ impl<'a> Lines<'a> {
     }
 
     /// The 0-based line holding byte `offset`.
-    pub(super) fn line_of(&self, offset: usize) -> usize {
+    fn line_of(&self, offset: usize) -> usize {
         self.starts
             .partition_point(|&start| start <= offset)
             .saturating_sub(1)
