@@ -2,7 +2,7 @@
 //! with every version of every ctx recorded in the ledger, linked to the version it extends.
 //!
 //! The language, name resolution and the `ctx` semantics live in the pure [`ctxpack_plan`]
-//! crate; this module is its IO ([`sources`]).
+//! crate; this module is its IO (`sources`).
 
 mod command;
 mod sources;

@@ -95,7 +95,7 @@ pub const MAX_POOL_GROWTH: usize = 8;
 /// How many candidates retrieval offers for a budget: one per 20 budget units (a pool several
 /// times what fits, so the selector can trade relevance against cost and repeated files), and
 /// never fewer than 30. Measured best in `ctxpack eval` (docs/quality.md); every surface that
-/// sizes a pool to the budget ([`TopK::SizedToBudget`]) starts from it.
+/// sizes a pool to the budget (`TopK::SizedToBudget`) starts from it.
 pub fn candidates_for(budget: u64) -> usize {
     usize::try_from(budget / UNITS_PER_CANDIDATE)
         .unwrap_or(usize::MAX)
