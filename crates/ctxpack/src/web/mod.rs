@@ -4,7 +4,7 @@
 //! report. `ctxpack serve` hosts it under `/ui`; `ctxpack ui` serves the same pages over the
 //! local store.
 //!
-//! Pages are rendered on the server from the API's data ([`pages`]); the only script is
+//! Pages are rendered on the server from the API's data (`pages`); the only script is
 //! `app.js` (a copy button), served from the binary like the style sheet. Every response
 //! carries a Content-Security-Policy that allows only those two files, so nothing a
 //! repository, a goal or a pack contains can run, even if escaping ever missed it.
@@ -18,29 +18,27 @@
 
 mod html;
 pub(crate) mod pages;
+mod routes;
+mod session;
 pub mod ui;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use ctxpack_api::server::{Grant, Scope, now, random_secret};
-use ctxpack_api::{
-    Budget, BudgetCovers, Error, Format, LogEntry, LogFilter, PackOptions, Recorded, RenderOptions,
-    Selector, SnapshotPackRequest, View, Workspace, render,
-};
-use serde::Deserialize;
-use serde_json::Value;
+use ctxpack_api::server::Scope;
+use ctxpack_api::{Error, Workspace};
 
-use crate::host::{Access, Limiter};
-use pages::{ListQuery, PAGE_SIZE, PackView, Report, TryForm};
+use crate::host::Access;
+use pages::Report;
+use routes::{again, compare, file, home, list, quality, show, try_build, try_form};
+use session::{Session, Viewer, login, logout};
 
 /// The cookie that carries a session id.
 const COOKIE: &str = "ctxpack_ui";
@@ -87,19 +85,6 @@ pub(crate) struct Web {
     secure: bool,
 }
 
-struct Session {
-    /// The token it was made from (a server's); `None` locally.
-    token: Option<String>,
-    created: Instant,
-}
-
-/// Who is asking: a grant on a server, anyone holding the local session.
-#[derive(Clone)]
-enum Viewer {
-    Server(Grant),
-    Local,
-}
-
 impl Web {
     pub(crate) fn new(
         site: Site,
@@ -113,88 +98,6 @@ impl Web {
             sessions: Mutex::new(HashMap::new()),
             report,
             secure,
-        }
-    }
-
-    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Starts a session and returns its id.
-    fn open_session(&self, token: Option<String>) -> Result<String, Error> {
-        let id = random_secret()?;
-        let mut sessions = self.sessions();
-        sessions.retain(|_, s| s.created.elapsed() < SESSION_TTL);
-        // One token holds at most a few sessions, so no token can push out the others'.
-        let mine: Vec<(String, Instant)> = sessions
-            .iter()
-            .filter(|(_, s)| s.token.is_some() && s.token == token)
-            .map(|(k, s)| (k.clone(), s.created))
-            .collect();
-        if mine.len() >= SESSIONS_PER_TOKEN
-            && let Some((oldest, _)) = mine.iter().min_by_key(|(_, created)| *created)
-        {
-            sessions.remove(oldest);
-        }
-        if sessions.len() >= MAX_SESSIONS
-            && let Some(oldest) = sessions
-                .iter()
-                .min_by_key(|(_, s)| s.created)
-                .map(|(k, _)| k.clone())
-        {
-            sessions.remove(&oldest);
-        }
-        sessions.insert(
-            id.clone(),
-            Session {
-                token,
-                created: Instant::now(),
-            },
-        );
-        Ok(id)
-    }
-
-    fn cookie(&self, id: &str) -> HeaderValue {
-        let secure = if self.secure { "; Secure" } else { "" };
-        HeaderValue::from_str(&format!(
-            "{COOKIE}={id}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-            SESSION_TTL.as_secs()
-        ))
-        .unwrap_or_else(|_| HeaderValue::from_static(""))
-    }
-
-    /// The viewer of a request's session, checking a server's token again and taking one
-    /// request from the token's rate; `Err` with the seconds to wait when over it.
-    async fn viewer(self: &Arc<Self>, headers: &HeaderMap) -> Result<Option<Viewer>, u64> {
-        let Some(id) = session_id(headers) else {
-            return Ok(None);
-        };
-        let token = {
-            let sessions = self.sessions();
-            match sessions.get(&id) {
-                Some(session) if session.created.elapsed() < SESSION_TTL => session.token.clone(),
-                _ => return Ok(None),
-            }
-        };
-        match (&self.site, token) {
-            (Site::Local(_), None) => Ok(Some(Viewer::Local)),
-            (Site::Server(app), Some(token)) => {
-                let checker = app.clone();
-                let grant = tokio::task::spawn_blocking(move || {
-                    checker.registry.authenticate(&token, now())
-                })
-                .await;
-                match grant {
-                    Ok(Ok(grant)) => {
-                        app.limiter.take(&grant.token)?;
-                        Ok(Some(Viewer::Server(grant)))
-                    }
-                    _ => Ok(None),
-                }
-            }
-            _ => Ok(None),
         }
     }
 
@@ -329,19 +232,6 @@ fn redirect(to: &str) -> Response {
     response
 }
 
-/// The session id in a request's cookies.
-fn session_id(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value.to_owned())
-        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
 /// An API error as a page, with the status its kind maps to.
 fn failure(error: &Error, repo: Option<&str>) -> Response {
     let status = crate::exit::http_status(error.kind());
@@ -375,26 +265,6 @@ async fn blocking<T: Send + 'static>(
         })
 }
 
-/// The viewer, or the page that asks them to sign in.
-async fn signed_in(web: &Arc<Web>, headers: &HeaderMap) -> Result<Viewer, Response> {
-    match web.viewer(headers).await {
-        Ok(Some(viewer)) => Ok(viewer),
-        Ok(None) => Err(match &web.site {
-            Site::Server(_) => redirect("/ui/"),
-            Site::Local(_) => html(
-                StatusCode::UNAUTHORIZED,
-                pages::error(
-                    "Not signed in",
-                    "open the address `ctxpack ui` printed: it carries this run's secret",
-                    None,
-                    None,
-                ),
-            ),
-        }),
-        Err(wait) => Err(too_many(wait)),
-    }
-}
-
 /// The page for a token over its rate.
 fn too_many(wait: u64) -> Response {
     let mut response = html(
@@ -409,150 +279,6 @@ fn too_many(wait: u64) -> Response {
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(wait));
-    response
-}
-
-/// The viewer and the parsed query string of a page, or the page to answer instead.
-async fn page_context<Q: serde::de::DeserializeOwned + Default>(
-    web: &Arc<Web>,
-    headers: &HeaderMap,
-    raw: Option<&str>,
-    repo: &str,
-) -> Result<(Viewer, Q), Box<Response>> {
-    let viewer = signed_in(web, headers).await.map_err(Box::new)?;
-    let query = query(raw).map_err(|e| Box::new(failure(&e, Some(repo))))?;
-    Ok((viewer, query))
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct HomeQuery {
-    secret: Option<String>,
-}
-
-async fn home(
-    State(web): State<Arc<Web>>,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Response {
-    let query: HomeQuery =
-        serde_urlencoded::from_str(raw.as_deref().unwrap_or("")).unwrap_or_default();
-    if let (Site::Local(local), Some(given)) = (&web.site, &query.secret) {
-        let taken = {
-            let mut secret = local
-                .secret
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let matches = secret
-                .as_deref()
-                .is_some_and(|s| constant_time_eq(s.as_bytes(), given.as_bytes()));
-            if matches {
-                *secret = None;
-            }
-            matches
-        };
-        if taken {
-            return match web.open_session(None) {
-                Ok(id) => {
-                    let mut response =
-                        redirect(&format!("/ui/repos/{}/packs", html::url(&local.repo)));
-                    response
-                        .headers_mut()
-                        .insert(header::SET_COOKIE, web.cookie(&id));
-                    response
-                }
-                Err(e) => failure(&e, None),
-            };
-        }
-        return html(
-            StatusCode::UNAUTHORIZED,
-            pages::error(
-                "Not signed in",
-                "this address's secret is not this run's, or was used already",
-                Some("start `ctxpack ui` again for a new address"),
-                None,
-            ),
-        );
-    }
-    match web.viewer(&headers).await {
-        Ok(Some(viewer)) => match web.repos(&viewer).first() {
-            Some(repo) => redirect(&format!("/ui/repos/{}/packs", html::url(repo))),
-            None => html(StatusCode::OK, pages::login(None)),
-        },
-        Ok(None) => match &web.site {
-            Site::Server(_) => html(StatusCode::OK, pages::login(None)),
-            Site::Local(_) => signed_in(&web, &headers)
-                .await
-                .err()
-                .unwrap_or_else(|| redirect("/ui/")),
-        },
-        Err(wait) => too_many(wait),
-    }
-}
-
-/// Whether `a == b`, in time that depends on their lengths only.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    subtle::ConstantTimeEq::ct_eq(a, b).into()
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct LoginForm {
-    token: String,
-}
-
-/// A server's per-token rate limiter.
-fn app_limiter(web: &Web) -> Option<&Limiter> {
-    match &web.site {
-        Site::Server(app) => Some(&app.limiter),
-        Site::Local(_) => None,
-    }
-}
-
-async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
-    let Site::Server(app) = &web.site else {
-        return plain(StatusCode::NOT_FOUND, "no sign-in here");
-    };
-    let form: LoginForm = serde_urlencoded::from_bytes(&body).unwrap_or_default();
-    let token = form.token.trim().to_owned();
-    let app = app.clone();
-    let checked = {
-        let token = token.clone();
-        tokio::task::spawn_blocking(move || app.registry.authenticate(&token, now())).await
-    };
-    let Ok(Ok(grant)) = checked else {
-        return html(
-            StatusCode::UNAUTHORIZED,
-            pages::login(Some("That token was refused.")),
-        );
-    };
-    if let Err(wait) = app_limiter(&web).map_or(Ok(()), |l| l.take(&grant.token)) {
-        return too_many(wait);
-    }
-    if let Some(old) = session_id(&headers) {
-        web.sessions().remove(&old);
-    }
-    match web.open_session(Some(token)) {
-        Ok(id) => {
-            let mut response = redirect(&format!("/ui/repos/{}/packs", html::url(&grant.repo)));
-            response
-                .headers_mut()
-                .insert(header::SET_COOKIE, web.cookie(&id));
-            response
-        }
-        Err(e) => failure(&e, None),
-    }
-}
-
-async fn logout(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
-    if let Some(id) = session_id(&headers) {
-        web.sessions().remove(&id);
-    }
-    let mut response = redirect("/ui/");
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        HeaderValue::from_static("ctxpack_ui=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0"),
-    );
     response
 }
 
@@ -573,377 +299,4 @@ async fn style() -> Response {
 
 async fn script() -> Response {
     asset("text/javascript; charset=utf-8", include_str!("app.js"))
-}
-
-async fn quality(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
-    let viewer = match signed_in(&web, &headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let repos = web.repos(&viewer);
-    html(
-        StatusCode::OK,
-        pages::quality(repos.first().map(String::as_str), web.report.as_ref()),
-    )
-}
-
-/// Parses a query string.
-fn query<T: serde::de::DeserializeOwned + Default>(raw: Option<&str>) -> Result<T, Error> {
-    match raw {
-        None => Ok(T::default()),
-        Some(raw) => serde_urlencoded::from_str(raw).map_err(|e| {
-            Error::invalid(format!(
-                "the address's query `{raw}` is not valid here: {e}"
-            ))
-        }),
-    }
-}
-
-/// A `YYYY-MM-DD` date as the Unix second it starts (UTC).
-fn day_start(field: &str, date: &str) -> Result<Option<u64>, Error> {
-    if date.is_empty() {
-        return Ok(None);
-    }
-    let parsed: jiff::civil::Date = date
-        .parse()
-        .map_err(|e| Error::invalid_field(field, format!("`{date}` is not a date: {e}")))?;
-    let seconds = parsed
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .map_err(|e| Error::invalid_field(field, e.to_string()))?
-        .timestamp()
-        .as_second();
-    Ok(Some(u64::try_from(seconds).unwrap_or(0)))
-}
-
-async fn list(
-    State(web): State<Arc<Web>>,
-    Path(repo): Path<String>,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Response {
-    let (viewer, query): (Viewer, ListQuery) =
-        match page_context(&web, &headers, raw.as_deref(), &repo).await {
-            Ok(context) => context,
-            Err(page) => return *page,
-        };
-    let repos = web.repos(&viewer);
-    let (web2, repo2, q) = (web.clone(), repo.clone(), query.clone());
-    let listed = blocking(web.clone(), move || {
-        let workspace = web2.workspace(&viewer, &repo2)?;
-        let until = day_start("until", &q.until)?.map(|s| s + 86_400);
-        workspace.log_page(&LogFilter {
-            goal: Some(q.goal.trim().to_owned()).filter(|g| !g.is_empty()),
-            from: day_start("from", &q.from)?,
-            until,
-            offset: q.first(),
-            limit: PAGE_SIZE,
-        })
-    })
-    .await;
-    match listed {
-        Ok(listed) => html(StatusCode::OK, pages::packs(&repo, &repos, &query, &listed)),
-        Err(e) => failure(&e, Some(&repo)),
-    }
-}
-
-/// A recorded pack: its log entry, canonical JSON and Markdown.
-fn recorded(workspace: &Workspace, id: &str) -> Result<(LogEntry, Value, String), Error> {
-    let shown = workspace.show(id)?;
-    // Every field, whatever view the pack was shown in.
-    let json = render(
-        &shown.pack,
-        &RenderOptions {
-            format: Format::Json,
-            view: View::Full,
-            pretty: false,
-        },
-    );
-    let markdown = render(
-        &shown.pack,
-        &RenderOptions {
-            format: Format::Markdown,
-            view: View::Default,
-            pretty: false,
-        },
-    );
-    let value: Value = serde_json::from_str(&json)
-        .map_err(|e| Error::internal(format!("a pack's JSON did not parse: {e}")))?;
-    Ok((LogEntry::from(&shown.record), value, markdown))
-}
-
-async fn show(
-    State(web): State<Arc<Web>>,
-    Path((repo, id)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    let viewer = match signed_in(&web, &headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let (web2, repo2, id2) = (web.clone(), repo.clone(), id.clone());
-    match blocking(web.clone(), move || {
-        recorded(&web2.workspace(&viewer, &repo2)?, &id2)
-    })
-    .await
-    {
-        Ok((entry, pack, markdown)) => html(
-            StatusCode::OK,
-            pages::pack(&PackView {
-                repo: &repo,
-                id: &entry.id,
-                entry: &entry,
-                pack: &pack,
-                markdown: &markdown,
-            }),
-        ),
-        Err(e) => failure(&e, Some(&repo)),
-    }
-}
-
-/// Builds and records a pack, fitted to and recorded with `rendering`; returns its ledger id.
-fn build(
-    workspace: &Workspace,
-    request: &SnapshotPackRequest,
-    rendering: RenderOptions,
-) -> Result<String, Error> {
-    let built = workspace.snapshot_pack(
-        request,
-        &PackOptions {
-            record: Some(&rendering),
-            index_if_missing: false,
-            rendering: Some(&rendering),
-        },
-    )?;
-    match built.recorded {
-        Recorded::Stored(id) => Ok(id),
-        Recorded::Failed(e) => Err(e),
-        _ => Err(Error::internal("the pack was not recorded")),
-    }
-}
-
-async fn again(
-    State(web): State<Arc<Web>>,
-    Path((repo, id)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    let viewer = match signed_in(&web, &headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let (web2, repo2) = (web.clone(), repo.clone());
-    let built = blocking(web.clone(), move || {
-        let workspace = web2.workspace(&viewer, &repo2)?;
-        let shown = workspace.show(&id)?;
-        let record = &shown.record;
-        let request = SnapshotPackRequest {
-            goal: record.goal.clone(),
-            budget: shown.pack.budget,
-            meter: shown.pack.meter,
-            selector: shown.pack.selector,
-            // A pack fitted to its output had a budget that covered it; otherwise the budget
-            // covered the hits' text alone.
-            budget_covers: if shown.pack.presentation.fitted.is_some() {
-                BudgetCovers::Output
-            } else {
-                BudgetCovers::Content
-            },
-            at: "HEAD".into(),
-            index: Web::may_index(&viewer),
-            ..SnapshotPackRequest::default()
-        };
-        Ok((
-            record.id.clone(),
-            build(&workspace, &request, shown.rendering)?,
-        ))
-    })
-    .await;
-    match built {
-        Ok((old, new)) => redirect(&format!(
-            "/ui/repos/{}/compare?a={}&b={}",
-            html::url(&repo),
-            html::url(&old),
-            html::url(&new)
-        )),
-        Err(e) => failure(&e, Some(&repo)),
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct CompareQuery {
-    a: String,
-    b: String,
-}
-
-async fn compare(
-    State(web): State<Arc<Web>>,
-    Path(repo): Path<String>,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Response {
-    let (viewer, ids): (Viewer, CompareQuery) =
-        match page_context(&web, &headers, raw.as_deref(), &repo).await {
-            Ok(context) => context,
-            Err(page) => return *page,
-        };
-    let (web2, repo2) = (web.clone(), repo.clone());
-    let packs = blocking(web.clone(), move || {
-        let workspace = web2.workspace(&viewer, &repo2)?;
-        let (a, va, _) = recorded(&workspace, &ids.a)?;
-        let (b, vb, _) = recorded(&workspace, &ids.b)?;
-        Ok((a.id, va, b.id, vb))
-    })
-    .await;
-    match packs {
-        Ok((a, va, b, vb)) => html(StatusCode::OK, pages::compare(&repo, (&a, &b), &va, &vb)),
-        Err(e) => failure(&e, Some(&repo)),
-    }
-}
-
-async fn try_form(
-    State(web): State<Arc<Web>>,
-    Path(repo): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    match signed_in(&web, &headers).await {
-        Ok(viewer) if web.repos(&viewer).contains(&repo) => {}
-        Ok(_) => {
-            return failure(
-                &Error::not_found(format!("no repository `{repo}` here")),
-                None,
-            );
-        }
-        Err(page) => return page,
-    }
-    let defaults = SnapshotPackRequest::default();
-    html(
-        StatusCode::OK,
-        pages::try_goal(
-            &repo,
-            &TryForm {
-                goal: "",
-                budget: defaults.budget.get(),
-                at: &defaults.at,
-                selector: defaults.selector.name(),
-                problem: None,
-            },
-        ),
-    )
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct TryFields {
-    goal: String,
-    budget: String,
-    at: String,
-    selector: String,
-}
-
-async fn try_build(
-    State(web): State<Arc<Web>>,
-    Path(repo): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let viewer = match signed_in(&web, &headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let fields: TryFields = serde_urlencoded::from_bytes(&body).unwrap_or_default();
-    let request = (|| -> Result<SnapshotPackRequest, Error> {
-        let budget = fields
-            .budget
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .and_then(|b| Budget::new(b).ok())
-            .ok_or_else(|| {
-                Error::invalid_field("budget", "give a whole number of tokens, at least 1")
-            })?;
-        let selector = Selector::ALL
-            .into_iter()
-            .find(|s| s.name() == fields.selector)
-            .ok_or_else(|| Error::invalid_field("selector", "not a selector"))?;
-        Ok(SnapshotPackRequest {
-            goal: fields.goal.trim().to_owned(),
-            budget,
-            at: if fields.at.trim().is_empty() {
-                "HEAD".into()
-            } else {
-                fields.at.trim().to_owned()
-            },
-            selector,
-            index: Web::may_index(&viewer),
-            ..SnapshotPackRequest::default()
-        })
-    })();
-    let built = match request {
-        Ok(request) => {
-            let (web2, repo2) = (web.clone(), repo.clone());
-            blocking(web.clone(), move || {
-                build(
-                    &web2.workspace(&viewer, &repo2)?,
-                    &request,
-                    RenderOptions::default(),
-                )
-            })
-            .await
-        }
-        Err(e) => Err(e),
-    };
-    match built {
-        Ok(id) => redirect(&format!(
-            "/ui/repos/{}/packs/{}",
-            html::url(&repo),
-            html::url(&id)
-        )),
-        Err(e) => {
-            let hint = e.hint().and_then(|h| crate::exit::hint(h, e.field(), None));
-            html(
-                crate::exit::http_status(e.kind()),
-                pages::try_goal(
-                    &repo,
-                    &TryForm {
-                        goal: &fields.goal,
-                        budget: fields.budget.trim().parse().unwrap_or(0),
-                        at: &fields.at,
-                        selector: &fields.selector,
-                        problem: Some((e.message(), hint.as_deref())),
-                    },
-                ),
-            )
-        }
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct FileQuery {
-    at: String,
-    path: String,
-    start: Option<u64>,
-    end: Option<u64>,
-}
-
-async fn file(
-    State(web): State<Arc<Web>>,
-    Path(repo): Path<String>,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Response {
-    let (viewer, q): (Viewer, FileQuery) =
-        match page_context(&web, &headers, raw.as_deref(), &repo).await {
-            Ok(context) => context,
-            Err(page) => return *page,
-        };
-    let (web2, repo2, at, path) = (web.clone(), repo.clone(), q.at.clone(), q.path.clone());
-    match blocking(web.clone(), move || {
-        web2.workspace(&viewer, &repo2)?.indexed_file(&at, &path)
-    })
-    .await
-    {
-        Ok(indexed) => html(StatusCode::OK, pages::file(&repo, &indexed, q.start, q.end)),
-        Err(e) => failure(&e, Some(&repo)),
-    }
 }
