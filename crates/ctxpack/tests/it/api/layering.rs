@@ -230,3 +230,53 @@ fn the_web_view_and_the_mcp_tools_do_not_reach_into_the_server() {
     let serve = std::fs::read_to_string(src.join("serve/mod.rs")).expect("serve/mod.rs");
     assert!(serve.contains("crate::web"));
 }
+
+/// The lines of a source file that are not its tests: those before its `#[cfg(test)]` module,
+/// none for a file of tests (`tests.rs`).
+fn lines_outside_tests(path: &std::path::Path, text: &str) -> usize {
+    if path.file_name().is_some_and(|name| name == "tests.rs") {
+        return 0;
+    }
+    text.lines()
+        .take_while(|line| !line.starts_with("#[cfg(test)]"))
+        .count()
+}
+
+/// A module over 800 lines of code does several things; each crate's sources stay under that,
+/// tests apart, so a change reads one part at a time.
+#[test]
+fn no_source_file_is_over_800_lines_outside_its_tests() {
+    const LIMIT: usize = 800;
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut read = 0;
+    let mut over = Vec::new();
+    for entry in std::fs::read_dir(&crates).expect("the crates directory") {
+        let src = entry.expect("an entry").path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        for (path, text) in sources(&src) {
+            read += 1;
+            let lines = lines_outside_tests(&path, &text);
+            if lines > LIMIT {
+                over.push(format!("{} ({lines} lines)", path.display()));
+            }
+        }
+    }
+    assert!(
+        read >= 100,
+        "the walk reads every crate's sources ({read} files)"
+    );
+    assert!(
+        over.is_empty(),
+        "over {LIMIT} lines outside tests: {over:?}"
+    );
+    // The count can see a long file: the masker's tests are one, and count as tests.
+    let tests = crates.join("ctxpack-core/src/mask/tests.rs");
+    let text = std::fs::read_to_string(&tests).expect("the masker's tests");
+    assert!(text.lines().count() > LIMIT);
+    assert_eq!(lines_outside_tests(&tests, &text), 0);
+    let module = crates.join("ctxpack-store/src/docs/vectors/mod.rs");
+    let text = std::fs::read_to_string(&module).expect("the vector files' module");
+    assert!(lines_outside_tests(&module, &text) < text.lines().count());
+}
