@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::IndexError;
 use crate::git::{EntryKind, Repo};
+pub use crate::history::clean_goal;
 use crate::retrieve::is_test_path;
 
 /// One evaluation task.
@@ -228,56 +229,6 @@ fn is_log(path: &str) -> bool {
             .rsplit('/')
             .skip(1)
             .any(|dir| LOG_DIRECTORIES.contains(&dir))
-}
-
-/// The goal of a commit message: subject and body, without trailers (`Signed-off-by: …`),
-/// links, issue references and co-author lines; whitespace collapsed.
-pub fn clean_goal(message: &str) -> String {
-    let lines: Vec<&str> = message.lines().collect();
-    // Trailers: the last paragraph, when every line of it looks like `Token: value`.
-    let mut end = lines.len();
-    while end > 0 && lines[end - 1].trim().is_empty() {
-        end -= 1;
-    }
-    let mut start = end;
-    while start > 0 && !lines[start - 1].trim().is_empty() {
-        start -= 1;
-    }
-    let is_trailer = |l: &str| {
-        l.split_once(':').is_some_and(|(k, _)| {
-            !k.is_empty()
-                && !k.contains(' ')
-                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-        })
-    };
-    if start > 0 && lines[start..end].iter().all(|l| is_trailer(l)) {
-        end = start;
-    }
-    let mut words = Vec::new();
-    for line in &lines[..end] {
-        for word in line.split_whitespace() {
-            let bare = word.trim_matches(|c: char| "()[]<>,.;".contains(c));
-            let is_link = bare.starts_with("http://") || bare.starts_with("https://");
-            let is_ref = bare.starts_with('#')
-                && bare.len() > 1
-                && bare[1..].chars().all(|c| c.is_ascii_digit());
-            let is_gh_ref = bare.contains('#')
-                && bare
-                    .split('#')
-                    .next_back()
-                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-                && bare.contains('/');
-            if !is_link && !is_ref && !is_gh_ref {
-                words.push(word);
-            }
-        }
-    }
-    words
-        .join(" ")
-        .trim()
-        .trim_end_matches(['(', '['])
-        .trim()
-        .to_owned()
 }
 
 /// Whether a cleaned goal describes a task: at least three words, and not a routine subject.

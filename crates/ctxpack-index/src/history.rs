@@ -17,7 +17,6 @@ use std::collections::HashMap;
 
 use ctxpack_store::{QueryTerms, analyze};
 
-use crate::eval::clean_goal;
 use crate::git::Repo;
 
 /// How many commits of a snapshot's past are read (its own commit included).
@@ -180,6 +179,56 @@ impl History {
             .map(|(p, n)| (p, n as f32 / (own + 1) as f32))
             .collect()
     }
+}
+
+/// The goal of a commit message: subject and body, without trailers (`Signed-off-by: …`),
+/// links, issue references and co-author lines; whitespace collapsed.
+pub fn clean_goal(message: &str) -> String {
+    let lines: Vec<&str> = message.lines().collect();
+    // Trailers: the last paragraph, when every line of it looks like `Token: value`.
+    let mut end = lines.len();
+    while end > 0 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && !lines[start - 1].trim().is_empty() {
+        start -= 1;
+    }
+    let is_trailer = |l: &str| {
+        l.split_once(':').is_some_and(|(k, _)| {
+            !k.is_empty()
+                && !k.contains(' ')
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+    };
+    if start > 0 && lines[start..end].iter().all(|l| is_trailer(l)) {
+        end = start;
+    }
+    let mut words = Vec::new();
+    for line in &lines[..end] {
+        for word in line.split_whitespace() {
+            let bare = word.trim_matches(|c: char| "()[]<>,.;".contains(c));
+            let is_link = bare.starts_with("http://") || bare.starts_with("https://");
+            let is_ref = bare.starts_with('#')
+                && bare.len() > 1
+                && bare[1..].chars().all(|c| c.is_ascii_digit());
+            let is_gh_ref = bare.contains('#')
+                && bare
+                    .split('#')
+                    .next_back()
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                && bare.contains('/');
+            if !is_link && !is_ref && !is_gh_ref {
+                words.push(word);
+            }
+        }
+    }
+    words
+        .join(" ")
+        .trim()
+        .trim_end_matches(['(', '['])
+        .trim()
+        .to_owned()
 }
 
 #[cfg(test)]

@@ -189,8 +189,25 @@ pub fn check_layout(dir: &Path) -> Result<(), StoreError> {
     ] {
         no_link(dir, Path::new(name))?;
     }
-    for name in crate::db::lexical_dirs(dir) {
+    for name in lexical_dirs(dir) {
         no_links_below(dir, Path::new(&name))?;
     }
     no_links_below(dir, Path::new("vectors"))
+}
+
+/// The lexical index's directory when the database names none (format 1).
+pub(crate) const LEXICAL_DEFAULT: &str = "lexical";
+
+/// The names of every lexical index directory in the store.
+pub(crate) fn lexical_dirs(dir: &Path) -> Vec<String> {
+    let mut names = vec![LEXICAL_DEFAULT.to_owned()];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        names.extend(
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("lexical-")),
+        );
+    }
+    names
 }

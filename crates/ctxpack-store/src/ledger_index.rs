@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 use crate::guard;
-use crate::ledger::LedgerRecord;
+use crate::ledger::record::LedgerRecord;
 
 /// The most characters of a goal an index line keeps; a longer goal keeps this many and the
 /// SHA-256 of the whole (which is in its record, once).
@@ -53,7 +53,7 @@ pub fn indexed_goal(goal: &str) -> (String, Option<String>) {
         None => (goal.to_owned(), None),
         Some((cut, _)) => (
             goal[..cut].to_owned(),
-            Some(crate::ledger::sha256_hex(goal.as_bytes())),
+            Some(crate::digest::sha256_hex(goal.as_bytes())),
         ),
     }
 }

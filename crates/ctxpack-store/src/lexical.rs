@@ -19,6 +19,91 @@ use tantivy::{
 
 use crate::error::StoreError;
 
+/// The file versions a search covers: a snapshot's, or some of them. A search asks it of every
+/// chunk in the lexical index (hundreds of thousands in a monorepo), so membership is a bit
+/// when the ids lie close together, as a store's ids do, and a binary search otherwise; either
+/// way it holds a bounded multiple of the ids given, whatever their values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileSet {
+    /// Ids from `base` on, one bit each (when `dense`), or the ids sorted (when not).
+    words: Vec<u64>,
+    base: u64,
+    dense: bool,
+    len: usize,
+}
+
+impl FileSet {
+    /// Bits a dense set may hold per id it was given, beyond a fixed allowance: ids spread
+    /// wider than this are kept sorted instead.
+    const BITS_PER_ID: u64 = 64;
+    const BITS_ALLOWED: u64 = 1 << 16;
+
+    /// Whether the set holds file version `id`.
+    pub fn contains(&self, id: u64) -> bool {
+        if self.dense {
+            let Some(bit) = id.checked_sub(self.base) else {
+                return false;
+            };
+            usize::try_from(bit / 64)
+                .ok()
+                .and_then(|word| self.words.get(word))
+                .is_some_and(|word| word >> (bit % 64) & 1 == 1)
+        } else {
+            self.words.binary_search(&id).is_ok()
+        }
+    }
+
+    /// The number of file versions in the set.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl FromIterator<u64> for FileSet {
+    fn from_iter<I: IntoIterator<Item = u64>>(ids: I) -> FileSet {
+        let mut ids: Vec<u64> = ids.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let len = ids.len();
+        let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+            return FileSet::default();
+        };
+        let span = last - first;
+        let allowed = (len as u64)
+            .saturating_mul(FileSet::BITS_PER_ID)
+            .saturating_add(FileSet::BITS_ALLOWED);
+        if span >= allowed {
+            return FileSet {
+                words: ids,
+                base: 0,
+                dense: false,
+                len,
+            };
+        }
+        let mut words = vec![0u64; usize::try_from(span / 64 + 1).unwrap_or(0)];
+        for id in ids {
+            let bit = id - first;
+            if let Some(word) = usize::try_from(bit / 64)
+                .ok()
+                .and_then(|w| words.get_mut(w))
+            {
+                *word |= 1 << (bit % 64);
+            }
+        }
+        FileSet {
+            words,
+            base: first,
+            dense: true,
+            len,
+        }
+    }
+}
+
 /// Boosts of the path and symbol fields relative to chunk text.
 const PATH_BOOST: f32 = 1.5;
 const SYMBOL_BOOST: f32 = 2.0;
@@ -454,7 +539,7 @@ impl Lexical {
     pub(crate) fn search(
         &self,
         terms: &QueryTerms,
-        allowed: &crate::scope::FileSet,
+        allowed: &FileSet,
         extra: &[ExtraDoc],
         k: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
@@ -828,5 +913,36 @@ mod tests {
             QueryTerms::from_goal("How are budgets enforced in the budget code?").0,
             ["budget", "enforced", "code"]
         );
+    }
+
+    /// Ids close together (as a store gives them) or spread wide, with repeats.
+    fn ids() -> impl Strategy<Value = Vec<u64>> {
+        prop_oneof![
+            prop::collection::vec(1_000u64..3_000, 0..400),
+            prop::collection::vec(any::<u64>(), 0..50),
+            (prop::collection::vec(0u64..100, 1..50), any::<u64>()).prop_map(|(mut ids, far)| {
+                ids.push(far);
+                ids
+            }),
+        ]
+    }
+
+    proptest! {
+        /// A set answers as a hash set of the same ids does, for each id and its neighbours,
+        /// and holds no more than its bound of words whatever the ids are.
+        #[test]
+        fn a_file_set_holds_exactly_its_ids_in_bounded_memory(ids in ids(), probes in prop::collection::vec(any::<u64>(), 0..20)) {
+            let set: FileSet = ids.iter().copied().collect();
+            let expected: HashSet<u64> = ids.iter().copied().collect();
+            prop_assert_eq!(set.len(), expected.len());
+            let near = ids.iter().flat_map(|&id| [id.wrapping_sub(1), id, id.wrapping_add(1)]);
+            for id in near.chain(probes).chain([0, u64::MAX]) {
+                prop_assert_eq!(set.contains(id), expected.contains(&id), "id {}", id);
+            }
+            let bound = expected.len() * (FileSet::BITS_PER_ID as usize / 64 + 1)
+                + FileSet::BITS_ALLOWED as usize / 64
+                + 1;
+            prop_assert!(set.words.len() <= bound, "{} words for {} ids", set.words.len(), expected.len());
+        }
     }
 }

@@ -19,6 +19,7 @@
 
 pub mod artifacts;
 mod db;
+mod digest;
 pub mod docs;
 mod error;
 mod failpoint;
@@ -47,10 +48,10 @@ pub use ledger::{
     Ledger, LedgerContents, LedgerPage, LedgerQuery, LedgerRecord, LedgerSeen, LedgerStore,
     RecordContext,
 };
-pub use lexical::{ExtraDoc, LexicalHit, QueryTerms, ScoreBreakdown, TermReader, analyze};
+pub use lexical::{ExtraDoc, FileSet, LexicalHit, QueryTerms, ScoreBreakdown, TermReader, analyze};
 pub use lock::WriterLock;
 pub use manifest::{Manifest, ManifestDigest, NewSnapshot};
-pub use scope::{ChunkStart, FileSet};
+pub use scope::ChunkStart;
 pub use session::{
     FileSessions, MemorySessions, SessionKey, SessionLimits, SessionState, SessionStore, ShownRange,
 };

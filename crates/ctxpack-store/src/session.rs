@@ -15,9 +15,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::digest::sha256_hex;
 use crate::error::StoreError;
 use crate::guard;
-use crate::ledger::sha256_hex;
 
 /// A session: its owner (an access token's name on a server, empty locally) and its id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::error::StoreError;
-use crate::guard;
+use crate::guard::{self, lexical_dirs};
 use crate::lexical::{Lexical, LexicalWriter};
 use crate::lock::WriterLock;
 
@@ -24,7 +24,6 @@ pub use rows::{
 };
 use schema::{FORMAT_5, FORMAT_7, FORMAT_8, FORMAT_9, FORMAT_11, FORMAT_12, SCHEMA, format_10};
 pub use schema::{TEST_MARKERS, has_test_marker};
-pub(crate) use search::lexical_dirs;
 use search::remove_stale_lexical;
 
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one

@@ -5,11 +5,8 @@ use std::path::Path;
 
 use super::{Store, sql_error};
 use crate::error::StoreError;
-use crate::lexical::{Lexical, LexicalDoc, LexicalHit, QueryTerms};
-use crate::scope::FileSet;
-
-/// The lexical index's directory when the database names none (format 1).
-const LEXICAL_DEFAULT: &str = "lexical";
+use crate::guard::LEXICAL_DEFAULT;
+use crate::lexical::{FileSet, Lexical, LexicalDoc, LexicalHit, QueryTerms};
 
 /// Removes the lexical directories the database does not point at (best effort: a reader
 /// may still have one open, which Unix allows).
@@ -25,20 +22,6 @@ pub(super) fn remove_stale_lexical(dir: &Path, active: &str, old: &str) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
-}
-
-/// The names of every lexical index directory in the store.
-pub(crate) fn lexical_dirs(dir: &Path) -> Vec<String> {
-    let mut names = vec![LEXICAL_DEFAULT.to_owned()];
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        names.extend(
-            entries
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("lexical-")),
-        );
-    }
-    names
 }
 
 impl Store {

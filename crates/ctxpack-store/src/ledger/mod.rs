@@ -16,14 +16,14 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use ctxpack_core::Pack;
-use sha2::{Digest, Sha256};
 
+use crate::digest::sha256_hex;
 use crate::error::StoreError;
 use crate::guard;
 use crate::ledger_index;
 pub use crate::ledger_index::{INDEXED_GOAL_CHARS, indexed_goal};
 
-mod record;
+pub(crate) mod record;
 mod texts;
 
 pub use record::{
@@ -70,12 +70,6 @@ fn is_hash(hash: &str) -> bool {
 
 /// What a text that `gc` reclaimed reads as: the record stays, its text is gone on purpose.
 pub const RECLAIMED_TEXT: &str = "[this text was reclaimed by ctxpack gc]";
-
-/// The SHA-256 of `bytes` in lowercase hex: a text's name and an index entry's goal digest.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 impl Ledger {
     /// The ledger of the store at `store_dir` (nothing is created until the first append).

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 
-use super::{Ledger, sha256_hex};
+use super::Ledger;
+use crate::digest::sha256_hex;
 
 /// One selected hit, with its text stored by hash.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,8 @@ use std::path::Path;
 use crate::error::StoreError;
 use crate::guard;
 
-use super::{Ledger, RECLAIMED_TEXT, io, is_hash, sha256_hex};
+use super::{Ledger, RECLAIMED_TEXT, io, is_hash};
+use crate::digest::sha256_hex;
 
 impl Ledger {
     /// Stores `text` under its `hash` unless a text is already there.
