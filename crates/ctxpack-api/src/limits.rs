@@ -69,7 +69,7 @@ impl LedgerQuota {
 
     /// Fails when `token` has recorded its packs for today; with `take`, counts one more.
     pub(crate) fn admit(&self, token: &str, take: bool) -> Result<()> {
-        let today = u64::try_from(crate::server::now()).unwrap_or(0) / 86_400;
+        let today = ctxpack_store::session::now_secs() / 86_400;
         let mut used = self
             .used
             .lock()

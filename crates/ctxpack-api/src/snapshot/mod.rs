@@ -26,9 +26,11 @@ use crate::status::WorktreeCounts;
 use crate::workspace::{RecordExtra, Recorded, Workspace};
 use crate::worktree;
 
+mod in_session;
 mod request;
 mod shape;
 
+pub use crate::fit::BudgetCovers;
 pub use request::*;
 pub(crate) use shape::Source;
 use shape::*;
@@ -63,7 +65,7 @@ impl Workspace {
             check_goal(&request.goal)?;
         }
         crate::limits::check_meter(request.meter)?;
-        crate::session::check_request(request)?;
+        in_session::check_request(request)?;
         self.admit_record(options.record)?;
         let session = self.open_session(request)?;
         if let Some(session) = &session
@@ -205,7 +207,7 @@ impl Workspace {
         &self,
         request: &SnapshotPackRequest,
         options: &PackOptions<'_>,
-        session: &crate::session::Open,
+        session: &in_session::Open,
     ) -> Result<SnapshotPack> {
         // A recall needs no goal: it says what it recalls.
         let goal = if request.goal.trim().is_empty() {
@@ -512,7 +514,7 @@ pub(crate) fn retrieve_and_select(
     shaping: Shaping,
     options: &RetrieveOptions,
     fit: &Fit,
-    session: Option<&crate::session::Open>,
+    session: Option<&in_session::Open>,
 ) -> Result<Selected> {
     let budget = request.budget;
     let mut pool = top_k.first_pool(budget);

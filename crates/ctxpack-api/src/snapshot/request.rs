@@ -193,50 +193,6 @@ impl JsonSchema for TopK {
     }
 }
 
-/// What a pack's budget is spent on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum BudgetCovers {
-    /// The whole printed output: the hits' text and the markup, headers and citations the
-    /// chosen format wraps them in, so what a model reads fits the budget.
-    #[default]
-    Output,
-    /// The hits' content alone (seed 000's unit: complete hit text, not the serialized
-    /// payload); the printed output is larger than the budget.
-    Content,
-}
-
-impl BudgetCovers {
-    /// `output` or `content`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BudgetCovers::Output => "output",
-            BudgetCovers::Content => "content",
-        }
-    }
-}
-
-impl std::fmt::Display for BudgetCovers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for BudgetCovers {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<BudgetCovers> {
-        match s {
-            "output" => Ok(BudgetCovers::Output),
-            "content" => Ok(BudgetCovers::Content),
-            other => Err(Error::invalid_field(
-                "budget_covers",
-                format!("unknown value `{other}`: expected output or content"),
-            )),
-        }
-    }
-}
-
 /// A pack from the exact committed snapshot of a commit.
 ///
 /// Two presets of this one request: [`Default`] is ctxpack's measured-best pipeline
