@@ -8,7 +8,7 @@ use ctxpack_core::{Pack, RenderOptions};
 use ctxpack_index::git::Repo;
 use ctxpack_store::{LedgerStore, RecordContext, Store, StoreError, WriterLock};
 
-use crate::config::EffectiveConfig;
+use crate::config::report::EffectiveConfig;
 use crate::error::{Error, ErrorKind, Result, no_store};
 use crate::limits::LedgerQuota;
 use crate::session::Sessions;

@@ -1,7 +1,34 @@
 //! The effective configuration: each setting with where it came from, as `config show` prints
 //! it and a ledger record keeps it.
 
-use super::*;
+use std::fmt;
+use std::path::PathBuf;
+
+use ctxpack_core::RedactionSummary;
+use ctxpack_store::ledger::LedgerSetting;
+use serde_json::{Map, Value as Json, json};
+
+use super::keys::{Key, Source};
+use crate::error::{Error, ErrorKind, Result};
+
+/// A configuration file that was looked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// Where.
+    pub path: PathBuf,
+    /// Whether it was there (and was read).
+    pub found: bool,
+}
+
+/// The configuration files that were looked for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigFiles {
+    /// The user file; `None` when there is no place for one (no configuration or home
+    /// directory is known).
+    pub user: Option<ConfigFile>,
+    /// The repository file; `None` outside a repository's working tree.
+    pub repository: Option<ConfigFile>,
+}
 
 /// One key's effective value and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -72,6 +72,11 @@ fn is_hash(hash: &str) -> bool {
 pub const RECLAIMED_TEXT: &str = "[this text was reclaimed by ctxpack gc]";
 
 impl Ledger {
+    /// Builds the record of `pack` (its id included) without writing anything.
+    pub fn record(pack: &Pack, context: &RecordContext, time: u64) -> LedgerRecord {
+        LedgerRecord::of(pack, context, time)
+    }
+
     /// The ledger of the store at `store_dir` (nothing is created until the first append).
     pub fn new(store_dir: &Path) -> Ledger {
         Ledger {

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 
-use super::Ledger;
 use crate::digest::sha256_hex;
 
 /// One selected hit, with its text stored by hash.
@@ -431,9 +430,9 @@ pub fn replay(
     Ok(pack)
 }
 
-impl Ledger {
-    /// Builds the record of `pack` (its id included) without writing anything.
-    pub fn record(pack: &Pack, context: &RecordContext, time: u64) -> LedgerRecord {
+impl LedgerRecord {
+    /// The record of `pack` (its id included), built without writing anything.
+    pub(crate) fn of(pack: &Pack, context: &RecordContext, time: u64) -> LedgerRecord {
         let c = pack.counters;
         let mut record = LedgerRecord {
             id: String::new(),

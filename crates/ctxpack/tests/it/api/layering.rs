@@ -2,7 +2,7 @@
 //! terminal or async crate. Checked on the resolved dependency graph (`cargo metadata`),
 //! following normal and build dependencies (not dev-dependencies, which only tests use).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::Command;
 
 use serde_json::Value;
@@ -279,4 +279,138 @@ fn no_source_file_is_over_800_lines_outside_its_tests() {
     let module = crates.join("ctxpack-store/src/docs/vectors/mod.rs");
     let text = std::fs::read_to_string(&module).expect("the vector files' module");
     assert!(lines_outside_tests(&module, &text) < text.lines().count());
+}
+
+/// The module path of a source file below `src` (`db/mod.rs` and `db.rs` are both `db`).
+fn module_of(relative: &std::path::Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Which files each file takes names from, by its `crate::…` and `super::…` paths (tests
+/// apart): a path names the file of its longest prefix that is a module.
+fn imports(files: &BTreeMap<Vec<String>, String>) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let path = regex::Regex::new(r"\b(crate|super)((?:::[A-Za-z_0-9]+)+)").expect("a pattern");
+    let group = regex::Regex::new(r"use (crate|super)((?:::[a-z_0-9]+)*)::\{([^;]*)\};")
+        .expect("a pattern");
+    let item = regex::Regex::new(r"[A-Za-z_0-9]+(?:::[A-Za-z_0-9]+)*").expect("a pattern");
+    let target = |segments: Vec<String>| {
+        (1..=segments.len())
+            .rev()
+            .map(|k| segments[..k].to_vec())
+            .find(|prefix| files.contains_key(prefix))
+    };
+    let mut out = BTreeMap::new();
+    for (module, text) in files {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        // `crate::a::b` from the crate's root, `super::a` from this module's parent.
+        let under = |root: &str, rest: &str| -> Vec<String> {
+            let mut segments = if root == "crate" {
+                Vec::new()
+            } else {
+                module[..module.len().saturating_sub(1)].to_vec()
+            };
+            segments.extend(
+                rest.split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            );
+            segments
+        };
+        let mut named: Vec<Vec<String>> = path
+            .captures_iter(code)
+            .map(|c| under(&c[1], &c[2]))
+            .collect();
+        for c in group.captures_iter(code) {
+            let prefix = under(&c[1], &c[2]);
+            for m in item.find_iter(&c[3]) {
+                let mut segments = prefix.clone();
+                segments.extend(m.as_str().split("::").map(str::to_owned));
+                named.push(segments);
+            }
+        }
+        let targets: BTreeSet<Vec<String>> = named
+            .into_iter()
+            .map(|s| s.into_iter().filter(|p| p != "super").collect())
+            .filter_map(target)
+            .filter(|t| t != module)
+            .collect();
+        out.insert(module.clone(), targets);
+    }
+    out
+}
+
+/// The groups of files that reach each other through their imports (a file alone is none).
+fn circles(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<BTreeSet<Vec<String>>> {
+    let reach = |from: &Vec<String>| {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&Vec<String>> = graph.get(from).into_iter().flatten().collect();
+        while let Some(next) = todo.pop() {
+            if seen.insert(next.clone()) {
+                todo.extend(graph.get(next).into_iter().flatten());
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&Vec<String>, BTreeSet<Vec<String>>> =
+        graph.keys().map(|m| (m, reach(m))).collect();
+    let mut out: Vec<BTreeSet<Vec<String>>> = Vec::new();
+    for (module, from) in &reached {
+        let circle: BTreeSet<Vec<String>> = from
+            .iter()
+            .filter(|other| {
+                reached
+                    .get(other)
+                    .is_some_and(|back| back.contains(*module))
+            })
+            .cloned()
+            .collect();
+        if !circle.is_empty() && !out.iter().any(|c| c.contains(*module)) {
+            out.push(circle);
+        }
+    }
+    out
+}
+
+/// Within the API, the index and the store, no module takes names from one that takes names
+/// from it, directly or around a longer loop: each reads from the layer below it.
+#[test]
+fn the_api_index_and_store_have_no_module_circles() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for name in ["ctxpack-api", "ctxpack-index", "ctxpack-store"] {
+        let src = crates.join(name).join("src");
+        let files: BTreeMap<Vec<String>, String> = sources(&src)
+            .into_iter()
+            .map(|(path, text)| {
+                let relative = path.strip_prefix(&src).expect("below src").to_owned();
+                (module_of(&relative), text)
+            })
+            .collect();
+        assert!(files.len() >= 10, "{name}: {} files", files.len());
+        let graph = imports(&files);
+        assert!(
+            graph.values().map(BTreeSet::len).sum::<usize>() >= files.len(),
+            "{name}: the imports are read"
+        );
+        assert_eq!(circles(&graph), Vec::new(), "{name} has module circles");
+    }
+    // The check sees a circle: two files that take names from each other, and a loop of three.
+    let file = |name: &str, text: &str| (vec![name.to_owned()], text.to_owned());
+    let files = BTreeMap::from([
+        file("a", "use crate::b::B;\n"),
+        file("b", "pub struct B;\nfn f() { crate::a::g() }\n"),
+        file("c", "use crate::{d::D};\n"),
+        file("d", "use crate::e::E;\n"),
+        file("e", "use crate::c::C;\n#[cfg(test)]\nuse crate::a::A;\n"),
+    ]);
+    let found = circles(&imports(&files));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().any(|c| c.len() == 3));
 }
