@@ -249,7 +249,7 @@ pub fn url_segment(name: &str) -> String {
 }
 
 /// The error a server's failure envelope describes.
-fn reported(status: u16, text: &str) -> Error {
+pub(crate) fn reported(status: u16, text: &str) -> Error {
     let envelope: Option<Value> = serde_json::from_str(text).ok();
     let fields = envelope.as_ref().and_then(|v| v.get("error"));
     let Some(message) = fields

@@ -668,3 +668,65 @@ async fn metrics(State(app): State<Arc<App>>, _headers: HeaderMap) -> Response {
     );
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A response's status and body.
+    fn read(response: Response) -> (u16, String) {
+        let status = response.status().as_u16();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let bytes = runtime
+            .block_on(axum::body::to_bytes(response.into_body(), 1 << 20))
+            .expect("a body");
+        (status, String::from_utf8(bytes.to_vec()).expect("UTF-8"))
+    }
+
+    /// Every surface tells every kind of failure alike: the command line's exit code and
+    /// envelope, the server's status and JSON, the web view's page and status, and the
+    /// `--server` client, which reads the server's answer back as the error it was and phrases
+    /// it as the command line phrases the local one.
+    #[test]
+    fn every_surface_tells_every_error_kind_alike() {
+        for kind in ErrorKind::ALL {
+            let message = format!("a {} failure", kind.name());
+            let error = Error::new(kind, message.clone())
+                .with_hint(Hint::Advice("try <this> & that".into()));
+            let cli = CliFailure::new(&error, None);
+            let envelope = cli.envelope();
+            assert_eq!(envelope["error"]["kind"], kind.name(), "{kind:?}");
+            assert_eq!(
+                envelope["error"]["exitCode"],
+                crate::exit::exit_code(kind),
+                "{kind:?}"
+            );
+            assert_eq!(cli.hint.as_deref(), Some("try <this> & that"), "{kind:?}");
+
+            let (status, json) = read(failure(&error).into_response());
+            assert_eq!(status, crate::exit::http_status(kind).as_u16(), "{kind:?}");
+            let sent: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+            assert_eq!(sent, envelope, "{kind:?}");
+
+            let (page_status, page) = read(crate::web::failure(&error, None));
+            assert_eq!(page_status, status, "{kind:?}");
+            assert!(page.contains(&message), "{kind:?}: {page}");
+            assert!(
+                page.contains("try &lt;this&gt; &amp; that"),
+                "{kind:?}: {page}"
+            );
+
+            let back = crate::client::reported(status, &json);
+            assert_eq!(back.kind(), kind);
+            assert_eq!(back.message(), error.message(), "{kind:?}");
+            assert_eq!(back.hint(), error.hint(), "{kind:?}");
+            assert_eq!(
+                CliFailure::new(&back, None).envelope(),
+                envelope,
+                "{kind:?}"
+            );
+        }
+    }
+}

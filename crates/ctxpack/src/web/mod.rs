@@ -233,7 +233,7 @@ fn redirect(to: &str) -> Response {
 }
 
 /// An API error as a page, with the status its kind maps to.
-fn failure(error: &Error, repo: Option<&str>) -> Response {
+pub(crate) fn failure(error: &Error, repo: Option<&str>) -> Response {
     let status = crate::exit::http_status(error.kind());
     let hint = error
         .hint()
