@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use ctxpack_api::config::{Config, Setting};
+use ctxpack_api::config::Flags;
 use ctxpack_api::{
     Access, Budget, Error, Format, Meter, RenderOptions, Selector, View, Workspace,
     WorkspaceOptions,
@@ -65,16 +65,13 @@ impl OutputArgs {
         self.format == Some(Format::Json)
     }
 
-    /// Records the flags given in `config`, where they beat every other level.
-    pub fn flags_into(&self, config: &mut Config) {
-        if let Some(format) = self.format {
-            config.format = Some(Setting::flag(format));
-        }
-        if let Some(view) = self.view {
-            config.view = Some(Setting::flag(view));
-        }
-        if self.pretty {
-            config.pretty = Some(Setting::flag(true));
+    /// `flags` with the output flags given: format, view and `--pretty`.
+    pub fn flags(&self, flags: Flags) -> Flags {
+        Flags {
+            format: self.format,
+            view: self.view,
+            pretty: self.pretty.then_some(true),
+            ..flags
         }
     }
 }

@@ -19,19 +19,22 @@
 //! use std::collections::BTreeMap;
 //!
 //! use ctxpack_api::SnapshotPackRequest;
-//! use ctxpack_api::config::{Config, ConfigOptions, Setting, Source};
+//! use ctxpack_api::config::{Config, ConfigOptions, Flags, Source};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let user = dir.path().join("config.toml");
 //! std::fs::write(&user, "budget = \"8k\"\nmeter = \"o200k\"\n")?;
-//! let mut config = Config::load(&ConfigOptions {
+//! let config = Config::load(&ConfigOptions {
 //!     cwd: dir.path().to_owned(),
 //!     user_file: Some(user.clone()),
 //!     environment: BTreeMap::from([("CTXPACK_METER".into(), "chars".into())]),
+//!     // A flag the caller gave beats every file and variable.
+//!     flags: Flags {
+//!         selector: Some("prefix".parse()?),
+//!         ..Flags::default()
+//!     },
 //!     ..ConfigOptions::default()
 //! })?;
-//! // A flag the caller gave beats every file and variable.
-//! config.selector = Some(Setting::flag("prefix".parse()?));
 //!
 //! let request = config.apply_pack(SnapshotPackRequest::default());
 //! assert_eq!(request.budget.get(), 8000);
@@ -101,6 +104,42 @@ pub struct ConfigOptions {
     /// Environment variables. Only the `CTXPACK_*` variables of [`Key::variable`] are read;
     /// an empty one counts as unset.
     pub environment: BTreeMap<String, OsString>,
+    /// What the caller was given explicitly (a front end's flags), which beats every other
+    /// level.
+    pub flags: Flags,
+}
+
+/// The values a front end parsed from its own flags, each one given beating every file and
+/// variable (its source is [`Source::Flag`]). A front end passes them to [`Config::load`] (or
+/// [`Config::from_flags`], which reads nothing else) instead of layering them itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `--budget`.
+    pub budget: Option<Budget>,
+    /// `--meter`.
+    pub meter: Option<Meter>,
+    /// `--selector`.
+    pub selector: Option<Selector>,
+    /// `--top-k`.
+    pub top_k: Option<usize>,
+    /// `--include` (replaces the configured globs when given).
+    pub include: Option<Vec<String>>,
+    /// `--exclude` (replaces the configured globs when given).
+    pub exclude: Option<Vec<String>>,
+    /// `--format`.
+    pub format: Option<Format>,
+    /// `--view`.
+    pub view: Option<View>,
+    /// `--pretty`.
+    pub pretty: Option<bool>,
+    /// `--store`.
+    pub store: Option<PathBuf>,
+    /// `--allow-run`.
+    pub allow_run: Option<bool>,
+    /// `--run-timeout`, in seconds.
+    pub run_timeout_secs: Option<u64>,
+    /// `--run-max-output`, in bytes.
+    pub run_max_output: Option<usize>,
 }
 
 impl Default for ConfigOptions {
@@ -110,6 +149,7 @@ impl Default for ConfigOptions {
             user_file: None,
             home: None,
             environment: BTreeMap::new(),
+            flags: Flags::default(),
         }
     }
 }
@@ -130,6 +170,7 @@ impl ConfigOptions {
                 .into_iter()
                 .filter_map(|k| Some((k.variable().to_owned(), std::env::var_os(k.variable())?)))
                 .collect(),
+            flags: Flags::default(),
         }
     }
 }
@@ -148,8 +189,8 @@ pub fn user_file(xdg_config_home: Option<&OsStr>, home: Option<&OsStr>) -> Optio
 
 /// The configuration: every key some level set, with its source.
 ///
-/// Load it with [`Config::load`], set what the caller gave explicitly with
-/// [`Setting::flag`], then apply it to the request a command starts from.
+/// Load it with [`Config::load`] (the caller's flags among its sources), then apply it to the
+/// request a command starts from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
     /// The budget of `pack`.
@@ -217,7 +258,38 @@ impl Config {
             });
         }
         config.layer_environment(options)?;
+        config.layer_flags(&options.flags);
         Ok(config)
+    }
+
+    /// The configuration of `flags` alone: no file or variable is read (what `context pack`
+    /// takes, as its contract says).
+    pub fn from_flags(flags: &Flags) -> Config {
+        let mut config = Config::default();
+        config.layer_flags(flags);
+        config
+    }
+
+    /// Sets every key `flags` gives, over whatever another level set.
+    fn layer_flags(&mut self, flags: &Flags) {
+        fn given<T: Clone>(slot: &mut Option<Setting<T>>, value: Option<&T>) {
+            if let Some(value) = value {
+                *slot = Some(Setting::flag(value.clone()));
+            }
+        }
+        given(&mut self.budget, flags.budget.as_ref());
+        given(&mut self.meter, flags.meter.as_ref());
+        given(&mut self.selector, flags.selector.as_ref());
+        given(&mut self.top_k, flags.top_k.as_ref());
+        given(&mut self.include, flags.include.as_ref());
+        given(&mut self.exclude, flags.exclude.as_ref());
+        given(&mut self.format, flags.format.as_ref());
+        given(&mut self.view, flags.view.as_ref());
+        given(&mut self.pretty, flags.pretty.as_ref());
+        given(&mut self.store, flags.store.as_ref());
+        given(&mut self.allow_run, flags.allow_run.as_ref());
+        given(&mut self.run_timeout_secs, flags.run_timeout_secs.as_ref());
+        given(&mut self.run_max_output, flags.run_max_output.as_ref());
     }
 
     /// Sets every key a file names; a repository file may name only the keys

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use clap::Args;
-use ctxpack_api::config::{Config, ConfigOptions, EffectiveConfig, Setting};
+use ctxpack_api::config::{Config, ConfigOptions, EffectiveConfig, Flags};
 use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{Access, Error, RenderOptions, SnapshotPackRequest, Workspace, WorkspaceOptions};
 
@@ -23,7 +23,7 @@ pub struct ConfigArgs {
 /// Runs `ctxpack config`: every key's effective value for `pack` and `plan run`, with its
 /// source (flag, environment, repository, user or default) and the files looked for.
 pub fn run(args: &ConfigArgs) -> Result<String, Error> {
-    let report = load(&args.location)?.report(
+    let report = load(&args.location, Flags::default())?.report(
         &SnapshotPackRequest::default(),
         &RenderOptions::default(),
         &PlanRunRequest::default(),
@@ -34,15 +34,22 @@ pub fn run(args: &ConfigArgs) -> Result<String, Error> {
     Ok(report.to_string())
 }
 
-/// The configuration of a command run in `location`: the user file, the repository's
-/// `ctxpack.toml` and the `CTXPACK_*` variables, with `--store` as a flag. A command sets
-/// its other explicit flags with [`Setting::flag`] before applying it.
-pub fn load(location: &Location) -> Result<Config, Error> {
-    let mut config = Config::load(&ConfigOptions::from_process(&location.cwd))?;
-    if let Some(store) = &location.store {
-        config.store = Some(Setting::flag(store.clone()));
+/// The configuration of a command run in `location`, resolved by the API in one call: the
+/// user file, the repository's `ctxpack.toml`, the `CTXPACK_*` variables, and the command's
+/// `flags` with `--store` among them, each flag given beating every other level.
+pub fn load(location: &Location, flags: Flags) -> Result<Config, Error> {
+    Config::load(&ConfigOptions {
+        flags: with_store(location, flags),
+        ..ConfigOptions::from_process(&location.cwd)
+    })
+}
+
+/// `flags` with the `--store` of `location`.
+pub fn with_store(location: &Location, flags: Flags) -> Flags {
+    Flags {
+        store: location.store.clone(),
+        ..flags
     }
-    Ok(config)
 }
 
 /// The read-write workspace of `location` with the configured store, recording `effective`

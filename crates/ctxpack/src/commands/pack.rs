@@ -6,7 +6,7 @@
 use std::marker::PhantomData;
 
 use clap::Args;
-use ctxpack_api::config::{Config, Setting};
+use ctxpack_api::config::{Config, Flags, Setting};
 use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
     Budget, Error, Meter, PackOptions, PackPayload, PackScope, PayloadBudget, QueryRequest,
@@ -195,33 +195,20 @@ pub struct QueryArgs {
 fn request<P: Preset + Clone + Send + Sync + 'static>(
     args: &PackArgs<P>,
 ) -> Result<(SnapshotPackRequest, Config), Error> {
+    let flags = args.output.flags(Flags {
+        budget: args.budget,
+        meter: args.meter,
+        selector: args.selector,
+        top_k: args.top_k,
+        include: (!args.include.is_empty()).then(|| args.include.clone()),
+        exclude: (!args.exclude.is_empty()).then(|| args.exclude.clone()),
+        ..Flags::default()
+    });
     let mut config = if P::CONFIGURED {
-        config::load(&args.location)?
+        config::load(&args.location, flags)?
     } else {
-        Config {
-            store: args.location.store.clone().map(Setting::flag),
-            ..Config::default()
-        }
+        Config::from_flags(&config::with_store(&args.location, flags))
     };
-    if let Some(budget) = args.budget {
-        config.budget = Some(Setting::flag(budget));
-    }
-    if let Some(meter) = args.meter {
-        config.meter = Some(Setting::flag(meter));
-    }
-    if let Some(selector) = args.selector {
-        config.selector = Some(Setting::flag(selector));
-    }
-    if let Some(top_k) = args.top_k {
-        config.top_k = Some(Setting::flag(top_k));
-    }
-    if !args.include.is_empty() {
-        config.include = Some(Setting::flag(args.include.clone()));
-    }
-    if !args.exclude.is_empty() {
-        config.exclude = Some(Setting::flag(args.exclude.clone()));
-    }
-    args.output.flags_into(&mut config);
     let preset = P::request();
     let index = if args.no_index {
         false

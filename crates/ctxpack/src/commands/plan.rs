@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use ctxpack_api::config::Setting;
+use ctxpack_api::config::Flags;
 use ctxpack_api::plan::{PlanRunRequest, PlanSource, StepKind, check_plan};
 use ctxpack_api::{Error, ErrorKind, Format, RenderOptions, SnapshotPackRequest, View};
 
@@ -137,16 +137,15 @@ fn check(args: &CheckArgs) -> Result<String, Error> {
 fn run(args: &RunArgs) -> Result<String, Error> {
     let (text, name) = read_plan(&args.file)?;
     // Flags beat the environment and the user file; a repository file may not set these.
-    let mut config = config::load(&args.location)?;
-    if args.allow_run {
-        config.allow_run = Some(Setting::flag(true));
-    }
-    if let Some(secs) = args.run_timeout {
-        config.run_timeout_secs = Some(Setting::flag(secs));
-    }
-    if let Some(bytes) = args.run_max_output {
-        config.run_max_output = Some(Setting::flag(bytes));
-    }
+    let config = config::load(
+        &args.location,
+        Flags {
+            allow_run: args.allow_run.then_some(true),
+            run_timeout_secs: args.run_timeout,
+            run_max_output: args.run_max_output,
+            ..Flags::default()
+        },
+    )?;
     let request = config.apply_plan(PlanRunRequest::default());
     let rendering = RenderOptions {
         format: args.format,

@@ -7,7 +7,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use ctxpack_api::config::{
-    Config, ConfigOptions, Key, MAX_CONFIG_BYTES, REPOSITORY_FILE, Setting, Source, user_file,
+    Config, ConfigOptions, Flags, Key, MAX_CONFIG_BYTES, REPOSITORY_FILE, Setting, Source,
+    user_file,
 };
 use ctxpack_api::plan::PlanRunRequest;
 use ctxpack_api::{
@@ -66,6 +67,7 @@ impl Setup {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
                 .collect(),
+            flags: Flags::default(),
         }
     }
 
@@ -127,10 +129,22 @@ fn each_level_beats_the_levels_below_it() {
             .map(|v| ("CTXPACK_BUDGET", v))
             .into_iter()
             .collect();
-        let mut config = s.load(&env).expect(&what);
-        if let Some(budget) = flag {
-            config.budget = Some(Setting::flag(Budget::new(budget).expect("valid")));
-        }
+        // One call resolves every level, the flags a front end parsed among them.
+        let flags = Flags {
+            budget: flag.map(|b| Budget::new(b).expect("valid")),
+            ..Flags::default()
+        };
+        let config = Config::load(&ConfigOptions {
+            flags: flags.clone(),
+            ..s.options(&env)
+        })
+        .expect(&what);
+        // The flags alone, as `context pack` takes them: no file or variable is read.
+        assert_eq!(
+            Config::from_flags(&flags).budget,
+            flag.map(|b| Setting::flag(Budget::new(b).expect("valid"))),
+            "{what}"
+        );
         let request = config.apply_pack(SnapshotPackRequest::default());
         assert_eq!(request.budget.get(), expected, "{what}");
         let effective = config.effective(
