@@ -7,7 +7,7 @@ use ctxpack_meter::Meter;
 
 use crate::budget::Budget;
 use crate::model::{Candidate, Citation, Dropped, Hit};
-use crate::render::{Format, View};
+use crate::render::options::{Format, View};
 use crate::select::{Counters, Selection, Selector, select};
 
 /// A warning carried by a pack. Its text is part of the output contract.

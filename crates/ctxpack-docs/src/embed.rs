@@ -20,8 +20,8 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::dot::dot;
 use crate::error::DocsError;
-use crate::knn::dot;
 
 /// The number of dimensions of an embedding.
 pub const DIM: usize = 256;

@@ -12,7 +12,7 @@
 //! fixed number of iterations, sums in row order and breaks ties by the lower list, and work
 //! split over threads is merged in a fixed order.
 
-use crate::knn::dot;
+use crate::dot::dot;
 
 /// Sample rows per list that k-means trains on.
 pub const SAMPLE_PER_LIST: usize = 16;

@@ -42,6 +42,7 @@
 
 pub mod context;
 pub mod document;
+mod dot;
 pub mod embed;
 mod error;
 pub mod filter;
