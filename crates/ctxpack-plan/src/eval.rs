@@ -33,7 +33,7 @@ use crate::PlanError;
 use crate::check::{Program, Source, Step, StepKind};
 use crate::ctx::{Binding, Built, Ctx, Shrunk, size_of};
 use crate::diag::Diagnostic;
-use crate::sources::{SourceError, Sources};
+use crate::sources::Sources;
 use crate::value::Value;
 
 /// What evaluation may do.
@@ -318,7 +318,7 @@ enum Slot {
 }
 
 /// Evaluates a checked program. A `run` without [`EvalOptions::allow_run`] and a source that
-/// refuses ([`SourceError::Refused`]) are errors; nothing else is.
+/// refuses ([`PlanError::Refused`]) are errors; nothing else is.
 pub fn evaluate(
     program: &Program,
     sources: &dyn Sources,
@@ -367,10 +367,15 @@ pub fn evaluate(
                         };
                         (Slot::Value(value), bound)
                     }
-                    Err(SourceError::Failed(error)) => {
+                    Err(PlanError::SourceFailed(error)) => {
                         (Slot::Failed(error.clone()), BindOutcome::Failed { error })
                     }
-                    Err(SourceError::Refused(reason)) => {
+                    // A source's other errors refuse the plan as a refusal does.
+                    Err(refused) => {
+                        let reason = match refused {
+                            PlanError::SourceRefused(reason) => reason,
+                            other => other.to_string(),
+                        };
                         return Err(PlanError::Refused(
                             Diagnostic::error(
                                 format!("`{}` is refused: {reason}", source.name()),

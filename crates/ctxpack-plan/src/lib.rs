@@ -67,8 +67,8 @@ pub use ctx::{Binding, Built, Ctx, Member, Shrunk, size_of};
 pub use diag::{Diagnostic, Severity, Span, render_all};
 pub use eval::{BindOutcome, EvalOptions, Event, MAX_VERSION_MEMBERS, Outcome, Version, evaluate};
 pub use parser::{KEYWORDS, parse};
-pub use shell::{SplitError, split_command};
-pub use sources::{DocsRequest, QueryRequest, ReadRequest, RunRequest, SourceError, Sources};
+pub use shell::split_command;
+pub use sources::{DocsRequest, QueryRequest, ReadRequest, RunRequest, Sources};
 pub use value::{SourceHit, Text, Value};
 
 /// Why a plan cannot be checked, built or run.
@@ -83,6 +83,23 @@ pub enum PlanError {
     /// A budget outside `1 ..= 2^53 - 1` given to the [`Ctx`] builder.
     #[error(transparent)]
     Budget(#[from] ctxpack_core::BudgetError),
+    /// A source ran and failed (a missing file, an unindexed snapshot, a command killed at its
+    /// time limit), as [`Sources`] reports it. The name stays unbound: members naming it
+    /// contribute nothing and are reported.
+    #[error("{0}")]
+    SourceFailed(String),
+    /// A source must not run as asked (a path outside the repository, an invalid commit), as
+    /// [`Sources`] reports it. Evaluation stops with an error ([`PlanError::Refused`], naming
+    /// the binding) before anything is recorded.
+    #[error("{0}")]
+    SourceRefused(String),
+    /// A command with a quote opened and never closed (`"single"` or `"double"`), from
+    /// [`split_command`].
+    #[error("unterminated {0} quote in the command")]
+    UnterminatedQuote(&'static str),
+    /// A command of no words (nothing but whitespace and comments), from [`split_command`].
+    #[error("the command is empty")]
+    EmptyCommand,
 }
 
 fn summary(diagnostics: &[Diagnostic]) -> String {
@@ -95,20 +112,26 @@ fn summary(diagnostics: &[Diagnostic]) -> String {
 }
 
 impl PlanError {
-    /// The diagnostics to render against the source (none for a budget error).
+    /// The diagnostics to render against the source (none but for an invalid or refused plan).
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             PlanError::Invalid(all) => all,
             PlanError::Refused(one) => std::slice::from_ref(one),
-            PlanError::Budget(_) => &[],
+            PlanError::Budget(_)
+            | PlanError::SourceFailed(_)
+            | PlanError::SourceRefused(_)
+            | PlanError::UnterminatedQuote(_)
+            | PlanError::EmptyCommand => &[],
         }
     }
 
     /// The error rendered like a compiler's against the plan's file name and source.
     pub fn render(&self, file: &str, source: &str) -> String {
         match self {
-            PlanError::Budget(e) => format!("error: {e}\n"),
-            _ => render_all(self.diagnostics(), file, source),
+            PlanError::Invalid(_) | PlanError::Refused(_) => {
+                render_all(self.diagnostics(), file, source)
+            }
+            other => format!("error: {other}\n"),
         }
     }
 }

@@ -20,23 +20,14 @@
 //! assert!(split_command("echo 'unterminated").is_err());
 //! ```
 
-/// Why a command could not be split.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SplitError {
-    /// A quote was opened and never closed: `"single"` or `"double"`.
-    #[error("unterminated {0} quote in the command")]
-    Unterminated(&'static str),
-    /// No words: nothing but whitespace and comments.
-    #[error("the command is empty")]
-    Empty,
-}
+use crate::PlanError;
 
 /// Splits `command` into words (see the module docs for the rules).
-pub fn split_command(command: &str) -> Result<Vec<String>, SplitError> {
+pub fn split_command(command: &str) -> Result<Vec<String>, PlanError> {
     match shell_words::split(command) {
-        Ok(words) if words.is_empty() => Err(SplitError::Empty),
+        Ok(words) if words.is_empty() => Err(PlanError::EmptyCommand),
         Ok(words) => Ok(words),
-        Err(shell_words::ParseError) => Err(SplitError::Unterminated(open_quote(command))),
+        Err(shell_words::ParseError) => Err(PlanError::UnterminatedQuote(open_quote(command))),
     }
 }
 
@@ -59,7 +50,7 @@ mod tests {
 
     #[test]
     fn cases() {
-        let cases: &[(&str, Result<&[&str], SplitError>)] = &[
+        let cases: &[(&str, Result<&[&str], PlanError>)] = &[
             ("cargo test", Ok(&["cargo", "test"])),
             ("  a   b  ", Ok(&["a", "b"])),
             ("a\tb\nc", Ok(&["a", "b", "c"])),
@@ -77,14 +68,17 @@ mod tests {
             ("cargo \\\n  test", Ok(&["cargo", "test"])),
             ("echo a#b # a comment", Ok(&["echo", "a#b"])),
             ("echo '#' \"#\" \\#", Ok(&["echo", "#", "#", "#"])),
-            ("echo 'oops", Err(SplitError::Unterminated("single"))),
-            ("echo \"it's", Err(SplitError::Unterminated("double"))),
-            ("echo \"oops", Err(SplitError::Unterminated("double"))),
-            ("echo \"oops\\", Err(SplitError::Unterminated("double"))),
-            ("echo 'a' \"b\" 'c", Err(SplitError::Unterminated("single"))),
-            ("   ", Err(SplitError::Empty)),
-            ("", Err(SplitError::Empty)),
-            ("# only a comment", Err(SplitError::Empty)),
+            ("echo 'oops", Err(PlanError::UnterminatedQuote("single"))),
+            ("echo \"it's", Err(PlanError::UnterminatedQuote("double"))),
+            ("echo \"oops", Err(PlanError::UnterminatedQuote("double"))),
+            ("echo \"oops\\", Err(PlanError::UnterminatedQuote("double"))),
+            (
+                "echo 'a' \"b\" 'c",
+                Err(PlanError::UnterminatedQuote("single")),
+            ),
+            ("   ", Err(PlanError::EmptyCommand)),
+            ("", Err(PlanError::EmptyCommand)),
+            ("# only a comment", Err(PlanError::EmptyCommand)),
         ];
         for (input, expected) in cases {
             let got = split_command(input);

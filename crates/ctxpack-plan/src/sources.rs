@@ -5,6 +5,7 @@
 //! snapshot, the index, document stores, artifacts and child processes, and tests implement it
 //! over a table.
 
+use crate::PlanError;
 use crate::value::Value;
 
 /// `read(path, lines: a..b, at: "sha", worktree: true)`.
@@ -57,30 +58,16 @@ pub struct RunRequest {
     pub argv: Vec<String>,
 }
 
-/// Why a source produced no value.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SourceError {
-    /// The source ran and failed (a missing file, an unindexed snapshot, a command killed at
-    /// its time limit). The name stays unbound: members naming it contribute nothing and are
-    /// reported.
-    #[error("{0}")]
-    Failed(String),
-    /// The source must not run as asked (a path outside the repository, an invalid commit).
-    /// Evaluation stops with an error before anything is recorded.
-    #[error("{0}")]
-    Refused(String),
-}
-
 /// The IO behind a plan's sources. `text("…")` needs none and is evaluated by the plan itself.
 pub trait Sources {
     /// A file of a commit (or of the worktree).
-    fn read(&self, request: &ReadRequest) -> Result<Value, SourceError>;
+    fn read(&self, request: &ReadRequest) -> Result<Value, PlanError>;
     /// Retrieval hits of a snapshot.
-    fn query(&self, request: &QueryRequest) -> Result<Value, SourceError>;
+    fn query(&self, request: &QueryRequest) -> Result<Value, PlanError>;
     /// Documents of a collection, by similarity.
-    fn docs(&self, request: &DocsRequest) -> Result<Value, SourceError>;
+    fn docs(&self, request: &DocsRequest) -> Result<Value, PlanError>;
     /// A stored artifact's text.
-    fn artifact(&self, id: &str) -> Result<Value, SourceError>;
+    fn artifact(&self, id: &str) -> Result<Value, PlanError>;
     /// A command's output. Only called when the caller allowed commands.
-    fn run(&self, request: &RunRequest) -> Result<Value, SourceError>;
+    fn run(&self, request: &RunRequest) -> Result<Value, PlanError>;
 }

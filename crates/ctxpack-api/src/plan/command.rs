@@ -39,7 +39,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ctxpack_plan::{RunRequest, SourceError, Text, Value};
+use ctxpack_plan::{PlanError, RunRequest, Text, Value};
 
 /// The environment variable that marks every process of one run (see the module docs).
 pub const MARKER: &str = "CTXPACK_RUN";
@@ -79,9 +79,9 @@ pub fn run_command(
     request: &RunRequest,
     cwd: &Path,
     limits: RunLimits,
-) -> Result<Value, SourceError> {
+) -> Result<Value, PlanError> {
     let Some((program, args)) = request.argv.split_first() else {
-        return Err(SourceError::Refused("the command is empty".into()));
+        return Err(PlanError::SourceRefused("the command is empty".into()));
     };
     let marker = tree::marker();
     let mut command = Command::new(program);
@@ -100,7 +100,7 @@ pub fn run_command(
     let reaper = tree::Subreaper::enable();
     let child = command
         .spawn()
-        .map_err(|e| SourceError::Failed(format!("cannot start `{}`: {e}", request.command)))?;
+        .map_err(|e| PlanError::SourceFailed(format!("cannot start `{}`: {e}", request.command)))?;
     let mut run = Run {
         tree: tree::Tree::new(&child, &marker, &reaper),
         child,
@@ -139,7 +139,7 @@ pub fn run_command(
             }
             Ok(None) if Instant::now() >= deadline => {
                 run.end();
-                return Err(SourceError::Failed(format!(
+                return Err(PlanError::SourceFailed(format!(
                     "`{}` was killed at its time limit of {} s",
                     request.command,
                     limits.timeout.as_secs()
@@ -154,7 +154,7 @@ pub fn run_command(
             }
             Err(e) => {
                 run.end();
-                return Err(SourceError::Failed(format!(
+                return Err(PlanError::SourceFailed(format!(
                     "waiting for `{}`: {e}",
                     request.command
                 )));

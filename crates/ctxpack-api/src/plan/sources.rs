@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use ctxpack_core::{Citation, Family, Location, Meter};
 use ctxpack_index::git::{EntryKind, Repo, TreeEntry};
 use ctxpack_plan::{
-    DocsRequest, QueryRequest, ReadRequest, RunRequest, SourceError, SourceHit, Sources, Text,
-    Value, normalize_path,
+    DocsRequest, PlanError, QueryRequest, ReadRequest, RunRequest, SourceHit, Sources, Text, Value,
+    normalize_path,
 };
 
 use super::command::{RunLimits, run_command};
@@ -42,24 +42,24 @@ impl<'a> WorkspaceSources<'a> {
         }
     }
 
-    fn read_commit(&self, path: &str, at: &str) -> Result<(String, String), SourceError> {
+    fn read_commit(&self, path: &str, at: &str) -> Result<(String, String), PlanError> {
         let sha = self
             .repo
             .resolve(at)
-            .map_err(|e| SourceError::Refused(e.to_string()))?;
+            .map_err(|e| PlanError::SourceRefused(e.to_string()))?;
         let short = &sha[..7];
         let mut trees = self.trees.borrow_mut();
         if !trees.contains_key(&sha) {
             let entries = self
                 .repo
                 .tree_entries(&sha)
-                .map_err(|e| SourceError::Failed(e.to_string()))?;
+                .map_err(|e| PlanError::SourceFailed(e.to_string()))?;
             trees.insert(sha.clone(), entries);
         }
         let entries = &trees[&sha];
         let Ok(i) = entries.binary_search_by(|e| e.path.as_str().cmp(path)) else {
             let dir = format!("{path}/");
-            return Err(SourceError::Failed(
+            return Err(PlanError::SourceFailed(
                 if entries.iter().any(|e| e.path.starts_with(&dir)) {
                     format!("`{path}` is a directory at {short}, not a file")
                 } else {
@@ -71,12 +71,12 @@ impl<'a> WorkspaceSources<'a> {
         match entry.kind {
             EntryKind::File => {}
             EntryKind::Symlink => {
-                return Err(SourceError::Failed(format!(
+                return Err(PlanError::SourceFailed(format!(
                     "`{path}` is a symbolic link at {short}; links are not followed"
                 )));
             }
             EntryKind::Submodule => {
-                return Err(SourceError::Failed(format!(
+                return Err(PlanError::SourceFailed(format!(
                     "`{path}` is a submodule at {short}, not a file"
                 )));
             }
@@ -84,64 +84,65 @@ impl<'a> WorkspaceSources<'a> {
         let bytes = self
             .repo
             .read_blob(&entry.id)
-            .map_err(|e| SourceError::Failed(e.to_string()))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| SourceError::Failed(format!("`{path}` at {short} is not UTF-8 text")))?;
+            .map_err(|e| PlanError::SourceFailed(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            PlanError::SourceFailed(format!("`{path}` at {short} is not UTF-8 text"))
+        })?;
         Ok((text, sha))
     }
 
-    fn read_worktree(&self, path: &str) -> Result<String, SourceError> {
+    fn read_worktree(&self, path: &str) -> Result<String, PlanError> {
         if path == ".git" || path.starts_with(".git/") {
-            return Err(SourceError::Refused(format!(
+            return Err(PlanError::SourceRefused(format!(
                 "`{path}` is inside the git directory"
             )));
         }
         let root = std::fs::canonicalize(&self.root)
-            .map_err(|e| SourceError::Failed(format!("{}: {e}", self.root.display())))?;
+            .map_err(|e| PlanError::SourceFailed(format!("{}: {e}", self.root.display())))?;
         let full = match std::fs::canonicalize(root.join(path)) {
             Ok(full) => full,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(SourceError::Failed(format!(
+                return Err(PlanError::SourceFailed(format!(
                     "no file `{path}` in the worktree"
                 )));
             }
-            Err(e) => return Err(SourceError::Failed(format!("`{path}`: {e}"))),
+            Err(e) => return Err(PlanError::SourceFailed(format!("`{path}`: {e}"))),
         };
         // A symbolic link may point anywhere; only what resolves inside the root, and outside
         // its git directory, is read.
         if !full.starts_with(&root) {
-            return Err(SourceError::Refused(format!(
+            return Err(PlanError::SourceRefused(format!(
                 "`{path}` resolves outside the repository"
             )));
         }
         if full.starts_with(root.join(".git")) {
-            return Err(SourceError::Refused(format!(
+            return Err(PlanError::SourceRefused(format!(
                 "`{path}` resolves inside the git directory"
             )));
         }
         if !full.is_file() {
-            return Err(SourceError::Failed(format!(
+            return Err(PlanError::SourceFailed(format!(
                 "`{path}` is not a file in the worktree"
             )));
         }
         let bytes =
-            std::fs::read(&full).map_err(|e| SourceError::Failed(format!("`{path}`: {e}")))?;
+            std::fs::read(&full).map_err(|e| PlanError::SourceFailed(format!("`{path}`: {e}")))?;
         String::from_utf8(bytes)
-            .map_err(|_| SourceError::Failed(format!("`{path}` is not UTF-8 text")))
+            .map_err(|_| PlanError::SourceFailed(format!("`{path}` is not UTF-8 text")))
     }
 }
 
 /// An API error as a source error: bad input refuses the plan, anything else (a missing
 /// store, an unindexed snapshot) leaves the name unbound.
-fn source_error(error: Error) -> SourceError {
+fn source_error(error: Error) -> PlanError {
     let mut message = error.to_string();
     if let Some(crate::error::Hint::IndexCommit { sha, .. }) = error.hint() {
         let _ = write!(message, " (index {sha} first)");
     }
     if error.kind() == ErrorKind::InvalidInput {
-        SourceError::Refused(message)
+        PlanError::SourceRefused(message)
     } else {
-        SourceError::Failed(message)
+        PlanError::SourceFailed(message)
     }
 }
 
@@ -150,14 +151,14 @@ fn slice_lines(
     text: &str,
     lines: Option<(u32, u32)>,
     path: &str,
-) -> Result<(String, u32, u32), SourceError> {
+) -> Result<(String, u32, u32), PlanError> {
     let all: Vec<&str> = text.split_inclusive('\n').collect();
     let total = u32::try_from(all.len()).unwrap_or(u32::MAX);
     let Some((a, b)) = lines else {
         return Ok((text.to_owned(), 1, total.max(1)));
     };
     if a > total {
-        return Err(SourceError::Failed(format!(
+        return Err(PlanError::SourceFailed(format!(
             "`{path}` has {total} lines; the range starts at line {a}"
         )));
     }
@@ -166,9 +167,9 @@ fn slice_lines(
 }
 
 impl Sources for WorkspaceSources<'_> {
-    fn read(&self, request: &ReadRequest) -> Result<Value, SourceError> {
+    fn read(&self, request: &ReadRequest) -> Result<Value, PlanError> {
         let path = normalize_path(&request.path).map_err(|why| {
-            SourceError::Refused(format!(
+            PlanError::SourceRefused(format!(
                 "path `{}` is outside the repository: {why}",
                 request.path
             ))
@@ -199,7 +200,7 @@ impl Sources for WorkspaceSources<'_> {
         }))
     }
 
-    fn query(&self, request: &QueryRequest) -> Result<Value, SourceError> {
+    fn query(&self, request: &QueryRequest) -> Result<Value, PlanError> {
         let at = request.at.as_deref().unwrap_or("HEAD");
         let (_, hits) = self
             .workspace
@@ -221,7 +222,7 @@ impl Sources for WorkspaceSources<'_> {
         ))
     }
 
-    fn docs(&self, request: &DocsRequest) -> Result<Value, SourceError> {
+    fn docs(&self, request: &DocsRequest) -> Result<Value, PlanError> {
         let dir = if Path::new(&request.store).is_absolute() {
             PathBuf::from(&request.store)
         } else {
@@ -229,24 +230,24 @@ impl Sources for WorkspaceSources<'_> {
         };
         // Like `read`, a document store must be inside the repository (symlinks resolved).
         let root = std::fs::canonicalize(&self.root)
-            .map_err(|e| SourceError::Failed(format!("{}: {e}", self.root.display())))?;
+            .map_err(|e| PlanError::SourceFailed(format!("{}: {e}", self.root.display())))?;
         match std::fs::canonicalize(&dir) {
             Ok(full) if full.starts_with(&root) => {}
             Ok(_) => {
-                return Err(SourceError::Refused(format!(
+                return Err(PlanError::SourceRefused(format!(
                     "the document store `{}` is outside the repository",
                     request.store
                 )));
             }
             Err(e) => {
-                return Err(SourceError::Failed(format!(
+                return Err(PlanError::SourceFailed(format!(
                     "no document store `{}`: {e}",
                     request.store
                 )));
             }
         }
         let field = ctxpack_docs::document::field_path(&request.field)
-            .map_err(|e| SourceError::Refused(format!("invalid field: {e}")))?;
+            .map_err(|e| PlanError::SourceRefused(format!("invalid field: {e}")))?;
         let found = Workspace::for_store(&dir, crate::workspace::Access::ReadOnly)
             .and_then(|store| {
                 store.vsearch(&VsearchRequest {
@@ -288,7 +289,7 @@ impl Sources for WorkspaceSources<'_> {
         Ok(Value::Hits(hits))
     }
 
-    fn artifact(&self, id: &str) -> Result<Value, SourceError> {
+    fn artifact(&self, id: &str) -> Result<Value, PlanError> {
         let (row, text) = self.workspace.artifact(id).map_err(source_error)?;
         let title = match &row.title {
             Some(title) => format!("{title} ({}:{id})", row.scope),
@@ -302,7 +303,7 @@ impl Sources for WorkspaceSources<'_> {
         }))
     }
 
-    fn run(&self, request: &RunRequest) -> Result<Value, SourceError> {
+    fn run(&self, request: &RunRequest) -> Result<Value, PlanError> {
         run_command(request, &self.root, self.limits)
     }
 }

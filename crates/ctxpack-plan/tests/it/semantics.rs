@@ -5,15 +5,13 @@ use std::fmt::Write;
 
 use ctxpack_core::{DropReason, Meter, Tier};
 use ctxpack_plan::testing::TableSources;
-use ctxpack_plan::{
-    EvalOptions, Outcome, PlanError, SourceError, SourceHit, Value, compile, evaluate,
-};
+use ctxpack_plan::{EvalOptions, Outcome, PlanError, SourceHit, Value, compile, evaluate};
 
-fn text(s: &str) -> Result<Value, SourceError> {
+fn text(s: &str) -> Result<Value, PlanError> {
     Ok(Value::text(s))
 }
 
-fn hits(items: &[(&str, &str)]) -> Result<Value, SourceError> {
+fn hits(items: &[(&str, &str)]) -> Result<Value, PlanError> {
     Ok(Value::Hits(
         items
             .iter()
@@ -23,7 +21,7 @@ fn hits(items: &[(&str, &str)]) -> Result<Value, SourceError> {
 }
 
 /// A text whose stored JSON is exactly `n` chars long.
-fn sized(n: usize) -> Result<Value, SourceError> {
+fn sized(n: usize) -> Result<Value, PlanError> {
     text(&"x".repeat(n - 2))
 }
 
@@ -377,7 +375,7 @@ fn a_refusing_source_stops_the_plan() {
     let mut sources = TableSources::default();
     sources.reads.insert(
         "link.txt".into(),
-        Err(SourceError::Refused(
+        Err(PlanError::SourceRefused(
             "`link.txt` leaves the repository".into(),
         )),
     );
