@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use ctxpack_docs::DocsError;
 use ctxpack_index::IndexError;
 use ctxpack_store::StoreError;
-use ctxpack_store::docs::DocsStoreError;
 
 /// The result of every API operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -278,6 +277,11 @@ impl From<StoreError> for Error {
             }
             StoreError::ReadOnly { .. } => Error::internal(message),
             StoreError::Io { .. } | StoreError::Sqlite { .. } => Error::new(ErrorKind::Io, message),
+            StoreError::UnknownCollection { .. } => {
+                Error::not_found(message).with_hint(Hint::ListCollections)
+            }
+            StoreError::DuplicateId { .. } => Error::new(ErrorKind::Conflict, message),
+            StoreError::InvalidCollectionName { .. } => Error::invalid_field("collection", message),
             StoreError::Database { .. } => Error::new(ErrorKind::Io, message).with_hint(
                 Hint::Advice("check that the database server is up and reachable".into()),
             ),
@@ -325,22 +329,6 @@ impl From<IndexError> for Error {
             }
             IndexError::Cancelled => Error::new(ErrorKind::Cancelled, message),
             IndexError::Git(_) => Error::new(ErrorKind::Io, message),
-        }
-    }
-}
-
-impl From<DocsStoreError> for Error {
-    fn from(e: DocsStoreError) -> Error {
-        let message = e.to_string();
-        match e {
-            DocsStoreError::Store(e) => e.into(),
-            DocsStoreError::UnknownCollection { .. } => {
-                Error::not_found(message).with_hint(Hint::ListCollections)
-            }
-            DocsStoreError::DuplicateId { .. } => Error::new(ErrorKind::Conflict, message),
-            DocsStoreError::InvalidCollectionName { .. } => {
-                Error::invalid_field("collection", message)
-            }
         }
     }
 }

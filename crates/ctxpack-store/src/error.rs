@@ -87,6 +87,32 @@ pub enum StoreError {
         /// The underlying error, as text.
         detail: String,
     },
+    /// The collection does not exist.
+    #[error("collection `{collection}` does not exist in store {}", .dir.display())]
+    UnknownCollection {
+        /// The store directory.
+        dir: PathBuf,
+        /// The collection name.
+        collection: String,
+    },
+    /// A document's `_id` is already in the collection, or twice in one batch.
+    #[error("duplicate _id {id_key} in collection `{collection}`")]
+    DuplicateId {
+        /// The collection name.
+        collection: String,
+        /// The canonical JSON of the `_id`.
+        id_key: String,
+        /// The position of the offending document in the batch.
+        index: usize,
+    },
+    /// A collection name that cannot be used.
+    #[error("invalid collection name {name:?}: {reason}")]
+    InvalidCollectionName {
+        /// The name as given.
+        name: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
 }
 
 /// ` (pid N)` when the lock holder recorded its pid.

@@ -93,13 +93,15 @@ impl DocWriter {
 }
 
 /// A document store error as the store error the database's interface speaks.
-fn into_store_error(e: ctxpack_store::docs::DocsStoreError) -> StoreError {
+fn into_store_error(e: StoreError) -> StoreError {
     match e {
-        ctxpack_store::docs::DocsStoreError::Store(e) => e,
-        other => StoreError::Corrupt {
+        StoreError::UnknownCollection { .. }
+        | StoreError::DuplicateId { .. }
+        | StoreError::InvalidCollectionName { .. } => StoreError::Corrupt {
             dir: std::path::PathBuf::new(),
-            detail: other.to_string(),
+            detail: e.to_string(),
         },
+        e => e,
     }
 }
 

@@ -9,7 +9,8 @@ use ctxpack_docs::document::{self, ParsedDocument};
 use ctxpack_docs::embed::{EMBEDDER_ID, embed, text_hash};
 use ctxpack_docs::filter::Filter;
 use ctxpack_store::Store;
-use ctxpack_store::docs::{DocsStoreError, NewDocument, NewEmbedding};
+use ctxpack_store::StoreError;
+use ctxpack_store::docs::{NewDocument, NewEmbedding};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -272,7 +273,7 @@ pub(super) fn import(
         store
             .insert_documents_embedded(collection, &batch.documents, EMBEDDER_ID, &embeddings)
             .map_err(|e| match e {
-                DocsStoreError::DuplicateId { index, .. } => {
+                StoreError::DuplicateId { index, .. } => {
                     let line = batch.lines.get(index).copied().unwrap_or(0);
                     Error::new(ErrorKind::Conflict, at(line, e.to_string()))
                 }

@@ -29,7 +29,6 @@ use std::path::{Path, PathBuf};
 use rusqlite::{OptionalExtension, params};
 
 use crate::db::Store;
-use crate::docs::DocsStoreError;
 use crate::docs::vectors::{
     Generation, Replacing, VectorFile, current_generation, io, open_header, read_exact_at,
 };
@@ -260,7 +259,7 @@ impl Store {
             .with_extension("ivf")
     }
 
-    fn has_ann_table(&self) -> Result<bool, DocsStoreError> {
+    fn has_ann_table(&self) -> Result<bool, StoreError> {
         self.conn
             .prepare_cached(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ann_indexes'",
@@ -277,7 +276,7 @@ impl Store {
         field: &str,
         lists: u32,
         probes: u32,
-    ) -> Result<bool, DocsStoreError> {
+    ) -> Result<bool, StoreError> {
         self.require_writable()?;
         let e = self.sql();
         self.conn.execute_batch(SCHEMA).map_err(&e)?;
@@ -305,7 +304,7 @@ impl Store {
 
     /// Removes the declaration and the file of an approximate index; returns whether one was
     /// declared.
-    pub fn drop_ann(&mut self, collection: &str, field: &str) -> Result<bool, DocsStoreError> {
+    pub fn drop_ann(&mut self, collection: &str, field: &str) -> Result<bool, StoreError> {
         self.require_writable()?;
         if !self.has_ann_table()? {
             return Ok(false);
@@ -322,22 +321,19 @@ impl Store {
         Ok(dropped)
     }
 
-    fn remove_ann_file(&self, collection: &str, field: &str) -> Result<(), DocsStoreError> {
+    fn remove_ann_file(&self, collection: &str, field: &str) -> Result<(), StoreError> {
         crate::guard::no_links_below(&self.dir, Path::new("vectors"))?;
         let path = self.ann_file_path(collection, field);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(DocsStoreError::Store(StoreError::Io { path, source: e }))
+                Err(StoreError::Io { path, source: e })
             }
             _ => Ok(()),
         }
     }
 
     /// The approximate indexes declared on `collection`, by field.
-    pub fn ann_declarations(
-        &self,
-        collection: &str,
-    ) -> Result<Vec<AnnDeclaration>, DocsStoreError> {
+    pub fn ann_declarations(&self, collection: &str) -> Result<Vec<AnnDeclaration>, StoreError> {
         if !self.has_ann_table()? {
             return Ok(Vec::new());
         }
@@ -359,7 +355,7 @@ impl Store {
         &self,
         collection: &str,
         field: &str,
-    ) -> Result<Option<AnnDeclaration>, DocsStoreError> {
+    ) -> Result<Option<AnnDeclaration>, StoreError> {
         if !self.has_ann_table()? {
             return Ok(None);
         }
@@ -380,7 +376,7 @@ impl Store {
         collection: &str,
         field: &str,
         dim: usize,
-    ) -> Result<Option<AnnFile>, DocsStoreError> {
+    ) -> Result<Option<AnnFile>, StoreError> {
         crate::guard::no_links_below(&self.dir, Path::new("vectors"))?;
         let generation = current_generation(&self.conn, collection, field).map_err(self.sql())?;
         let path = self.ann_file_path(collection, field);
@@ -398,7 +394,7 @@ impl Store {
         field: &str,
         source: &VectorFile,
         data: &AnnData,
-    ) -> Result<(), DocsStoreError> {
+    ) -> Result<(), StoreError> {
         self.require_writable()?;
         let lists = data.centroids.len() / data.dim.max(1);
         let header = Header {

@@ -4,9 +4,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{OptionalExtension, params};
 
-use super::{
-    DocsStoreError, EmbeddingState, NewEmbedding, StoredDocument, VectorRef, text_ref, vectors,
-};
+use super::{EmbeddingState, NewEmbedding, StoredDocument, VectorRef, text_ref, vectors};
 use crate::db::{Store, sql_error};
 use crate::error::StoreError;
 
@@ -17,7 +15,7 @@ impl Store {
         &self,
         collection: &str,
         id_key: &str,
-    ) -> Result<Vec<String>, DocsStoreError> {
+    ) -> Result<Vec<String>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -37,7 +35,7 @@ impl Store {
         &self,
         collection: &str,
         field: &str,
-    ) -> Result<Vec<EmbeddingState>, DocsStoreError> {
+    ) -> Result<Vec<EmbeddingState>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -63,7 +61,7 @@ impl Store {
         collection: &str,
         id_key: &str,
         field: &str,
-    ) -> Result<Option<(EmbeddingState, Vec<u8>)>, DocsStoreError> {
+    ) -> Result<Option<(EmbeddingState, Vec<u8>)>, StoreError> {
         let row: Option<(EmbeddingState, Vec<u8>)> = self
             .conn
             .prepare_cached(
@@ -99,12 +97,10 @@ impl Store {
         collection: &str,
         field: &str,
         blob: &'b [u8],
-    ) -> Result<std::borrow::Cow<'b, [u8]>, DocsStoreError> {
-        crate::vector_blob::decode(blob).map_err(|why| {
-            DocsStoreError::Store(StoreError::Corrupt {
-                dir: self.dir.clone(),
-                detail: format!("an embedding of `{collection}`.{field} cannot be read: {why}"),
-            })
+    ) -> Result<std::borrow::Cow<'b, [u8]>, StoreError> {
+        crate::vector_blob::decode(blob).map_err(|why| StoreError::Corrupt {
+            dir: self.dir.clone(),
+            detail: format!("an embedding of `{collection}`.{field} cannot be read: {why}"),
         })
     }
 
@@ -116,10 +112,10 @@ impl Store {
         field: &str,
         embedder: &str,
         rows: &[NewEmbedding],
-    ) -> Result<(), DocsStoreError> {
+    ) -> Result<(), StoreError> {
         self.require_writable()?;
         let dir = self.dir.clone();
-        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let e = |err| sql_error(&dir, err);
         let tx = self.conn.transaction().map_err(e)?;
         write_embeddings(&tx, collection, field, embedder, rows).map_err(e)?;
         tx.commit().map_err(e)?;
@@ -132,10 +128,10 @@ impl Store {
         &mut self,
         collection: &str,
         field: &str,
-    ) -> Result<u64, DocsStoreError> {
+    ) -> Result<u64, StoreError> {
         self.require_writable()?;
         let dir = self.dir.clone();
-        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let e = |err| sql_error(&dir, err);
         let tx = self.conn.transaction().map_err(e)?;
         let n = tx
             .execute(
@@ -155,7 +151,7 @@ impl Store {
     /// included), in rowid order. Only the embeddings table is read, through SQLite's memory
     /// map: no document is touched, a raw vector is borrowed from the mapped page and a counted
     /// one (`vector_blob`) is decoded.
-    pub fn scan_vectors<E: From<DocsStoreError>>(
+    pub fn scan_vectors<E: From<StoreError>>(
         &self,
         collection: &str,
         field: &str,
@@ -168,7 +164,7 @@ impl Store {
     /// [`Store::scan_vectors`] with SQLite's memory map limited to `mmap_size` bytes: a writer
     /// that scans a large table once reads it through the page cache instead (0), so the pages
     /// it passes over do not count towards its memory.
-    pub(crate) fn scan_vectors_mapped<E: From<DocsStoreError>>(
+    pub(crate) fn scan_vectors_mapped<E: From<StoreError>>(
         &self,
         collection: &str,
         field: &str,
@@ -192,13 +188,13 @@ impl Store {
             let vector = match row.get_ref(3).map_err(self.sql())? {
                 ValueRef::Blob(bytes) => bytes,
                 other => {
-                    return Err(E::from(DocsStoreError::Store(StoreError::Corrupt {
+                    return Err(E::from(StoreError::Corrupt {
                         dir: self.dir.clone(),
                         detail: format!(
                             "an embedding of `{collection}`.{field} is {:?}, not a blob",
                             other.data_type()
                         ),
-                    })));
+                    }));
                 }
             };
             let vector = self.vector_of(collection, field, vector)?;
@@ -218,7 +214,7 @@ impl Store {
         &self,
         collection: &str,
         rowids: &[i64],
-    ) -> Result<Vec<(i64, StoredDocument)>, DocsStoreError> {
+    ) -> Result<Vec<(i64, StoredDocument)>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -256,7 +252,7 @@ impl Store {
         field: &str,
         embedder: &str,
         rowids: &[i64],
-    ) -> Result<Vec<Option<Vec<u8>>>, DocsStoreError> {
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -285,7 +281,7 @@ impl Store {
         collection: &str,
         field: &str,
         embedder: &str,
-    ) -> Result<Vec<i64>, DocsStoreError> {
+    ) -> Result<Vec<i64>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(

@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::{DocsStoreError, NewDocument, now_seconds};
+use super::{NewDocument, StoreError, now_seconds};
 use crate::db::{Store, sql_error};
 
 /// One key of a document in the index of one field.
@@ -99,7 +99,7 @@ impl Store {
     }
 
     /// The declared field indexes of a collection, by field.
-    pub fn field_indexes(&self, collection: &str) -> Result<Vec<FieldIndexInfo>, DocsStoreError> {
+    pub fn field_indexes(&self, collection: &str) -> Result<Vec<FieldIndexInfo>, StoreError> {
         if !self.has_field_indexes() {
             return Ok(Vec::new());
         }
@@ -125,7 +125,7 @@ impl Store {
 
     /// The names of the declared field indexes of a collection, by field (without counting
     /// their rows).
-    pub fn indexed_fields(&self, collection: &str) -> Result<Vec<String>, DocsStoreError> {
+    pub fn indexed_fields(&self, collection: &str) -> Result<Vec<String>, StoreError> {
         if !self.has_field_indexes() {
             return Ok(Vec::new());
         }
@@ -142,15 +142,15 @@ impl Store {
     /// Declares an index of `field` and lists every stored document of the collection in it,
     /// in one transaction: `keys` computes a document's keys from its body (an error from it
     /// writes nothing). Returns false, writing nothing, when the index was already declared.
-    pub fn create_field_index<E: From<DocsStoreError>>(
+    pub fn create_field_index<E: From<StoreError>>(
         &mut self,
         collection: &str,
         field: &str,
         mut keys: impl FnMut(&str, &str) -> Result<Vec<String>, E>,
     ) -> Result<bool, E> {
-        self.require_writable().map_err(DocsStoreError::from)?;
+        self.require_writable()?;
         let dir = self.dir.clone();
-        let e = |err| E::from(DocsStoreError::Store(sql_error(&dir, err)));
+        let e = |err| E::from(sql_error(&dir, err));
         let tx = self.conn.transaction().map_err(e)?;
         let declared = tx
             .execute(
@@ -168,17 +168,13 @@ impl Store {
     }
 
     /// Removes the index of `field` and its rows; returns whether one was declared.
-    pub fn drop_field_index(
-        &mut self,
-        collection: &str,
-        field: &str,
-    ) -> Result<bool, DocsStoreError> {
+    pub fn drop_field_index(&mut self, collection: &str, field: &str) -> Result<bool, StoreError> {
         self.require_writable()?;
         if !self.has_field_indexes() {
             return Ok(false);
         }
         let dir = self.dir.clone();
-        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let e = |err| sql_error(&dir, err);
         let tx = self.conn.transaction().map_err(e)?;
         let dropped = tx
             .execute(
@@ -205,7 +201,7 @@ impl Store {
         field: &str,
         keys: &[String],
         cap: u64,
-    ) -> Result<u64, DocsStoreError> {
+    ) -> Result<u64, StoreError> {
         let mut total = 0u64;
         let mut stmt = self
             .conn
@@ -244,7 +240,7 @@ impl Store {
         field: &str,
         keys: &[String],
         mut f: impl FnMut(i64) -> ControlFlow<()>,
-    ) -> Result<(), DocsStoreError> {
+    ) -> Result<(), StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -270,7 +266,7 @@ impl Store {
         &self,
         collection: &str,
         seqs: &[i64],
-    ) -> Result<Vec<String>, DocsStoreError> {
+    ) -> Result<Vec<String>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id_key FROM documents WHERE rowid = ?1 AND collection = ?2")

@@ -9,7 +9,7 @@
 //!   that grows with insertion, so "in seq order" is "in insertion order", and the vector scan
 //!   can learn a document's position from the primary-key index without reading its body.
 //!   [`Store::insert_documents`] writes a batch in one transaction: a duplicate `_id` (against
-//!   the store or inside the batch) is a [`DocsStoreError::DuplicateId`] and nothing of the
+//!   the store or inside the batch) is a [`StoreError::DuplicateId`] and nothing of the
 //!   batch is written.
 //! - **Embeddings** are keyed by `(collection, id_key, field)` and validated by the embedder
 //!   id and the hash of the text they were computed from. A row with an empty `text_hash` and
@@ -44,13 +44,12 @@
 //! )?;
 //! store.scan_documents("docs", |doc| {
 //!     assert_eq!(doc.body, r#"{"_id":1,"text":"hello"}"#);
-//!     Ok::<_, ctxpack_store::docs::DocsStoreError>(std::ops::ControlFlow::Continue(()))
+//!     Ok::<_, ctxpack_store::StoreError>(std::ops::ControlFlow::Continue(()))
 //! })?;
-//! # Ok::<(), ctxpack_store::docs::DocsStoreError>(())
+//! # Ok::<(), ctxpack_store::StoreError>(())
 //! ```
 
 use std::ops::ControlFlow;
-use std::path::PathBuf;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{ErrorCode, OptionalExtension, params};
@@ -69,40 +68,6 @@ pub use fields::{FieldIndexInfo, IndexKey};
 pub use vectors::VectorFileSummary;
 
 use embeddings::write_embeddings;
-
-/// What can go wrong with collections, documents and embeddings.
-#[derive(Debug, thiserror::Error)]
-pub enum DocsStoreError {
-    /// A store-level failure (missing, corrupt, read-only, SQLite, IO).
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The collection does not exist.
-    #[error("collection `{collection}` does not exist in store {}", .dir.display())]
-    UnknownCollection {
-        /// The store directory.
-        dir: PathBuf,
-        /// The collection name.
-        collection: String,
-    },
-    /// A document's `_id` is already in the collection, or twice in one batch.
-    #[error("duplicate _id {id_key} in collection `{collection}`")]
-    DuplicateId {
-        /// The collection name.
-        collection: String,
-        /// The canonical JSON of the `_id`.
-        id_key: String,
-        /// The position of the offending document in the batch.
-        index: usize,
-    },
-    /// A collection name that cannot be used.
-    #[error("invalid collection name {name:?}: {reason}")]
-    InvalidCollectionName {
-        /// The name as given.
-        name: String,
-        /// Why it is refused.
-        reason: &'static str,
-    },
-}
 
 /// A document to insert.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,7 +169,7 @@ impl NewEmbedding {
 
 /// Checks a collection name: non-empty, at most 255 bytes, no control characters, not
 /// starting with `$` (which MongoDB reserves).
-pub fn validate_collection_name(name: &str) -> Result<(), DocsStoreError> {
+pub fn validate_collection_name(name: &str) -> Result<(), StoreError> {
     let reason = if name.is_empty() {
         Some("it is empty")
     } else if name.len() > 255 {
@@ -217,7 +182,7 @@ pub fn validate_collection_name(name: &str) -> Result<(), DocsStoreError> {
         None
     };
     match reason {
-        Some(reason) => Err(DocsStoreError::InvalidCollectionName {
+        Some(reason) => Err(StoreError::InvalidCollectionName {
             name: name.to_owned(),
             reason,
         }),
@@ -261,12 +226,12 @@ fn text_ref<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r st
 }
 
 impl Store {
-    fn sql(&self) -> impl Fn(rusqlite::Error) -> DocsStoreError + '_ {
-        |e| DocsStoreError::Store(sql_error(&self.dir, e))
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |e| sql_error(&self.dir, e)
     }
 
     /// Creates a collection if it does not exist; returns whether it was created.
-    pub fn create_collection(&mut self, name: &str) -> Result<bool, DocsStoreError> {
+    pub fn create_collection(&mut self, name: &str) -> Result<bool, StoreError> {
         self.require_writable()?;
         validate_collection_name(name)?;
         let n = self
@@ -280,7 +245,7 @@ impl Store {
     }
 
     /// Every collection with its document count, by name.
-    pub fn collections(&self) -> Result<Vec<CollectionInfo>, DocsStoreError> {
+    pub fn collections(&self) -> Result<Vec<CollectionInfo>, StoreError> {
         let sql = if self.format_version() >= 5 {
             "SELECT name, created_at, documents FROM collections ORDER BY name"
         } else {
@@ -302,19 +267,19 @@ impl Store {
     }
 
     /// Whether the collection exists.
-    pub fn has_collection(&self, name: &str) -> Result<bool, DocsStoreError> {
+    pub fn has_collection(&self, name: &str) -> Result<bool, StoreError> {
         self.conn
             .prepare_cached("SELECT 1 FROM collections WHERE name = ?1")
             .and_then(|mut s| s.exists([name]))
             .map_err(self.sql())
     }
 
-    /// Fails with [`DocsStoreError::UnknownCollection`] unless the collection exists.
-    pub fn require_collection(&self, name: &str) -> Result<(), DocsStoreError> {
+    /// Fails with [`StoreError::UnknownCollection`] unless the collection exists.
+    pub fn require_collection(&self, name: &str) -> Result<(), StoreError> {
         if self.has_collection(name)? {
             Ok(())
         } else {
-            Err(DocsStoreError::UnknownCollection {
+            Err(StoreError::UnknownCollection {
                 dir: self.dir.clone(),
                 collection: name.to_owned(),
             })
@@ -322,7 +287,7 @@ impl Store {
     }
 
     /// The number of documents in a collection (0 for an unknown one).
-    pub fn count_documents(&self, collection: &str) -> Result<u64, DocsStoreError> {
+    pub fn count_documents(&self, collection: &str) -> Result<u64, StoreError> {
         let sql = if self.format_version() >= 5 {
             "SELECT coalesce((SELECT documents FROM collections WHERE name = ?1), 0)"
         } else {
@@ -336,11 +301,7 @@ impl Store {
     }
 
     /// Whether a document with this `_id` is in the collection.
-    pub fn contains_document(
-        &self,
-        collection: &str,
-        id_key: &str,
-    ) -> Result<bool, DocsStoreError> {
+    pub fn contains_document(&self, collection: &str, id_key: &str) -> Result<bool, StoreError> {
         self.conn
             .prepare_cached("SELECT 1 FROM documents WHERE collection = ?1 AND id_key = ?2")
             .and_then(|mut s| s.exists([collection, id_key]))
@@ -349,12 +310,12 @@ impl Store {
 
     /// Inserts a batch of documents in one transaction, creating the collection if needed, and
     /// returns their `seq`s. A duplicate `_id` (already stored, or twice in the batch) fails
-    /// with [`DocsStoreError::DuplicateId`] and writes nothing.
+    /// with [`StoreError::DuplicateId`] and writes nothing.
     pub fn insert_documents(
         &mut self,
         collection: &str,
         documents: &[NewDocument],
-    ) -> Result<Vec<i64>, DocsStoreError> {
+    ) -> Result<Vec<i64>, StoreError> {
         self.insert_documents_embedded(collection, documents, "", &[])
     }
 
@@ -367,11 +328,11 @@ impl Store {
         documents: &[NewDocument],
         embedder: &str,
         embeddings: &[(&str, &[NewEmbedding])],
-    ) -> Result<Vec<i64>, DocsStoreError> {
+    ) -> Result<Vec<i64>, StoreError> {
         self.require_writable()?;
         validate_collection_name(collection)?;
         let dir = self.dir.clone();
-        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let e = |err| sql_error(&dir, err);
         let tx = self.conn.transaction().map_err(e)?;
         let mut seqs = Vec::with_capacity(documents.len());
         {
@@ -400,7 +361,7 @@ impl Store {
                     Ok(_) => fields::write_keys(&tx, collection, seq, doc, false).map_err(e)?,
                     Err(err) if is_duplicate_key(&err) => {
                         // Dropping the transaction rolls the whole batch back.
-                        return Err(DocsStoreError::DuplicateId {
+                        return Err(StoreError::DuplicateId {
                             collection: collection.to_owned(),
                             id_key: doc.id_key.clone(),
                             index,
@@ -425,7 +386,7 @@ impl Store {
 
     /// Calls `f` with every document of a collection in insertion order, until it returns
     /// `Break` or an error. Bodies are borrowed from SQLite, not copied.
-    pub fn scan_documents<E: From<DocsStoreError>>(
+    pub fn scan_documents<E: From<StoreError>>(
         &self,
         collection: &str,
         mut f: impl FnMut(DocumentRef<'_>) -> Result<ControlFlow<()>, E>,
@@ -452,7 +413,7 @@ impl Store {
 
     /// The `seq`s of every document of a collection, ascending. Reads only an index, never a
     /// body.
-    pub fn document_seqs(&self, collection: &str) -> Result<Vec<i64>, DocsStoreError> {
+    pub fn document_seqs(&self, collection: &str) -> Result<Vec<i64>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT seq FROM documents WHERE collection = ?1 ORDER BY seq")
@@ -469,7 +430,7 @@ impl Store {
         &self,
         collection: &str,
         seqs: &[i64],
-    ) -> Result<Vec<StoredDocument>, DocsStoreError> {
+    ) -> Result<Vec<StoredDocument>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -499,7 +460,7 @@ impl Store {
         &self,
         collection: &str,
         id_key: &str,
-    ) -> Result<Option<StoredDocument>, DocsStoreError> {
+    ) -> Result<Option<StoredDocument>, StoreError> {
         self.conn
             .prepare_cached("SELECT seq, body FROM documents WHERE collection = ?1 AND id_key = ?2")
             .and_then(|mut s| {
@@ -521,10 +482,10 @@ impl Store {
         &mut self,
         collection: &str,
         id_keys: &[String],
-    ) -> Result<u64, DocsStoreError> {
+    ) -> Result<u64, StoreError> {
         self.require_writable()?;
         let dir = self.dir.clone();
-        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let e = |err| sql_error(&dir, err);
         let tx = self.conn.transaction().map_err(e)?;
         let mut deleted = 0;
         {
@@ -566,11 +527,11 @@ impl Store {
         &mut self,
         collection: &str,
         document: &NewDocument,
-    ) -> Result<bool, DocsStoreError> {
+    ) -> Result<bool, StoreError> {
         self.require_writable()?;
         validate_collection_name(collection)?;
         let dir = self.dir.clone();
-        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let e = |err| sql_error(&dir, err);
         let tx = self.conn.transaction().map_err(e)?;
         let seq: Option<i64> = tx
             .query_row(
@@ -615,7 +576,7 @@ mod tests {
         store
             .scan_documents(collection, |d| {
                 out.push(d.body.to_owned());
-                Ok::<_, DocsStoreError>(ControlFlow::Continue(()))
+                Ok::<_, StoreError>(ControlFlow::Continue(()))
             })
             .expect("scan");
         out
@@ -656,7 +617,7 @@ mod tests {
                 .expect("insert");
             let batch: Vec<_> = ids.iter().map(|id| doc(id, "{}")).collect();
             match store.insert_documents("c", &batch) {
-                Err(DocsStoreError::DuplicateId { index, .. }) => assert_eq!(index, *at, "{ids:?}"),
+                Err(StoreError::DuplicateId { index, .. }) => assert_eq!(index, *at, "{ids:?}"),
                 other => panic!("{ids:?}: expected a duplicate, got {other:?}"),
             }
             assert_eq!(store.count_documents("c").expect("count"), 1, "{ids:?}");
@@ -690,7 +651,7 @@ mod tests {
             store
                 .scan_vectors("c", "text", |v| {
                     seen.push((v.id_key.to_owned(), v.embedder.to_owned(), v.vector.len()));
-                    Ok::<_, DocsStoreError>(())
+                    Ok::<_, StoreError>(())
                 })
                 .expect("scan");
             seen
@@ -753,13 +714,13 @@ mod tests {
         let (_dir, mut store) = store();
         assert!(matches!(
             store.require_collection("nope"),
-            Err(DocsStoreError::UnknownCollection { .. })
+            Err(StoreError::UnknownCollection { .. })
         ));
         for name in ["", "$x", "a\nb"] {
             assert!(
                 matches!(
                     store.insert_documents(name, &[doc("1", "{}")]),
-                    Err(DocsStoreError::InvalidCollectionName { .. })
+                    Err(StoreError::InvalidCollectionName { .. })
                 ),
                 "{name:?}"
             );
@@ -776,7 +737,7 @@ mod tests {
         let mut store = Store::open(&dir.path().join("s")).expect("open");
         assert!(matches!(
             store.insert_documents("c", &[doc("1", "{}")]),
-            Err(DocsStoreError::Store(StoreError::ReadOnly { .. }))
+            Err(StoreError::ReadOnly { .. })
         ));
     }
 }

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{DocsStoreError, text_ref, validate_collection_name, vectors};
+use super::{StoreError, text_ref, validate_collection_name, vectors};
 use crate::db::{Store, sql_error};
 
 /// A collection as it stands.
@@ -176,13 +176,13 @@ END;
 impl Store {
     /// Starts noting what this connection's writes do to document collections (only this
     /// connection's; the store file is not changed). Anything noted before is forgotten.
-    pub fn capture_document_changes(&mut self) -> Result<(), DocsStoreError> {
+    pub fn capture_document_changes(&mut self) -> Result<(), StoreError> {
         self.require_writable()?;
         self.conn.execute_batch(CAPTURE).map_err(self.sql())
     }
 
     /// Whether the writes since [`Store::capture_document_changes`] touched anything.
-    pub fn captured_any(&self) -> Result<bool, DocsStoreError> {
+    pub fn captured_any(&self) -> Result<bool, StoreError> {
         self.conn
             .query_row(
                 "SELECT EXISTS (SELECT 1 FROM temp.captured_collections) \
@@ -205,7 +205,7 @@ impl Store {
         cursor: &CaptureCursor,
         limit: usize,
         max_bytes: usize,
-    ) -> Result<(DocumentChanges, Option<CaptureCursor>), DocsStoreError> {
+    ) -> Result<(DocumentChanges, Option<CaptureCursor>), StoreError> {
         let sql = self.sql();
         let mut changes = DocumentChanges::default();
         let limit = limit.max(1);
@@ -343,7 +343,7 @@ impl Store {
     }
 
     /// What the document collections hold relative to their system of record.
-    pub fn document_mark(&self) -> Result<Mark, DocsStoreError> {
+    pub fn document_mark(&self) -> Result<Mark, StoreError> {
         let value: Option<String> = self
             .conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [MARK_KEY], |r| {
@@ -359,7 +359,7 @@ impl Store {
     }
 
     /// Records what the document collections hold relative to their system of record.
-    pub fn set_document_mark(&mut self, mark: Mark) -> Result<(), DocsStoreError> {
+    pub fn set_document_mark(&mut self, mark: Mark) -> Result<(), StoreError> {
         self.require_writable()?;
         let value = match mark {
             Mark::Empty => None,
@@ -383,10 +383,10 @@ impl Store {
     /// Removes every collection, document, embedding and field index, in one transaction,
     /// and marks the collections [`Mark::Empty`]. Vector files left behind are never used
     /// again: their generations are gone, and new ones are counted with new tokens.
-    pub fn reset_documents(&mut self) -> Result<(), DocsStoreError> {
+    pub fn reset_documents(&mut self) -> Result<(), StoreError> {
         self.require_writable()?;
         let dir = self.dir.clone();
-        let e = |err| DocsStoreError::Store(sql_error(&dir, err));
+        let e = |err| sql_error(&dir, err);
         let tx = self.conn.transaction().map_err(e)?;
         tx.execute_batch(
             "DELETE FROM field_values; DELETE FROM field_indexes; DELETE FROM embeddings; \
@@ -418,18 +418,18 @@ impl Store {
     /// Pages may come in any order: a document's row is its final state, and a `seq` it
     /// takes is freed first from any document still holding it here (whose own row, in a
     /// later page, puts it back where it now is).
-    pub fn apply_document_changes<E: From<DocsStoreError>>(
+    pub fn apply_document_changes<E: From<StoreError>>(
         &mut self,
         changes: &DocumentChanges,
         through: Option<i64>,
         mut keys: impl FnMut(&str, &str, &str, &str) -> Result<Vec<String>, E>,
     ) -> Result<(), E> {
-        self.require_writable().map_err(DocsStoreError::from)?;
+        self.require_writable()?;
         for c in &changes.collections {
             validate_collection_name(&c.name)?;
         }
         let dir = self.dir.clone();
-        let e = |err| E::from(DocsStoreError::Store(sql_error(&dir, err)));
+        let e = |err| E::from(sql_error(&dir, err));
         let tx = self.conn.transaction().map_err(e)?;
         let mut touched: BTreeSet<&str> = BTreeSet::new();
         for c in &changes.collections {

@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use super::{DocsStoreError, VectorRef};
+use super::VectorRef;
 use crate::db::Store;
 use crate::error::StoreError;
 
@@ -519,7 +519,7 @@ impl Store {
         field: &str,
         embedder: &str,
         row_bytes: usize,
-    ) -> Result<Option<VectorFile>, DocsStoreError> {
+    ) -> Result<Option<VectorFile>, StoreError> {
         crate::guard::no_links_below(&self.dir, Path::new(DIR))?;
         let Some(generation) =
             current_generation(&self.conn, collection, field).map_err(self.sql())?
@@ -562,7 +562,7 @@ impl Store {
     /// always the one asked for. The file is checked before the first row is passed on; if
     /// reading still fails part way, the result is `Ok(None)` and the rows already passed
     /// must be discarded. Errors of `f` stop the scan and are returned.
-    pub fn scan_vector_file<E: From<DocsStoreError>>(
+    pub fn scan_vector_file<E: From<StoreError>>(
         &self,
         collection: &str,
         field: &str,
@@ -605,9 +605,9 @@ impl Store {
 }
 
 /// The error of an IO failure on `path`.
-pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> DocsStoreError + use<> {
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + use<> {
     let path = path.to_owned();
-    move |source| DocsStoreError::Store(StoreError::Io { path, source })
+    move |source| StoreError::Io { path, source }
 }
 
 /// The `_id` keys of a checked file, validated whole before any is used.
@@ -691,7 +691,7 @@ mod tests {
             .scan_vector_file("c", field, "e", ROW, with_ids, |r| {
                 assert_eq!(r.embedder, "e");
                 rows.push((r.rowid, r.id_key.to_owned(), r.vector[0]));
-                Ok::<_, DocsStoreError>(())
+                Ok::<_, StoreError>(())
             })
             .expect("scan");
         summary.map(|s| (rows, s))
@@ -734,7 +734,7 @@ mod tests {
         store
             .scan_vector_file("c", "f", "e", ROW, true, |row| {
                 seen.push((row.id_key.to_owned(), row.vector.to_vec()));
-                Ok::<_, DocsStoreError>(())
+                Ok::<_, StoreError>(())
             })
             .expect("scan")
             .expect("a current file");
@@ -866,15 +866,13 @@ mod tests {
         // Another row length, embedder or field is not this file.
         assert!(
             store
-                .scan_vector_file("c", "f", "e", ROW * 2, false, |_| Ok::<_, DocsStoreError>(
-                    ()
-                ))
+                .scan_vector_file("c", "f", "e", ROW * 2, false, |_| Ok::<_, StoreError>(()))
                 .expect("scan")
                 .is_none()
         );
         assert!(
             store
-                .scan_vector_file("c", "f", "x", ROW, false, |_| Ok::<_, DocsStoreError>(()))
+                .scan_vector_file("c", "f", "x", ROW, false, |_| Ok::<_, StoreError>(()))
                 .expect("scan")
                 .is_none()
         );
@@ -887,7 +885,7 @@ mod tests {
         );
         assert!(matches!(
             store.sync_vector_file("c", "f", "e", ROW),
-            Err(DocsStoreError::Store(StoreError::ReadOnly { .. }))
+            Err(StoreError::ReadOnly { .. })
         ));
         drop(store);
         // A write makes it stale until the next sync.

@@ -1,7 +1,6 @@
 //! What `verify` checks of a field's vector file against the rows it was made from.
 
 use crate::db::Store;
-use crate::docs::DocsStoreError;
 use crate::error::StoreError;
 
 impl Store {
@@ -68,7 +67,7 @@ impl Store {
                     if table.get(&row.rowid).map(Vec::as_slice) != Some(row.vector) {
                         differs += 1;
                     }
-                    Ok::<_, DocsStoreError>(())
+                    Ok::<_, StoreError>(())
                 })
                 .map_err(store_error)?;
             }
@@ -87,12 +86,14 @@ impl Store {
 }
 
 /// A document store's error as a store error (`verify` reports both kinds).
-pub(crate) fn store_error(e: DocsStoreError) -> StoreError {
+pub(crate) fn store_error(e: StoreError) -> StoreError {
     match e {
-        DocsStoreError::Store(e) => e,
-        other => StoreError::Corrupt {
+        StoreError::UnknownCollection { .. }
+        | StoreError::DuplicateId { .. }
+        | StoreError::InvalidCollectionName { .. } => StoreError::Corrupt {
             dir: std::path::PathBuf::new(),
-            detail: other.to_string(),
+            detail: e.to_string(),
         },
+        e => e,
     }
 }

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Transaction, TransactionBehavior};
 
 use crate::db::Store;
-use crate::docs::DocsStoreError;
 use crate::error::StoreError;
 
 use super::{
@@ -31,7 +30,7 @@ impl Store {
         field: &str,
         embedder: &str,
         row_bytes: usize,
-    ) -> Result<bool, DocsStoreError> {
+    ) -> Result<bool, StoreError> {
         self.require_writable()?;
         crate::guard::no_links_below(&self.dir, Path::new(DIR))?;
         let target = Target {
@@ -50,11 +49,9 @@ impl Store {
                 bump_generation(&tx, collection, Some(field)).map_err(&e)?;
                 current_generation(&tx, collection, field)
                     .map_err(&e)?
-                    .ok_or_else(|| {
-                        DocsStoreError::Store(StoreError::Corrupt {
-                            dir: self.dir.clone(),
-                            detail: "a vector generation just written is gone".into(),
-                        })
+                    .ok_or_else(|| StoreError::Corrupt {
+                        dir: self.dir.clone(),
+                        detail: "a vector generation just written is gone".into(),
                     })?
             }
         };
@@ -75,7 +72,7 @@ impl Store {
         &self,
         target: &Target<'_>,
         generation: Generation,
-    ) -> Result<bool, DocsStoreError> {
+    ) -> Result<bool, StoreError> {
         let names = names_section(target.collection, target.field, target.embedder);
         let (created, replacing) = Replacing::begin(
             &self.dir,
@@ -122,7 +119,7 @@ impl Store {
                 id_ends.extend_from_slice(&(ids.len() as u64).to_le_bytes());
                 summary.vectors += 1;
             }
-            Ok::<_, DocsStoreError>(())
+            Ok::<_, StoreError>(())
         })?;
         if fits && !block.is_empty() {
             write_columns(&block, target.row_bytes, &mut columns);
@@ -165,7 +162,7 @@ impl Replacing {
     /// Creates the directories below `store` and the temporary file of `path` (inside
     /// `store`), exclusively: a stale temporary file (or a link planted there) is removed
     /// first; unlinking never follows a link.
-    pub(crate) fn begin(store: &Path, path: &Path) -> Result<(File, Replacing), DocsStoreError> {
+    pub(crate) fn begin(store: &Path, path: &Path) -> Result<(File, Replacing), StoreError> {
         let parent = path.parent().unwrap_or(store);
         let rel_parent = parent.strip_prefix(store).unwrap_or(Path::new(DIR));
         crate::guard::create_dirs(store, rel_parent)?;
@@ -184,7 +181,7 @@ impl Replacing {
     }
 
     /// Syncs the written temporary file and renames it into place.
-    pub(crate) fn publish(self, file: File) -> Result<(), DocsStoreError> {
+    pub(crate) fn publish(self, file: File) -> Result<(), StoreError> {
         file.sync_all().map_err(io(&self.tmp))?;
         drop(file);
         std::fs::rename(&self.tmp, &self.path).map_err(io(&self.path))?;
