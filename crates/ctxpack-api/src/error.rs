@@ -328,6 +328,11 @@ impl From<IndexError> for Error {
                 Error::new(ErrorKind::Damaged, message).with_hint(Hint::RepairRepository)
             }
             IndexError::Cancelled => Error::new(ErrorKind::Cancelled, message),
+            IndexError::Glob { field, .. } => {
+                Error::invalid_field(field, message).with_hint(Hint::Advice(
+                    "globs follow git's wildmatch: `src/**`, `*.rs`, `docs/*.md`".into(),
+                ))
+            }
             IndexError::Git(_) => Error::new(ErrorKind::Io, message),
         }
     }

@@ -61,4 +61,14 @@ pub enum IndexError {
     /// A store failure.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// An include or exclude glob that cannot be used, and why.
+    #[error("{field} glob `{glob}` {reason}")]
+    Glob {
+        /// `include` or `exclude`.
+        field: &'static str,
+        /// The glob as given (its first 80 characters).
+        glob: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
 }

@@ -11,21 +11,11 @@ use gix_glob::Pattern;
 use gix_glob::pattern::Case;
 use gix_glob::wildmatch::Mode;
 
+use crate::error::IndexError;
+
 /// The longest glob accepted, and how many of each kind.
 const MAX_GLOB_BYTES: usize = 1024;
 const MAX_GLOBS: usize = 256;
-
-/// A glob that cannot be used, and why.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field} glob `{glob}` {reason}")]
-pub struct GlobError {
-    /// `include` or `exclude`.
-    pub field: &'static str,
-    /// The glob as given.
-    pub glob: String,
-    /// What is wrong with it.
-    pub reason: &'static str,
-}
 
 /// Include and exclude globs, parsed.
 #[derive(Clone, Debug, Default)]
@@ -36,7 +26,7 @@ pub struct PathFilter {
 
 impl PathFilter {
     /// Parses the globs; an empty, negated, over-long or malformed glob is an error.
-    pub fn new(include: &[String], exclude: &[String]) -> Result<PathFilter, GlobError> {
+    pub fn new(include: &[String], exclude: &[String]) -> Result<PathFilter, IndexError> {
         Ok(PathFilter {
             include: parse_all("include", include)?,
             exclude: parse_all("exclude", exclude)?,
@@ -50,8 +40,8 @@ impl PathFilter {
     }
 }
 
-fn parse_all(field: &'static str, globs: &[String]) -> Result<Vec<Pattern>, GlobError> {
-    let error = |glob: &str, reason| GlobError {
+fn parse_all(field: &'static str, globs: &[String]) -> Result<Vec<Pattern>, IndexError> {
+    let error = |glob: &str, reason| IndexError::Glob {
         field,
         glob: glob.chars().take(80).collect(),
         reason,
@@ -102,7 +92,7 @@ fn covers(pattern: &Pattern, path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::PathFilter;
+    use super::{IndexError, PathFilter};
 
     fn filter(include: &[&str], exclude: &[&str]) -> PathFilter {
         let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
@@ -148,7 +138,10 @@ mod tests {
             (vec!["x".repeat(2000)], vec![], "include"),
         ] {
             let error = PathFilter::new(&include, &exclude).expect_err("refused");
-            assert_eq!(error.field, field, "{error}");
+            assert!(
+                matches!(error, IndexError::Glob { field: f, .. } if f == field),
+                "{error}"
+            );
         }
     }
 }

@@ -454,11 +454,7 @@ fn path_filter(request: &SnapshotPackRequest) -> Result<Option<PathFilter>> {
     }
     PathFilter::new(&request.include, &request.exclude)
         .map(Some)
-        .map_err(|e| {
-            Error::invalid_field(e.field, e.to_string()).with_hint(Hint::Advice(
-                "globs follow git's wildmatch: `src/**`, `*.rs`, `docs/*.md`".into(),
-            ))
-        })
+        .map_err(Error::from)
 }
 
 /// The id `recorded` gave a pack, or a new one for a pack no ledger recorded.
