@@ -353,9 +353,16 @@ impl From<DocsError> for Error {
     }
 }
 
-impl From<ctxpack_core::BudgetError> for Error {
-    fn from(e: ctxpack_core::BudgetError) -> Error {
-        Error::invalid_field("budget", e.to_string())
+impl From<ctxpack_core::ValueError> for Error {
+    fn from(e: ctxpack_core::ValueError) -> Error {
+        use ctxpack_core::ValueError;
+        let field = match e {
+            ValueError::UnknownSelector(_) => "selector",
+            ValueError::UnknownFormat(_) => "format",
+            ValueError::UnknownView(_) => "view",
+            _ => "budget",
+        };
+        Error::invalid_field(field, e.to_string())
     }
 }
 

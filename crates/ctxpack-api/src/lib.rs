@@ -126,8 +126,8 @@ pub use verify::{VerifyProblem, VerifyReport, VerifyRequest};
 pub use workspace::{Access, Recorded, Workspace, WorkspaceOptions};
 
 pub use ctxpack_core::{
-    Budget, BudgetError, Candidate, Citation, Counters, DropReason, Dropped, Family, Format, Hit,
-    Location, Meter, Pack, RedactionSummary, RenderOptions, Seen, Selector, SnapshotInfo, Tier,
+    Budget, Candidate, Citation, Counters, DropReason, Dropped, Family, Format, Hit, Location,
+    Meter, Pack, RedactionSummary, RenderOptions, Seen, Selector, SnapshotInfo, Tier, ValueError,
     View, Warning, around_the_evidence, pack_json, render, short_pack_id, visible,
 };
 pub use ctxpack_store::LedgerRecord;

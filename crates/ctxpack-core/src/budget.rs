@@ -3,68 +3,50 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::ValueError;
+
 /// A validated budget: an integer in `1 ..= 2^53 - 1`, the range every JSON consumer can
 /// represent exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(transparent)]
 pub struct Budget(u64);
 
-/// Why a budget was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum BudgetError {
-    /// Zero admits nothing and is always a mistake.
-    #[error("budget must be a positive integer, got 0")]
-    Zero,
-    /// Above the largest integer a JSON consumer can represent exactly.
-    #[error("budget {0} is above the largest safe integer (2^53 - 1 = 9007199254740991)")]
-    TooLarge(String),
-    /// Negative numbers.
-    #[error("budget must be a positive integer, got {0}")]
-    Negative(String),
-    /// Fractions, exponents that leave a fraction, NaN and friends.
-    #[error("budget must be a whole number, got {0}")]
-    NotWhole(String),
-    /// Anything that is not a number at all.
-    #[error("budget must be a positive integer, got `{0}`")]
-    NotANumber(String),
-}
-
 impl Budget {
     /// The largest accepted budget, `2^53 - 1`.
     pub const MAX: u64 = (1 << 53) - 1;
 
     /// Validates an integer budget.
-    pub fn new(value: u64) -> Result<Self, BudgetError> {
+    pub fn new(value: u64) -> Result<Self, ValueError> {
         match value {
-            0 => Err(BudgetError::Zero),
-            v if v > Self::MAX => Err(BudgetError::TooLarge(v.to_string())),
+            0 => Err(ValueError::Zero),
+            v if v > Self::MAX => Err(ValueError::TooLarge(v.to_string())),
             v => Ok(Budget(v)),
         }
     }
 
     /// Validates a budget given as a JSON number.
-    pub fn from_json(value: &serde_json::Value) -> Result<Self, BudgetError> {
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, ValueError> {
         match value {
             serde_json::Value::Number(n) => {
                 if let Some(v) = n.as_u64() {
                     Budget::new(v)
                 } else if n.as_i64().is_some() {
-                    Err(BudgetError::Negative(n.to_string()))
+                    Err(ValueError::Negative(n.to_string()))
                 } else {
                     let f = n.as_f64().unwrap_or(f64::NAN);
                     if f.fract() != 0.0 || !f.is_finite() {
-                        Err(BudgetError::NotWhole(n.to_string()))
+                        Err(ValueError::NotWhole(n.to_string()))
                     } else if f <= 0.0 {
-                        Err(BudgetError::Negative(n.to_string()))
+                        Err(ValueError::Negative(n.to_string()))
                     } else if f > Self::MAX as f64 {
-                        Err(BudgetError::TooLarge(n.to_string()))
+                        Err(ValueError::TooLarge(n.to_string()))
                     } else {
                         // A whole float such as `50.0` in range: exact as an integer.
                         Budget::new(f as u64)
                     }
                 }
             }
-            other => Err(BudgetError::NotANumber(other.to_string())),
+            other => Err(ValueError::NotANumber(other.to_string())),
         }
     }
 
@@ -76,7 +58,7 @@ impl Budget {
     /// Parses a budget as people write one: a positive integer, or a number with a `k`
     /// (thousand) or `m` (million) suffix — `8k`, `32k`, `1.5k`, `1m` — that comes to a whole
     /// number in `1 ..= 2^53 - 1`. Surrounding whitespace is ignored.
-    pub fn parse_suffixed(s: &str) -> Result<Budget, BudgetError> {
+    pub fn parse_suffixed(s: &str) -> Result<Budget, ValueError> {
         let text = s.trim();
         let (number, zeros) = match text.as_bytes().last() {
             Some(b'k' | b'K') => (&text[..text.len() - 1], 3),
@@ -84,12 +66,12 @@ impl Budget {
             _ => return text.parse(),
         };
         match scaled(number, zeros) {
-            Ok(0) => Err(BudgetError::Negative(text.to_owned())),
-            Ok(value) => Budget::new(value).map_err(|_| BudgetError::TooLarge(text.to_owned())),
-            Err(Scaled::Negative) => Err(BudgetError::Negative(text.to_owned())),
-            Err(Scaled::NotWhole) => Err(BudgetError::NotWhole(text.to_owned())),
-            Err(Scaled::NotANumber) => Err(BudgetError::NotANumber(text.to_owned())),
-            Err(Scaled::TooLarge) => Err(BudgetError::TooLarge(text.to_owned())),
+            Ok(0) => Err(ValueError::Negative(text.to_owned())),
+            Ok(value) => Budget::new(value).map_err(|_| ValueError::TooLarge(text.to_owned())),
+            Err(Scaled::Negative) => Err(ValueError::Negative(text.to_owned())),
+            Err(Scaled::NotWhole) => Err(ValueError::NotWhole(text.to_owned())),
+            Err(Scaled::NotANumber) => Err(ValueError::NotANumber(text.to_owned())),
+            Err(Scaled::TooLarge) => Err(ValueError::TooLarge(text.to_owned())),
         }
     }
 }
@@ -155,7 +137,7 @@ impl<'de> serde::Deserialize<'de> for Budget {
 }
 
 impl FromStr for Budget {
-    type Err = BudgetError;
+    type Err = ValueError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim();
@@ -163,21 +145,21 @@ impl FromStr for Budget {
             return Budget::new(v);
         }
         if t.starts_with('-') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1 {
-            return Err(BudgetError::Negative(t.to_owned()));
+            return Err(ValueError::Negative(t.to_owned()));
         }
         if t.chars().all(|c| c.is_ascii_digit()) && !t.is_empty() {
-            return Err(BudgetError::TooLarge(t.to_owned()));
+            return Err(ValueError::TooLarge(t.to_owned()));
         }
         match t.parse::<f64>() {
-            Ok(f) if f.is_finite() && f.fract() != 0.0 => Err(BudgetError::NotWhole(t.to_owned())),
-            Ok(f) if f.is_finite() && f <= 0.0 => Err(BudgetError::Negative(t.to_owned())),
+            Ok(f) if f.is_finite() && f.fract() != 0.0 => Err(ValueError::NotWhole(t.to_owned())),
+            Ok(f) if f.is_finite() && f <= 0.0 => Err(ValueError::Negative(t.to_owned())),
             Ok(f) if f.is_finite() => {
                 let json = serde_json::Number::from_f64(f).map(serde_json::Value::Number);
-                json.map_or(Err(BudgetError::NotANumber(t.to_owned())), |v| {
+                json.map_or(Err(ValueError::NotANumber(t.to_owned())), |v| {
                     Budget::from_json(&v)
                 })
             }
-            _ => Err(BudgetError::NotANumber(t.to_owned())),
+            _ => Err(ValueError::NotANumber(t.to_owned())),
         }
     }
 }

@@ -29,14 +29,16 @@
 //! ```
 
 mod budget;
+mod error;
 mod mask;
 mod model;
 mod pack;
 mod render;
 mod select;
 
-pub use budget::{Budget, BudgetError};
+pub use budget::Budget;
 pub use ctxpack_meter::Meter;
+pub use error::ValueError;
 pub use mask::{MASK_RULES_VERSION, Masker, Rule};
 pub use model::{
     Candidate, Citation, DropReason, Dropped, Family, Hit, Location, Seen, Tier, WORKTREE,
@@ -45,8 +47,7 @@ pub use pack::{
     Enclosing, Fitted, Pack, PackRequest, Presentation, RedactionSummary, SnapshotInfo, Warning,
 };
 pub use render::{
-    FIRST_DROPPED, Format, RenderOptions, SHORT_PACK_ID, UnknownFormat, UnknownView, View,
-    around_the_evidence, evidence_tokens, json_text, markup, pack_json, render, short_pack_id,
-    visible,
+    FIRST_DROPPED, Format, RenderOptions, SHORT_PACK_ID, View, around_the_evidence,
+    evidence_tokens, json_text, markup, pack_json, render, short_pack_id, visible,
 };
-pub use select::{Counters, Selection, Selector, UnknownSelector, select};
+pub use select::{Counters, Selection, Selector, select};

@@ -66,11 +66,6 @@ impl fmt::Display for Selector {
     }
 }
 
-/// The error for a selector name that is not one of [`Selector::ALL`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown selector `{0}`: expected one of diverse, prefix, skip, coverage")]
-pub struct UnknownSelector(pub String);
-
 impl<'de> serde::Deserialize<'de> for Selector {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
@@ -85,13 +80,13 @@ impl serde::Serialize for Selector {
 }
 
 impl FromStr for Selector {
-    type Err = UnknownSelector;
+    type Err = crate::ValueError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Selector::ALL
             .into_iter()
             .find(|sel| sel.name() == s)
-            .ok_or_else(|| UnknownSelector(s.to_owned()))
+            .ok_or_else(|| crate::ValueError::UnknownSelector(s.to_owned()))
     }
 }
 

@@ -82,7 +82,7 @@ pub enum PlanError {
     Refused(Diagnostic),
     /// A budget outside `1 ..= 2^53 - 1` given to the [`Ctx`] builder.
     #[error(transparent)]
-    Budget(#[from] ctxpack_core::BudgetError),
+    Budget(#[from] ctxpack_core::ValueError),
     /// A source ran and failed (a missing file, an unindexed snapshot, a command killed at its
     /// time limit), as [`Sources`] reports it. The name stays unbound: members naming it
     /// contribute nothing and are reported.

@@ -50,7 +50,7 @@ use std::fmt;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use ctxpack_core::{Budget, BudgetError, Format, Meter, RenderOptions, Selector, View};
+use ctxpack_core::{Budget, Format, Meter, RenderOptions, Selector, ValueError, View};
 use ctxpack_index::git::Repo;
 use serde_json::{Value as Json, json};
 

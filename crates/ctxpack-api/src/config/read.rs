@@ -16,10 +16,10 @@ pub(super) fn budget(raw: Raw<'_>) -> std::result::Result<Budget, String> {
     let parsed = match raw {
         Raw::Toml(toml::Value::Integer(i)) => match u64::try_from(*i) {
             Ok(v) => Budget::new(v),
-            Err(_) => Err(BudgetError::Negative(i.to_string())),
+            Err(_) => Err(ValueError::Negative(i.to_string())),
         },
         Raw::Toml(toml::Value::Float(x)) => serde_json::Number::from_f64(*x).map_or_else(
-            || Err(BudgetError::NotWhole(x.to_string())),
+            || Err(ValueError::NotWhole(x.to_string())),
             |n| Budget::from_json(&Json::Number(n)),
         ),
         raw => Budget::parse_suffixed(text(raw, "an integer or a string such as \"8k\"")?),

@@ -41,7 +41,7 @@ use crate::pack::Pack;
 
 pub use json::pack_json;
 pub use layout::{FIRST_DROPPED, SHORT_PACK_ID, short_pack_id};
-pub use options::{Format, UnknownFormat, UnknownView, View};
+pub use options::{Format, View};
 
 /// `s` with every control character a terminal would act on replaced by a visible one (see
 /// the module docs); borrowed when there is none, as in almost all content.

@@ -88,11 +88,6 @@ macro_rules! named_enum {
             }
         }
 
-        #[doc = concat!("The error for an unknown ", stringify!($ty), " name.")]
-        #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-        #[error("unknown {kind} `{0}`: expected one of {expected}", kind = stringify!($ty).to_lowercase(), expected = $expected)]
-        pub struct $err(pub String);
-
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 let name = String::deserialize(deserializer)?;
@@ -107,13 +102,13 @@ macro_rules! named_enum {
         }
 
         impl FromStr for $ty {
-            type Err = $err;
+            type Err = crate::ValueError;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 $ty::ALL
                     .into_iter()
                     .find(|v| v.name() == s)
-                    .ok_or_else(|| $err(s.to_owned()))
+                    .ok_or_else(|| crate::ValueError::$err(s.to_owned()))
             }
         }
     };
