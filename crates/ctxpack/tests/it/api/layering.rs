@@ -421,3 +421,38 @@ fn no_library_crate_has_module_circles() {
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(found.iter().any(|c| c.len() == 3));
 }
+
+/// Each library crate has one error type: its sources (tests apart) derive or implement
+/// `std::error::Error` at most once.
+#[test]
+fn each_library_crate_has_one_error_type() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = BTreeMap::new();
+    for name in LIBRARIES {
+        let derives: Vec<String> = sources(&crates.join(name).join("src"))
+            .into_iter()
+            .filter(|(path, _)| !path.ends_with("tests.rs"))
+            .flat_map(|(path, text)| {
+                let code = text
+                    .split("#[cfg(test)]")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                let count = code.matches("thiserror::Error").count()
+                    + code.matches("impl std::error::Error for").count();
+                std::iter::repeat_n(path.display().to_string(), count)
+            })
+            .collect();
+        found.insert(*name, derives);
+    }
+    // The count sees an error type, derived (the store's) or implemented (the API's).
+    assert_eq!(found["ctxpack-store"].len(), 1, "{found:?}");
+    assert_eq!(found["ctxpack-api"].len(), 1, "{found:?}");
+    for (name, derives) in &found {
+        assert!(
+            derives.len() <= 1,
+            "{name} has {} error types: {derives:?}",
+            derives.len()
+        );
+    }
+}
