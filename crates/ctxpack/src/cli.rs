@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use ctxpack_api::{Error, Format, Hint};
 
 use crate::commands::{
@@ -320,8 +320,8 @@ impl Cli {
             Command::Show(args) => ledger::show(&args),
             Command::Config(args) => config::run(&args),
             Command::Hook(command) => command.run(),
-            Command::Completions(args) => completions::completions(&args),
-            Command::Man(args) => completions::man(&args),
+            Command::Completions(args) => completions::completions(&args, Cli::command()),
+            Command::Man(args) => completions::man(&args, Cli::command()),
         }
     }
 }

@@ -1,11 +1,9 @@
 //! `ctxpack completions SHELL` and `ctxpack man`: generated from the command line's own
 //! definition, so they always match it.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 use ctxpack_api::Error;
-
-use crate::cli::Cli;
 
 /// Options of `ctxpack completions`.
 #[derive(Debug, Args)]
@@ -15,10 +13,10 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// The completion script for a shell.
-pub fn completions(args: &CompletionsArgs) -> Result<String, Error> {
+/// The completion script for a shell, of the command line `cli` describes.
+pub fn completions(args: &CompletionsArgs, mut cli: clap::Command) -> Result<String, Error> {
     let mut out = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "ctxpack", &mut out);
+    clap_complete::generate(args.shell, &mut cli, "ctxpack", &mut out);
     text(out)
 }
 
@@ -57,9 +55,9 @@ const EXIT_STATUS: &[(&str, &str)] = &[
 ];
 
 /// The man page of `ctxpack`, or of one of its commands, in roff: name, synopsis,
-/// description, options, subcommands, examples (where the command has them) and exit status.
-pub fn man(args: &ManArgs) -> Result<String, Error> {
-    let cli = Cli::command();
+/// description, options, subcommands, examples (where the command has them) and exit status;
+/// `cli` describes the command line.
+pub fn man(args: &ManArgs, cli: clap::Command) -> Result<String, Error> {
     let command = match &args.command {
         None => cli,
         Some(name) => {
