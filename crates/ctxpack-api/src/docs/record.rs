@@ -79,9 +79,8 @@ impl DocWriter {
                     let Some(at) = cursor.take() else {
                         return Ok(None);
                     };
-                    let (changes, next) = store
-                        .captured_document_changes(&at, PUBLISH_ROWS, PUBLISH_BYTES)
-                        .map_err(into_store_error)?;
+                    let (changes, next) =
+                        store.captured_document_changes(&at, PUBLISH_ROWS, PUBLISH_BYTES)?;
                     cursor = next;
                     Ok(Some(changes))
                 },
@@ -89,19 +88,6 @@ impl DocWriter {
         };
         store.set_document_mark(Mark::Applied(change))?;
         result
-    }
-}
-
-/// A document store error as the store error the database's interface speaks.
-fn into_store_error(e: StoreError) -> StoreError {
-    match e {
-        StoreError::UnknownCollection { .. }
-        | StoreError::DuplicateId { .. }
-        | StoreError::InvalidCollectionName { .. } => StoreError::Corrupt {
-            dir: std::path::PathBuf::new(),
-            detail: e.to_string(),
-        },
-        e => e,
     }
 }
 

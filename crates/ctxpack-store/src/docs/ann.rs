@@ -460,10 +460,7 @@ impl Store {
         problems: &mut Vec<crate::verify::Problem>,
     ) -> Result<(), StoreError> {
         let e = |err| crate::db::sql_error(&self.dir, err);
-        if !self
-            .has_ann_table()
-            .map_err(crate::docs::vectors::store_error)?
-        {
+        if !self.has_ann_table()? {
             return Ok(());
         }
         let declared: Vec<(String, String)> = {

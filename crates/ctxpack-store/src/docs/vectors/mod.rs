@@ -52,7 +52,6 @@ use crate::error::StoreError;
 mod verify;
 mod write;
 
-pub(crate) use verify::store_error;
 pub(crate) use write::Replacing;
 
 /// The first eight bytes of a vector file.

@@ -68,8 +68,7 @@ impl Store {
                         differs += 1;
                     }
                     Ok::<_, StoreError>(())
-                })
-                .map_err(store_error)?;
+                })?;
             }
             if differs > 0 {
                 problems.push(crate::verify::Problem {
@@ -82,18 +81,5 @@ impl Store {
             }
         }
         self.verify_ann(problems)
-    }
-}
-
-/// A document store's error as a store error (`verify` reports both kinds).
-pub(crate) fn store_error(e: StoreError) -> StoreError {
-    match e {
-        StoreError::UnknownCollection { .. }
-        | StoreError::DuplicateId { .. }
-        | StoreError::InvalidCollectionName { .. } => StoreError::Corrupt {
-            dir: std::path::PathBuf::new(),
-            detail: e.to_string(),
-        },
-        e => e,
     }
 }
