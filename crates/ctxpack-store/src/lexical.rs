@@ -67,39 +67,45 @@ impl FileSet {
 impl FromIterator<u64> for FileSet {
     fn from_iter<I: IntoIterator<Item = u64>>(ids: I) -> FileSet {
         let mut ids: Vec<u64> = ids.into_iter().collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let len = ids.len();
-        let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+        let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else {
             return FileSet::default();
         };
         let span = last - first;
-        let allowed = (len as u64)
-            .saturating_mul(FileSet::BITS_PER_ID)
-            .saturating_add(FileSet::BITS_ALLOWED);
-        if span >= allowed {
-            return FileSet {
-                words: ids,
-                base: 0,
-                dense: false,
-                len,
-            };
-        }
-        let mut words = vec![0u64; usize::try_from(span / 64 + 1).unwrap_or(0)];
-        for id in ids {
-            let bit = id - first;
-            if let Some(word) = usize::try_from(bit / 64)
-                .ok()
-                .and_then(|w| words.get_mut(w))
-            {
-                *word |= 1 << (bit % 64);
+        let allowed = |len: usize| {
+            (len as u64)
+                .saturating_mul(FileSet::BITS_PER_ID)
+                .saturating_add(FileSet::BITS_ALLOWED)
+        };
+        // Close ids (a store's) are set as bits where they lie, without sorting them; the
+        // span is held to what the distinct ids allow, counted from the bits.
+        if span < allowed(ids.len()) {
+            let mut words = vec![0u64; usize::try_from(span / 64 + 1).unwrap_or(0)];
+            for &id in &ids {
+                let bit = id - first;
+                if let Some(word) = usize::try_from(bit / 64)
+                    .ok()
+                    .and_then(|w| words.get_mut(w))
+                {
+                    *word |= 1 << (bit % 64);
+                }
+            }
+            let len = words.iter().map(|w| w.count_ones() as usize).sum();
+            if span < allowed(len) {
+                return FileSet {
+                    words,
+                    base: first,
+                    dense: true,
+                    len,
+                };
             }
         }
+        ids.sort_unstable();
+        ids.dedup();
         FileSet {
-            words,
-            base: first,
-            dense: true,
-            len,
+            len: ids.len(),
+            words: ids,
+            base: 0,
+            dense: false,
         }
     }
 }
