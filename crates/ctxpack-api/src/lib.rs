@@ -79,6 +79,10 @@ pub mod config;
 mod control;
 pub mod docs;
 mod duration;
+/// Syntax highlighting of a file's text as its language, for front ends that show code.
+pub mod highlight {
+    pub use ctxpack_index::highlight::{Tag, highlight};
+}
 mod error;
 mod eval;
 mod fit;

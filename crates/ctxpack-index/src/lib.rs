@@ -22,6 +22,7 @@ pub mod chunk;
 mod error;
 pub mod eval;
 pub mod git;
+pub mod highlight;
 pub mod history;
 pub mod ignore;
 pub mod indexer;

@@ -247,7 +247,7 @@ fn better(a: Option<Sym>, b: Option<Sym>) -> Option<Sym> {
     }
 }
 
-fn grammar(language: Language) -> tree_sitter::Language {
+pub(crate) fn grammar(language: Language) -> tree_sitter::Language {
     match language {
         Language::Rust => tree_sitter_rust::LANGUAGE.into(),
         Language::Python => tree_sitter_python::LANGUAGE.into(),

@@ -215,8 +215,8 @@ fn plain(status: StatusCode, message: &'static str) -> Response {
     (status, message).into_response()
 }
 
-fn html(status: StatusCode, body: String) -> Response {
-    let mut response = (status, body).into_response();
+fn html(status: StatusCode, page: maud::Markup) -> Response {
+    let mut response = (status, page.into_string()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),

@@ -2,14 +2,14 @@
 //! canonical JSON (what `ctxpack show --format json` prints), so the page and the JSON can
 //! never disagree about a count.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ctxpack_api::{LogEntry, LogPage, Selector};
+use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::html::{escape, page, thousands, time, url};
+use super::html::{page, thousands, time, url};
 
 mod pack;
 mod report;
@@ -98,38 +98,43 @@ pub(crate) fn files(pack: &Value) -> Vec<FileBudget> {
         .collect()
 }
 
+/// A problem in a form's reply, and what to do about it when there is a hint.
+fn problem(message: &str, hint: Option<&str>) -> Markup {
+    html! {
+        p.problem role="alert" { (message) }
+        @if let Some(hint) = hint { p.hint { (hint) } }
+    }
+}
+
 /// The sign-in page of a server.
-pub(crate) fn login(problem: Option<&str>) -> String {
-    let problem = problem.map_or_else(String::new, |p| {
-        format!("<p class=\"problem\" role=\"alert\">{}</p>", escape(p))
-    });
+pub(crate) fn login(refused: Option<&str>) -> Markup {
     page(
         "Sign in",
         None,
-        &format!(
-            "<h1>Sign in</h1>{problem}\
-             <form method=\"post\" action=\"/ui/login\" class=\"card\" id=\"login\">\
-             <label>Access token <input type=\"password\" name=\"token\" autocomplete=\"off\" required></label>\
-             <p class=\"muted\">A token from <code>ctxpack serve token create</code>. It is exchanged for a \
-             session cookie; the page never stores it.</p>\
-             <button type=\"submit\">Sign in</button></form>"
-        ),
+        html! {
+            h1 { "Sign in" }
+            @if let Some(message) = refused { (problem(message, None)) }
+            form.card #login method="post" action="/ui/login" {
+                label { "Access token " input type="password" name="token" autocomplete="off" required; }
+                p.muted {
+                    "A token from " code { "ctxpack serve token create" } ". It is exchanged for a \
+                     session cookie; the page never stores it."
+                }
+                button type="submit" { "Sign in" }
+            }
+        },
     )
 }
 
 /// An error page.
-pub(crate) fn error(title: &str, message: &str, hint: Option<&str>, repo: Option<&str>) -> String {
-    let hint = hint.map_or_else(String::new, |h| {
-        format!("<p class=\"hint\">{}</p>", escape(h))
-    });
+pub(crate) fn error(title: &str, message: &str, hint: Option<&str>, repo: Option<&str>) -> Markup {
     page(
         title,
         repo,
-        &format!(
-            "<h1>{}</h1><p class=\"problem\" role=\"alert\">{}</p>{hint}",
-            escape(title),
-            escape(message)
-        ),
+        html! {
+            h1 { (title) }
+            (problem(message, hint))
+        },
     )
 }
 
@@ -151,7 +156,7 @@ impl ListQuery {
 
     fn link(&self, repo: &str, page: usize) -> String {
         format!(
-            "/ui/repos/{}/packs?goal={}&amp;from={}&amp;until={}&amp;page={page}",
+            "/ui/repos/{}/packs?goal={}&from={}&until={}&page={page}",
             url(repo),
             url(&self.goal),
             url(&self.from),
@@ -161,102 +166,70 @@ impl ListQuery {
 }
 
 /// The ledger list.
-pub(crate) fn packs(repo: &str, repos: &[String], query: &ListQuery, listed: &LogPage) -> String {
-    let mut body = String::new();
-    let _ = write!(body, "<h1>Ledger</h1>");
-    if repos.len() > 1 {
-        body.push_str("<p class=\"repos\">Repository: ");
-        for other in repos {
-            let _ = write!(
-                body,
-                "<a href=\"/ui/repos/{}/packs\"{}>{}</a> ",
-                url(other),
-                if other == repo {
-                    " aria-current=\"page\""
-                } else {
-                    ""
-                },
-                escape(other)
-            );
-        }
-        body.push_str("</p>");
-    }
-    let _ = write!(
-        body,
-        "<form method=\"get\" class=\"filters\" id=\"filters\">\
-         <label>Goal contains <input name=\"goal\" value=\"{}\"></label>\
-         <label>From <input type=\"date\" name=\"from\" value=\"{}\"></label>\
-         <label>Until <input type=\"date\" name=\"until\" value=\"{}\"></label>\
-         <button>Filter</button></form>",
-        escape(&query.goal),
-        escape(&query.from),
-        escape(&query.until)
-    );
+pub(crate) fn packs(repo: &str, repos: &[String], query: &ListQuery, listed: &LogPage) -> Markup {
     let first = query.first();
-    let _ = write!(
-        body,
-        "<p class=\"count\" id=\"count\">{} packs{}</p>",
-        thousands(listed.total as u64),
-        if !listed.entries.is_empty() {
-            format!(", {}–{} shown", first + 1, first + listed.entries.len())
-        } else {
-            String::new()
+    let body = html! {
+        h1 { "Ledger" }
+        @if repos.len() > 1 {
+            p.repos {
+                "Repository: "
+                @for other in repos {
+                    a href={ "/ui/repos/" (url(other)) "/packs" }
+                        aria-current=[(other == repo).then_some("page")] { (other) }
+                    " "
+                }
+            }
         }
-    );
-    body.push_str(
-        "<table class=\"packs\" id=\"packs\"><thead><tr><th>Time (UTC)</th><th>Goal</th>\
-         <th>Snapshot</th><th>Budget use</th><th>Selector</th><th>Caller</th>\
-         <th>Hits</th><th>Dropped</th></tr></thead><tbody>",
-    );
-    for entry in &listed.entries {
-        body.push_str(&row(repo, entry));
-    }
-    body.push_str("</tbody></table><nav class=\"pages\">");
-    if query.page > 0 && first <= listed.total {
-        let _ = write!(
-            body,
-            "<a rel=\"prev\" href=\"{}\">Newer</a> ",
-            query.link(repo, query.page - 1)
-        );
-    }
-    if first + listed.entries.len() < listed.total {
-        let _ = write!(
-            body,
-            "<a rel=\"next\" href=\"{}\">Older</a>",
-            query.link(repo, query.page + 1)
-        );
-    }
-    body.push_str("</nav>");
-    page("Ledger", Some(repo), &body)
+        form.filters #filters method="get" {
+            label { "Goal contains " input name="goal" value=(query.goal); }
+            label { "From " input type="date" name="from" value=(query.from); }
+            label { "Until " input type="date" name="until" value=(query.until); }
+            button { "Filter" }
+        }
+        p.count #count {
+            (thousands(listed.total as u64)) " packs"
+            @if !listed.entries.is_empty() {
+                ", " (first + 1) "–" (first + listed.entries.len()) " shown"
+            }
+        }
+        table.packs #packs {
+            thead { tr {
+                th { "Time (UTC)" } th { "Goal" } th { "Snapshot" } th { "Budget use" }
+                th { "Selector" } th { "Caller" } th { "Hits" } th { "Dropped" }
+            } }
+            tbody { @for entry in &listed.entries { (row(repo, entry)) } }
+        }
+        nav.pages {
+            @if query.page > 0 && first <= listed.total {
+                a rel="prev" href=(query.link(repo, query.page - 1)) { "Newer" } " "
+            }
+            @if first + listed.entries.len() < listed.total {
+                a rel="next" href=(query.link(repo, query.page + 1)) { "Older" }
+            }
+        }
+    };
+    page("Ledger", Some(repo), body)
 }
 
-fn row(repo: &str, entry: &LogEntry) -> String {
-    let mut snapshot = entry
-        .snapshot
-        .as_deref()
-        .map_or_else(|| "—".to_owned(), |s| escape(prefix(s, 12)));
-    if entry.worktree {
-        snapshot.push_str(" + worktree");
+fn row(repo: &str, entry: &LogEntry) -> Markup {
+    html! {
+        tr data-id=(entry.id) {
+            td { (time(entry.time)) }
+            td { a href={ "/ui/repos/" (url(repo)) "/packs/" (entry.id) } { (entry.goal) } }
+            td { code {
+                (entry.snapshot.as_deref().map_or("—", |s| prefix(s, 12)))
+                @if entry.worktree { " + worktree" }
+            } }
+            td {
+                meter min="0" max=(entry.budget) value=(entry.used_tokens) {}
+                " " (thousands(entry.used_tokens)) " / " (thousands(entry.budget)) " " (entry.meter)
+            }
+            td { (entry.selector) }
+            td { (entry.surface) }
+            td { (entry.selected_hits) }
+            td { (entry.dropped) }
+        }
     }
-    format!(
-        "<tr data-id=\"{id}\"><td>{time}</td>\
-         <td><a href=\"/ui/repos/{r}/packs/{id}\">{goal}</a></td><td><code>{snapshot}</code></td>\
-         <td><meter min=\"0\" max=\"{budget}\" value=\"{used}\"></meter> {used_text} / {budget_text} {meter}</td>\
-         <td>{selector}</td><td>{caller}</td><td>{hits}</td><td>{dropped}</td></tr>",
-        id = escape(&entry.id),
-        time = time(entry.time),
-        r = url(repo),
-        goal = escape(&entry.goal),
-        budget = entry.budget,
-        used = entry.used_tokens,
-        used_text = thousands(entry.used_tokens),
-        budget_text = thousands(entry.budget),
-        meter = escape(&entry.meter),
-        selector = escape(&entry.selector),
-        caller = escape(&entry.surface),
-        hits = entry.selected_hits,
-        dropped = entry.dropped,
-    )
 }
 
 /// The form that builds a pack.
@@ -269,124 +242,86 @@ pub(crate) struct TryForm<'a> {
 }
 
 /// "Try a goal": a form that builds and records a pack, then shows it.
-pub(crate) fn try_goal(repo: &str, form: &TryForm<'_>) -> String {
-    let problem = form.problem.map_or_else(String::new, |(message, hint)| {
-        format!(
-            "<p class=\"problem\" role=\"alert\">{}</p>{}",
-            escape(message),
-            hint.map_or_else(String::new, |h| format!(
-                "<p class=\"hint\">{}</p>",
-                escape(h)
-            ))
-        )
-    });
-    let mut options = String::new();
-    for selector in Selector::ALL {
-        let name = selector.name();
-        let _ = write!(
-            options,
-            "<option value=\"{name}\"{}>{name}</option>",
-            if name == form.selector {
-                " selected"
-            } else {
-                ""
-            }
-        );
-    }
-    page(
-        "Try a goal",
-        Some(repo),
-        &format!(
-            "<h1>Try a goal</h1>{problem}\
-             <form method=\"post\" action=\"/ui/repos/{r}/try\" class=\"card\" id=\"try\">\
-             <label>Goal <textarea name=\"goal\" rows=\"3\" required>{goal}</textarea></label>\
-             <label>Budget (tokens) <input type=\"number\" name=\"budget\" min=\"1\" value=\"{budget}\"></label>\
-             <label>Snapshot <input name=\"at\" value=\"{at}\"></label>\
-             <label>Selector <select name=\"selector\">{options}</select></label>\
-             <button type=\"submit\">Build the pack</button></form>",
-            r = url(repo),
-            goal = escape(form.goal),
-            budget = form.budget,
-            at = escape(form.at),
-        ),
-    )
+pub(crate) fn try_goal(repo: &str, form: &TryForm<'_>) -> Markup {
+    let body = html! {
+        h1 { "Try a goal" }
+        @if let Some((message, hint)) = form.problem { (problem(message, hint)) }
+        form.card #try method="post" action={ "/ui/repos/" (url(repo)) "/try" } {
+            label { "Goal " textarea name="goal" rows="3" required { (form.goal) } }
+            label { "Budget (tokens) " input type="number" name="budget" min="1" value=(form.budget); }
+            label { "Snapshot " input name="at" value=(form.at); }
+            label { "Selector " select name="selector" {
+                @for selector in Selector::ALL {
+                    @let name = selector.name();
+                    option value=(name) selected[name == form.selector] { (name) }
+                }
+            } }
+            button type="submit" { "Build the pack" }
+        }
+    };
+    page("Try a goal", Some(repo), body)
 }
 
 /// Two packs side by side (usually one goal at two commits): tokens per file before and after,
 /// and the citations added and removed.
-pub(crate) fn compare(repo: &str, ids: (&str, &str), a: &Value, b: &Value) -> String {
+pub(crate) fn compare(repo: &str, ids: (&str, &str), a: &Value, b: &Value) -> Markup {
     let (fa, fb) = (files(a), files(b));
     let kept = |files: &[FileBudget], path: &str| {
         files.iter().find(|f| f.path == path).map_or(0, |f| f.kept)
     };
     let mut paths: Vec<&str> = fa.iter().chain(&fb).map(|f| f.path.as_str()).collect();
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = BTreeSet::new();
     paths.retain(|p| seen.insert(*p));
-    let places = |pack: &Value| -> std::collections::BTreeSet<String> {
+    let places = |pack: &Value| -> BTreeSet<String> {
         array(pack, "hits")
             .iter()
             .map(|h| citation_place(text(h, "citation")).to_owned())
             .collect()
     };
     let (pa, pb) = (places(a), places(b));
-    let mut body = format!(
-        "<h1>{}</h1><p>Pack <a href=\"/ui/repos/{r}/packs/{ia}\"><code>{ia}</code></a> at <code>{sa}</code> \
-         against pack <a href=\"/ui/repos/{r}/packs/{ib}\"><code>{ib}</code></a> at <code>{sb}</code>.</p>",
-        escape(text(a, "goal")),
-        r = url(repo),
-        ia = escape(prefix(ids.0, 12)),
-        ib = escape(prefix(ids.1, 12)),
-        sa = escape(prefix(text(a, "snapshotSha"), 12)),
-        sb = escape(prefix(text(b, "snapshotSha"), 12)),
-    );
-    body.push_str(
-        "<table class=\"compare\" id=\"compare\"><thead><tr><th>File</th><th>Before</th>\
-         <th>After</th><th>Change</th></tr></thead><tbody>",
-    );
-    for path in paths {
+    let changes = paths.into_iter().filter_map(|path| {
         let (before, after) = (kept(&fa, path), kept(&fb, path));
-        if before == 0 && after == 0 {
-            continue;
-        }
-        let change = match (before, after) {
-            (0, _) => "added".to_owned(),
-            (_, 0) => "removed".to_owned(),
-            (x, y) if x == y => "same".to_owned(),
-            (x, y) => format!("{:+}", y as i64 - x as i64),
+        let (class, change) = match (before, after) {
+            (0, 0) => return None,
+            (0, _) => ("added", "added".to_owned()),
+            (_, 0) => ("removed", "removed".to_owned()),
+            (x, y) if x == y => ("same", "same".to_owned()),
+            (x, y) => ("changed", format!("{:+}", y as i64 - x as i64)),
         };
-        let _ = write!(
-            body,
-            "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            match change.as_str() {
-                "added" | "removed" | "same" => change.as_str(),
-                _ => "changed",
-            },
-            escape(path),
-            thousands(before),
-            thousands(after),
-            escape(&change)
-        );
-    }
-    body.push_str("</tbody></table><h2>Citations</h2><ul class=\"citations\">");
-    for place in pb.difference(&pa) {
-        let _ = write!(
-            body,
-            "<li class=\"added\">+ <code>{}</code></li>",
-            escape(place)
-        );
-    }
-    for place in pa.difference(&pb) {
-        let _ = write!(
-            body,
-            "<li class=\"removed\">− <code>{}</code></li>",
-            escape(place)
-        );
-    }
-    if pa == pb {
-        body.push_str("<li>The same citations.</li>");
-    }
-    body.push_str("</ul>");
-    page("Compare packs", Some(repo), &body)
+        Some((path, before, after, class, change))
+    });
+    let link = |id: &str| {
+        html! {
+            a href={ "/ui/repos/" (url(repo)) "/packs/" (url(prefix(id, 12))) } { code { (prefix(id, 12)) } }
+        }
+    };
+    let body = html! {
+        h1 { (text(a, "goal")) }
+        p {
+            "Pack " (link(ids.0)) " at " code { (prefix(text(a, "snapshotSha"), 12)) }
+            " against pack " (link(ids.1)) " at " code { (prefix(text(b, "snapshotSha"), 12)) } "."
+        }
+        table.compare #compare {
+            thead { tr { th { "File" } th { "Before" } th { "After" } th { "Change" } } }
+            tbody {
+                @for (path, before, after, class, change) in changes {
+                    tr class=(class) {
+                        td { code { (path) } }
+                        td { (thousands(before)) }
+                        td { (thousands(after)) }
+                        td { (change) }
+                    }
+                }
+            }
+        }
+        h2 { "Citations" }
+        ul.citations {
+            @for place in pb.difference(&pa) { li.added { "+ " code { (place) } } }
+            @for place in pa.difference(&pb) { li.removed { "− " code { (place) } } }
+            @if pa == pb { li { "The same citations." } }
+        }
+    };
+    page("Compare packs", Some(repo), body)
 }
 
 #[cfg(test)]
@@ -399,7 +334,7 @@ mod tests {
     #[test]
     fn the_quality_pages_command_parses() {
         use clap::Parser;
-        let html = quality(None, None);
+        let html = quality(None, None).into_string();
         let start = html.find("<code>").expect("a command") + "<code>".len();
         let command = &html[start..];
         let command = &command[..command.find(" &gt;").expect("redirected to a file")];
@@ -486,7 +421,8 @@ mod tests {
             entry: &entry,
             pack: &sample(),
             markdown: "</textarea><script>alert(2)</script>",
-        });
+        })
+        .into_string();
         for raw in [
             "<script>alert",
             "<img",
@@ -516,7 +452,8 @@ mod tests {
             entry: &entry,
             pack: &value,
             markdown: "",
-        });
+        })
+        .into_string();
         assert!(
             html.contains("<code>abc</code> and the working tree"),
             "{html}"
@@ -533,7 +470,7 @@ mod tests {
             !html.contains("path=src%2Fb.rs"),
             "a snapshot link for the worktree hit: {html}"
         );
-        assert!(row("app", &entry).contains("abc + worktree"));
+        assert!(row("app", &entry).into_string().contains("abc + worktree"));
     }
 
     /// A session's reference shows no text: the pack that showed its lines, linked.
@@ -551,7 +488,8 @@ mod tests {
             entry: &entry,
             pack: &value,
             markdown: "",
-        });
+        })
+        .into_string();
         assert!(
             html.contains("shown before in pack <a href=\"/ui/repos/app/packs/0123456789abcdef\"><code>0123456789ab</code></a>"),
             "{html}"
