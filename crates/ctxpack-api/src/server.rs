@@ -20,6 +20,7 @@ use std::sync::Arc;
 use ctxpack_store::LedgerStore;
 use ctxpack_store::registry::{Registry, RegistryRows, RepoRow, TokenRow};
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq as _;
 
 use crate::error::{Error, ErrorKind, Hint, Result};
 use crate::limits::LedgerQuota;
@@ -399,7 +400,8 @@ impl ServerRegistry {
         }
         let row = self.rows().token(id).map_err(|_| Denied)?.ok_or(Denied)?;
         let digest = Sha256::digest(token.as_bytes());
-        if !constant_time_eq(&digest, &row.digest)
+        // Compared in time that depends on the lengths only.
+        if !bool::from(digest.as_slice().ct_eq(&row.digest))
             || row.revoked.is_some()
             || row.expires.is_some_and(|at| now >= at)
         {
@@ -645,11 +647,6 @@ fn token_info(row: TokenRow) -> TokenInfo {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Whether `a == b`, in time that depends on their lengths only.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 #[cfg(test)]

@@ -13,9 +13,10 @@ use ctxpack_api::{
 };
 use serde::Deserialize;
 use serde_json::Value;
+use subtle::ConstantTimeEq as _;
 
 use super::pages::{ListQuery, PAGE_SIZE, PackView, TryForm};
-use super::session::{Viewer, constant_time_eq, signed_in};
+use super::session::{Viewer, signed_in};
 use super::{Site, Web, blocking, failure, html, pages, redirect, too_many};
 
 /// The viewer and the parsed query string of a page, or the page to answer instead.
@@ -49,9 +50,10 @@ pub(super) async fn home(
                 .secret
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Compared in time that depends on the lengths only.
             let matches = secret
                 .as_deref()
-                .is_some_and(|s| constant_time_eq(s.as_bytes(), given.as_bytes()));
+                .is_some_and(|s| s.as_bytes().ct_eq(given.as_bytes()).into());
             if matches {
                 *secret = None;
             }

@@ -66,11 +66,6 @@ pub(super) async fn signed_in(web: &Arc<Web>, headers: &HeaderMap) -> Result<Vie
     }
 }
 
-/// Whether `a == b`, in time that depends on their lengths only.
-pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    subtle::ConstantTimeEq::ct_eq(a, b).into()
-}
-
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct LoginForm {
