@@ -36,7 +36,7 @@ const CATALOGUE: &[Spec] = &[
             ("worktree", "Also pack uncommitted changes."),
             (
                 "session",
-                "Default: this MCP session. Hits it was shown come back as references.",
+                "Hits the session was shown come back as references. Null: this MCP session.",
             ),
             ("fresh", "Show even what the session was shown."),
             (

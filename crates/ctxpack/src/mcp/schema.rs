@@ -46,7 +46,8 @@ pub(crate) fn withhold(schema: &mut JsonObject, names: &[&str]) {
 }
 
 /// Gives each named property the text `text` in place of the library's, keeping what the
-/// description says a `null` means. Every name must be a property of the schema.
+/// description says a `null` means unless `text` says it. Every name must be a property of
+/// the schema.
 pub(crate) fn describe(schema: &mut JsonObject, texts: &[(&str, &str)]) {
     let properties = schema
         .get_mut("properties")
@@ -61,9 +62,10 @@ pub(crate) fn describe(schema: &mut JsonObject, texts: &[(&str, &str)]) {
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        // A text that says what `null` means here replaces the library's.
         let new = match old.rfind("Null: ") {
-            Some(at) => format!("{text} {}", &old[at..]),
-            None => (*text).to_owned(),
+            Some(at) if !text.contains("Null: ") => format!("{text} {}", &old[at..]),
+            _ => (*text).to_owned(),
         };
         property.insert("description".into(), Value::String(new));
     }
@@ -80,7 +82,12 @@ fn close(object: &mut JsonObject) {
         let default = schema.remove("default").filter(|d| !d.is_null());
         plain(schema);
         if !required.contains(name) {
-            let note = default.map_or("Null: none.".into(), |d| format!("Null: {d}."));
+            // A string default is written bare: its quotes would be escaped in the JSON.
+            let note = match default {
+                None => "Null: none.".to_owned(),
+                Some(Value::String(d)) => format!("Null: {d}."),
+                Some(d) => format!("Null: {d}."),
+            };
             let text = match schema.remove("description") {
                 Some(Value::String(text)) => format!("{text} {note}"),
                 _ => note,

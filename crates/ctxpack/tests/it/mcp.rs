@@ -1606,7 +1606,7 @@ fn tool_schemas_keep_to_openai_strict_and_gemini() {
     let at = pack["properties"]["at"]["description"]
         .as_str()
         .expect("described");
-    assert!(at.ends_with(r#"Null: "HEAD"."#), "{at}");
+    assert!(at.ends_with("Null: HEAD."), "{at}");
     let artifact = schema("artifact_add");
     assert_eq!(
         artifact["properties"]["scope"],
