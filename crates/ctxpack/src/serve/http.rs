@@ -69,7 +69,7 @@ pub(crate) fn router(app: Arc<App>, mcp: crate::serve::mcp::Service, web: Router
         // The body deadline wraps every route (the JSON API, `/mcp` and the web view's
         // forms), inside `observe`, which counts and logs its 408s.
         .layer(middleware::from_fn_with_state(
-            app.body_timeout,
+            app.body_pace,
             crate::serve::listen::body_deadline,
         ))
         .layer(middleware::from_fn_with_state(app, observe))

@@ -8,8 +8,9 @@
 //! - a connection must deliver a request's headers within the header timeout (hyper's
 //!   `header_read_timeout`, which also runs while a kept-alive connection waits for its next
 //!   request, and here bounds a TLS handshake before the first request);
-//! - a request's whole body must arrive within the body timeout ([`body_deadline`]), or the
-//!   request is answered 408 and its connection closed;
+//! - a request's body must arrive within the body timeout, extended by a second for every
+//!   so many bytes received (a minimum rate, [`body_deadline`]), or the request is answered
+//!   408 and its connection closed;
 //! - one client address holds at most so many connections: more are closed as they are
 //!   accepted ([`Addresses`]);
 //! - the server holds at most so many connections in all: at the limit it stops accepting until
@@ -299,17 +300,38 @@ impl Throttle {
     }
 }
 
-/// A layer's function that holds every request's body to `timeout`, counted from when its
+/// How fast a request's body must come: within `timeout` of its headers, plus a second for
+/// every `min_rate` bytes received (none when it is 0), as a slow link's long body may take
+/// longer than a short one while a trickle cannot hold a connection.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BodyPace {
+    pub(crate) timeout: Duration,
+    pub(crate) min_rate: u64,
+}
+
+impl BodyPace {
+    /// When a body that started at `start` and has brought `received` bytes must have ended.
+    fn deadline(self, start: Instant, received: u64) -> Option<Instant> {
+        let earned = match self.min_rate {
+            0 => Duration::ZERO,
+            rate => Duration::from_millis(received.saturating_mul(1000) / rate),
+        };
+        start.checked_add(self.timeout.saturating_add(earned))
+    }
+}
+
+/// A layer's function that holds every request's body to `pace`, counted from when its
 /// headers were read: a slower body fails its reader, and the request is answered 408 with the
 /// connection closed, whatever the route made of the failure; the server logs it. Requests
 /// whose handlers never read the body are not affected (hyper closes their connection rather
 /// than wait for the rest of it).
 pub(crate) async fn body_deadline(
-    State(timeout): State<Duration>,
+    State(pace): State<BodyPace>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(at) = Instant::now().checked_add(timeout) else {
+    let start = Instant::now();
+    let Some(at) = pace.deadline(start, 0) else {
         return next.run(request).await;
     };
     let expired = Arc::new(AtomicBool::new(false));
@@ -322,6 +344,9 @@ pub(crate) async fn body_deadline(
     let request = request.map(|body| {
         Body::new(Deadline {
             body,
+            pace,
+            start,
+            received: 0,
             at,
             sleep: None,
             expired: expired.clone(),
@@ -335,22 +360,32 @@ pub(crate) async fn body_deadline(
         peer = peer.map(|p| p.to_string()),
         %method,
         path,
-        seconds = timeout.as_secs(),
+        seconds = pace.timeout.as_secs(),
+        min_rate = pace.min_rate,
         "request body too slow: answered 408 and closed the connection"
     );
-    too_slow(timeout)
+    too_slow(pace)
 }
 
-/// The 408 of a body slower than `timeout`, closing the connection (the rest of the body may
+/// The 408 of a body slower than `pace`, closing the connection (the rest of the body may
 /// still be on its way).
-fn too_slow(timeout: Duration) -> Response {
+fn too_slow(pace: BodyPace) -> Response {
+    let message = match pace.min_rate {
+        0 => format!(
+            "the request body did not arrive within {} s",
+            pace.timeout.as_secs()
+        ),
+        rate => format!(
+            "the request body came slower than {rate} bytes a second after its first {} s",
+            pace.timeout.as_secs()
+        ),
+    };
     let body = envelope(
         ErrorKind::InvalidInput,
-        &format!(
-            "the request body did not arrive within {} s",
-            timeout.as_secs()
+        &message,
+        Some(
+            "send the body at once, or ask the operator for a longer --body-timeout or a lower --body-min-rate",
         ),
-        Some("send the whole body at once, or ask the operator for a longer --body-timeout"),
     );
     let mut response = (StatusCode::REQUEST_TIMEOUT, axum::Json(body)).into_response();
     response
@@ -371,14 +406,33 @@ impl std::fmt::Display for BodyTooSlow {
 
 impl std::error::Error for BodyTooSlow {}
 
-/// A request body that fails once its deadline passes before it has ended; `expired` tells
-/// the layer it did.
+/// A request body that fails once its deadline passes before it has ended, the deadline
+/// moving later as bytes arrive; `expired` tells the layer it did.
 struct Deadline {
     body: Body,
+    pace: BodyPace,
+    start: Instant,
+    received: u64,
     at: Instant,
     /// Made on the first read that has to wait, so a body read at once costs no timer.
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     expired: Arc<AtomicBool>,
+}
+
+impl Deadline {
+    /// Moves the deadline for `bytes` more received.
+    fn earn(&mut self, bytes: usize) {
+        if self.pace.min_rate == 0 {
+            return;
+        }
+        self.received = self.received.saturating_add(bytes as u64);
+        if let Some(at) = self.pace.deadline(self.start, self.received) {
+            self.at = at;
+            if let Some(sleep) = self.sleep.as_mut() {
+                sleep.as_mut().reset(at);
+            }
+        }
+    }
 }
 
 impl HttpBody for Deadline {
@@ -391,6 +445,11 @@ impl HttpBody for Deadline {
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
         if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
+            if let Some(Ok(frame)) = &frame
+                && let Some(data) = frame.data_ref()
+            {
+                this.earn(data.len());
+            }
             return Poll::Ready(frame);
         }
         let at = this.at;

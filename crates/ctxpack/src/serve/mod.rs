@@ -73,10 +73,15 @@ pub struct ServeArgs {
     /// connection is closed: a client that never finishes cannot hold it.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub header_timeout: u64,
-    /// Seconds a request's whole body has to arrive once its headers have; a slower one is
-    /// answered 408, its connection closed and the request logged.
+    /// Seconds a request's body has to arrive once its headers have, and more as it comes at
+    /// --body-min-rate; a slower one is answered 408, its connection closed and the request
+    /// logged.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub body_timeout: u64,
+    /// The slowest a long body may come, in bytes a second: every this many bytes received
+    /// give it one second more than --body-timeout (0: the whole body within --body-timeout).
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 10)]
+    pub body_min_rate: u64,
     /// Connections the server holds at once; at the limit it stops accepting until one closes
     /// (new ones wait in the listening socket's backlog). Keep it below the open-file limit.
     #[arg(long, value_name = "N", default_value_t = 512)]
@@ -285,7 +290,7 @@ pub(crate) struct App {
     pub(crate) metrics: metrics::Metrics,
     pub(crate) max_body_bytes: usize,
     /// How long a request's body may take to arrive once its headers have.
-    pub(crate) body_timeout: Duration,
+    pub(crate) body_pace: listen::BodyPace,
 }
 
 fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
@@ -309,7 +314,10 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         return Err(Error::invalid_field("ledger_quota", "must be at least 1"));
     }
     let limits = limits(args)?;
-    let body_timeout = timeout("body_timeout", args.body_timeout)?;
+    let body_pace = listen::BodyPace {
+        timeout: timeout("body_timeout", args.body_timeout)?,
+        min_rate: args.body_min_rate,
+    };
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(crate::tls::server_config(cert, key)?),
         _ => None,
@@ -326,7 +334,7 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         }),
         metrics: metrics::Metrics::default(),
         max_body_bytes: args.max_body_bytes,
-        body_timeout,
+        body_pace,
     });
     let runtime = runtime()?;
     let mut hosts = vec![

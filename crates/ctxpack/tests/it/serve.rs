@@ -2095,6 +2095,62 @@ fn a_trickled_body_is_cut_off() {
     assert_eq!(log.matches("request body too slow").count(), 3, "{log}");
 }
 
+/// A long body that keeps coming faster than `--body-min-rate` is read to its end though it
+/// takes longer than `--body-timeout`, while the same body held to `--body-timeout` alone
+/// (`--body-min-rate 0`) is cut off: the minimum rate, not a whole-body deadline, is what a slow
+/// link's long body must meet.
+#[test]
+fn a_body_that_keeps_its_minimum_rate_may_take_longer_than_the_body_timeout() {
+    let fx = Fixture::new();
+    let paced = fx.serve(&["--body-timeout", "1", "--body-min-rate", "100"]);
+    let whole = fx.serve(&["--body-timeout", "1", "--body-min-rate", "0"]);
+    let token = fx.token("admin");
+    // 600 bytes of JSON in ten parts 200 ms apart: about 2 s at 300 bytes a second.
+    let mut body = json!({"goal": "the server's limits", "budget": 500}).to_string();
+    body.push_str(&" ".repeat(600 - body.len()));
+    let send = |server: &Server| {
+        let mut stream = connect_from(server, HERE);
+        let head = format!(
+            "POST /v1/repos/app/pack HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            server.address,
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("write the head");
+        let mut writer = stream.try_clone().expect("a second handle");
+        let parts: Vec<Vec<u8>> = body.as_bytes().chunks(60).map(<[u8]>::to_vec).collect();
+        let pacer = std::thread::spawn(move || {
+            for part in parts {
+                if writer.write_all(&part).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        let (answer, closed) = read_until_closed(&mut stream);
+        pacer.join().expect("the body is sent");
+        assert!(closed, "{answer}");
+        answer
+    };
+    let (kept, cut) = std::thread::scope(|scope| {
+        let kept = scope.spawn(|| send(&paced));
+        let cut = scope.spawn(|| send(&whole));
+        (
+            kept.join().expect("the paced client"),
+            cut.join().expect("the other client"),
+        )
+    });
+    assert!(kept.starts_with("HTTP/1.1 200"), "{kept}");
+    assert!(
+        cut.is_empty() || cut.starts_with("HTTP/1.1 408"),
+        "a body past --body-timeout was read: {cut}"
+    );
+    for server in [paced, whole] {
+        let (code, log) = server.stop();
+        assert_eq!(code, Some(0), "{log}");
+    }
+}
+
 /// Connections from one address beyond `--max-connections-per-ip` are closed as they are
 /// accepted, so one client holding connections open cannot take them all: another address is
 /// still answered, and a connection that closes frees its place.
@@ -2171,6 +2227,7 @@ fn connection_limits_have_documented_defaults_and_refuse_zero() {
     for (flag, default) in [
         ("--header-timeout <SECONDS>", "[default: 10]"),
         ("--body-timeout <SECONDS>", "[default: 30]"),
+        ("--body-min-rate <BYTES>", "[default: 16384]"),
         ("--max-connections <N>", "[default: 512]"),
         ("--max-connections-per-ip <N>", "[default: 32]"),
     ] {
