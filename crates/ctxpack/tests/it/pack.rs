@@ -665,6 +665,29 @@ fn damaged_stores_and_repositories_exit_4_with_a_way_out() {
         run.stdout
     );
     assert_eq!(f.run(&["pack", "budget"]).code, 0);
+    // A chunk whose text was edited in the store is damage to `pack` and `query` alike (its
+    // checksum), never evidence.
+    rusqlite::Connection::open(store.join("ctxpack.sqlite"))
+        .and_then(|c| {
+            c.execute(
+                "UPDATE chunks SET text = replace(text, 'cost <= remaining', 'true') \
+                 WHERE file_id IN (SELECT id FROM files WHERE path = 'src/budget.rs')",
+                [],
+            )
+        })
+        .expect("a chunk edited");
+    for command in ["pack", "query"] {
+        let run = f.run(&[command, "enforce the budget"]);
+        assert_eq!(run.code, 4, "{command}: {}", run.transcript());
+        assert!(
+            run.stderr.contains("checksum") && run.stderr.contains("ctxpack verify --repair"),
+            "{command}: {}",
+            run.stderr
+        );
+        assert!(!run.stdout.contains("true"), "{command}: {}", run.stdout);
+    }
+    assert_eq!(f.run(&["verify", "--repair"]).code, 0);
+    assert_eq!(f.run(&["pack", "budget"]).code, 0);
     // Rebuilding says where an unreadable database went (it is never deleted).
     std::fs::write(
         store.join("ctxpack.sqlite"),
