@@ -1273,6 +1273,32 @@ fn read_scope_packs_each_new_commit_and_writes_nothing_but_its_index() {
     let first = call(&read, "repo_context_pack", json!({"goal": "budget"})).text();
     assert!(first.contains(&format!("@{}`", &f.head[..7])), "{first}");
     assert_eq!(outside_the_store(&f.repo), before);
+    // The same pack again in this MCP session is a reference to what it was shown, kept in
+    // the server's memory: no session file is written, and `fresh` gives the text again.
+    let again = call(&read, "repo_context_pack", json!({"goal": "budget"})).text();
+    assert!(again.contains("Shown before in this session"), "{again}");
+    assert!(!again.contains("cost <= remaining"), "{again}");
+    assert!(!f.repo.join(".ctxpack/sessions").exists());
+    // `recall` by the pack the reference names gives its text back.
+    let pack = again
+        .split("in pack `")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .expect("a pack id");
+    let recalled = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": "budget", "recall": [pack]}),
+    )
+    .text();
+    assert!(recalled.contains("cost <= remaining"), "{recalled}");
+    let fresh = call(
+        &read,
+        "repo_context_pack",
+        json!({"goal": "budget", "fresh": true}),
+    )
+    .text();
+    assert_eq!(fresh, first);
 
     std::fs::write(
         f.repo.join("src/ledger.rs"),

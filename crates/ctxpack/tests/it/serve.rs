@@ -2405,6 +2405,22 @@ fn two_server_processes_on_one_database_share_each_tokens_sessions() {
         json!({"session": "s1", "fresh": true}),
     );
     assert_eq!(fresh["hits"], first["hits"]);
+    // `recall` by the pack a reference names, on the other process, gives its text back.
+    let recalled = pack(
+        &b,
+        fx.token("read"),
+        json!({"session": "s1", "recall": [id]}),
+    );
+    // (A recalled range is its citation and text as shown, without the symbol around it.)
+    let shown = |pack: &Value| -> Vec<(Value, Value)> {
+        pack["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|h| (h["citation"].clone(), h["text"].clone()))
+            .collect()
+    };
+    assert_eq!(shown(&recalled), shown(&first));
     // Another token's session of the same name has seen nothing.
     let theirs = pack(&b, fx.token("write"), json!({"session": "s1"}));
     assert_eq!(theirs["hits"], first["hits"]);
@@ -2420,13 +2436,14 @@ fn two_server_processes_on_one_database_share_each_tokens_sessions() {
         .get("mcp-session-id")
         .expect("a session id at initialize")
         .clone();
-    let call = |server: &Server, token: &str, session: Option<&str>| {
+    let call_with = |server: &Server, token: &str, session: Option<&str>, recall: &[&str]| {
         let extra: Vec<(&str, &str)> = session.iter().map(|s| ("Mcp-Session-Id", *s)).collect();
         let answer = server.mcp(
             token,
             &extra,
             &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                "name": "repo_context_pack", "arguments": {"goal": goal, "budget": 2000}}}),
+                "name": "repo_context_pack",
+                "arguments": {"goal": goal, "budget": 2000, "recall": recall}}}),
         );
         assert_eq!(answer.status, 200, "{answer:?}");
         assert!(
@@ -2438,11 +2455,22 @@ fn two_server_processes_on_one_database_share_each_tokens_sessions() {
             .expect("text")
             .to_owned()
     };
+    let call = |server: &Server, token: &str, session: Option<&str>| {
+        call_with(server, token, session, &[])
+    };
     let whole = call(&a, fx.token("read"), Some(&session));
     assert!(!whole.contains("Shown before"), "{whole}");
     let again = call(&b, fx.token("read"), Some(&session));
     assert!(again.contains("Shown before in this session:"), "{again}");
     assert!(!again.contains("fn evict"), "{again}");
+    // `recall` by the pack a reference names gives the text back, on either process.
+    let shown_in = again
+        .split("in pack `")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .expect("a pack id");
+    let recalled = call_with(&a, fx.token("read"), Some(&session), &[shown_in]);
+    assert!(recalled.contains("fn evict"), "{recalled}");
     // A call outside the session, or by another token, is whole.
     assert_eq!(call(&b, fx.token("read"), None), whole);
     assert_eq!(call(&b, fx.token("write"), Some(&session)), whole);

@@ -425,6 +425,29 @@ fn limits() -> SessionLimits {
     }
 }
 
+/// The bounds a session store keeps by default are the ones the documentation gives users.
+#[test]
+fn the_default_session_bounds_are_the_documented_ones() {
+    let limits = SessionLimits::default();
+    let documented = format!(
+        "Each keeps {} sessions per owner (a token on a server), up to {} ranges and {} MiB of text\n\
+         per session, and forgets a session after {} hours without a pack",
+        limits.sessions,
+        "1,000",
+        limits.bytes >> 20,
+        limits.idle_secs / 3600
+    );
+    assert_eq!(limits.ranges, 1000);
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mcp.md"),
+    )
+    .expect("docs/mcp.md");
+    assert!(
+        docs.contains(&documented),
+        "docs/mcp.md should say: {documented}"
+    );
+}
+
 #[test]
 fn every_session_store_keeps_its_bounds() {
     bounds_hold(&MemorySessions::new(limits()), 1_000_000);
@@ -468,6 +491,31 @@ fn every_session_store_keeps_its_bounds() {
         .expect("the damaged session is refused");
     assert!(damaged.to_string().contains("delete it"), "{damaged}");
     std::fs::remove_file(&file).expect("removed");
+    // A session file keeps the range and text bounds too, dropping its oldest ranges.
+    let e = key("", "e");
+    let lines = |at| {
+        files
+            .shown(&e, at)
+            .expect("session store")
+            .iter()
+            .map(|r| r.start_line)
+            .collect::<Vec<_>>()
+    };
+    files
+        .add(
+            &e,
+            vec![range("p1", 1, "1111"), range("p1", 2, "2222")],
+            now,
+        )
+        .expect("session store");
+    files
+        .add(&e, vec![range("p2", 3, "3333")], now)
+        .expect("session store");
+    assert_eq!(lines(now), vec![2, 3], "12 bytes past 10: the oldest goes");
+    files
+        .add(&e, vec![range("p3", 4, "4"), range("p3", 5, "5")], now)
+        .expect("session store");
+    assert_eq!(lines(now), vec![3, 4, 5], "4 ranges past 3");
     if let Some(db) = crate::api::backends::postgres() {
         let database = ctxpack_pg::Database::connect(db.url()).expect("connects");
         let sessions: Arc<dyn SessionStore> = Arc::new(database.sessions(limits()));
