@@ -68,8 +68,9 @@ def write_files(entries):
     paths = {}
     for e in entries:
         d = os.path.join(files_dir, e["id"])
-        os.makedirs(d)
         path = os.path.join(d, e.get("file") or "sample.txt")
+        # A file name may carry its directory (`config/database.yml`).
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write(e["text"])
         paths[e["id"]] = path

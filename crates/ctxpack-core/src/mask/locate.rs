@@ -99,8 +99,9 @@ pub(super) fn slack(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
 }
 
 pub(super) fn connection_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = caps.name("s")?;
-    (!is_placeholder(m.as_str())).then(|| span(m))
+    let m = caps.name("s").or_else(|| caps.name("t"))?;
+    let v = m.as_str();
+    (!is_placeholder(v) && !is_variable_reference(v)).then(|| span(m))
 }
 
 /// After `Authorization:` with a scheme, a generated-looking value; without a scheme (a raw key
@@ -137,7 +138,7 @@ pub(super) fn authorization(caps: &Captures<'_>, _: &str) -> Option<(usize, usiz
 
 /// The password of a command line; quotes around it are kept.
 pub(super) fn cli_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = ["s", "m", "r", "p"]
+    let m = ["s", "m", "r", "p", "q"]
         .iter()
         .find_map(|name| caps.name(name))?;
     let (start, end) = unquote(m.as_str(), m.start());
@@ -360,6 +361,16 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     if op == ":" && after.starts_with('=') && !after.starts_with("==") {
         return None;
     }
+    // `$pass = ConvertTo-SecureString "…"`: a command given arguments, not a value (a quote
+    // that only closes the string the assignment sits in, `"password = hunter2 "`, is not one).
+    let argument = |q: char| {
+        after
+            .strip_prefix(q)
+            .is_some_and(|a| a.split('\n').next().is_some_and(|line| line.contains(q)))
+    };
+    if after.len() < rest.len() && (argument('"') || argument('\'') || after.starts_with('$')) {
+        return None;
+    }
     if value
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -387,7 +398,11 @@ pub(super) fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, us
     let m = caps
         .name("cv")
         .or_else(|| caps.name("jv"))
-        .or_else(|| caps.name("gv"))?;
+        .or_else(|| caps.name("gv"))
+        .or_else(|| caps.name("pv"))
+        .or_else(|| caps.name("wv"))
+        .or_else(|| caps.name("sv"))
+        .or_else(|| caps.name("sw"))?;
     let v = m.as_str();
     let ok = v.chars().count() >= 4
         && !v.chars().any(char::is_whitespace)
@@ -436,7 +451,14 @@ pub(super) fn setter_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, 
 pub(super) fn defined_key(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("v")?;
     let v = m.as_str();
-    (!is_placeholder(v) && (looks_random(v) || looks_random_printable(v, true))).then(|| span(m))
+    // Sixty-four random printable characters hold `{{` or `%s` now and then: that long and
+    // that random, not starting as a template does, a value is no template.
+    let random_long = v.chars().count() >= 48
+        && !v.starts_with(['{', '$', '%', '<', '#', '@'])
+        && v.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        && entropy(v) >= 4.5;
+    ((!is_placeholder(v) && (looks_random(v) || looks_random_printable(v, true))) || random_long)
+        .then(|| span(m))
 }
 
 /// `- name: DB_PASSWORD` / `value: …`: judged like the value of an assignment to the name.
@@ -490,9 +512,38 @@ pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
     if secret_name(caps.name("k")?.as_str()) != Some(true) {
         return None;
     }
-    let m = caps.name("qv").or_else(|| caps.name("sv"))?;
+    let m = caps
+        .name("qv")
+        .or_else(|| caps.name("sv"))
+        .or_else(|| caps.name("uv"))?;
     let v = m.as_str();
     let words: Vec<&str> = v.split_whitespace().collect();
+    // An env file's quoted value under an upper-case name is data. A YAML or unquoted value may
+    // be a label (`password: Mot de passe` in a locale file): it must hold a digit or a symbol,
+    // or have an app password's four groups of four letters.
+    let assigned = caps.name("sep").is_some_and(|s| s.as_str() == "=");
+    // Unquoted text after a YAML `:` is too often a type or a tag (`secretToken: Record<…>`,
+    // `password: !vault |`).
+    if caps.name("uv").is_some() && !assigned {
+        return None;
+    }
+    let env_style = assigned
+        && caps.name("uv").is_none()
+        && !caps
+            .name("k")?
+            .as_str()
+            .bytes()
+            .any(|b| b.is_ascii_lowercase());
+    let app_password = words.len() == 4
+        && words
+            .iter()
+            .all(|w| w.len() == 4 && w.bytes().all(|b| b.is_ascii_lowercase()));
+    let marked = v
+        .bytes()
+        .any(|b| b.is_ascii_digit() || (b.is_ascii_punctuation() && b != b'\'' && b != b'-'));
+    if !(env_style || app_password || marked) {
+        return None;
+    }
     let message = words.iter().any(|w| {
         let w = w
             .trim_matches(|c: char| c.is_ascii_punctuation())
@@ -502,11 +553,22 @@ pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
     let ok = (2..=12).contains(&words.len())
         && v.trim().chars().count() >= 8
         && !message
-        && !v.trim_end().ends_with(['.', ':', '?', '!', ','])
+        && !v.trim_end().ends_with([':', ','])
+        // A sentence ends in `.`, `?` or `!`; a passphrase may too, and then it holds a digit.
+        && (!v.trim_end().ends_with(['.', '?', '!']) || v.bytes().any(|b| b.is_ascii_digit()))
         && !v.contains(['%', '{', '}', '$', '<', '>'])
         && !is_placeholder(v.trim())
         && !is_placeholder(&words.join("_"));
     ok.then(|| span(m))
+}
+
+/// A Terraform variable's `default`: a password-like name takes any literal, a token- or
+/// key-like one a generated one, as an assignment's would.
+pub(super) fn variable_default(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let human = secret_name(caps.name("k")?.as_str())?;
+    let m = caps.name("qv")?;
+    let v = m.as_str();
+    (literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)))).then(|| span(m))
 }
 
 /// A `.pgpass` line: the host is a name, an address or `*` (not a number, as in a MAC address

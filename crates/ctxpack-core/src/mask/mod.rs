@@ -32,6 +32,8 @@
 //! | `google_oauth_token` | OAuth client secrets `GOCSPX-…` and access tokens `ya29.…` | the token |
 //! | `sendgrid_api_key` | `SG.` + 22 + `.` + 43 characters | the key |
 //! | `twilio_api_key` | `SK` + 32 hex digits (an API key SID, used with its secret) | the key |
+//! | `twilio_auth_token` | 32 hex digits given right after an account SID (`AC` + 32 hex digits), as the next argument, after `:` or as a named argument (`Client("AC…", "…")`, `auth_token="…"`) | the token; the SID is kept |
+//! | `discord_bot_token` | the bot's id in base64 (`M`, `N` or `O` and 23–27 characters), a 6-character timestamp and a 27–38-character HMAC, dot-separated, as the string given to a client's `run(…)` or `login(…)` (under a token name it is `password_assignment`) | the token |
 //! | `npm_token` | `npm_` + 36 characters | the token |
 //! | `pypi_token` | `pypi-AgE…` API tokens (PyPI and TestPyPI) | the token |
 //! | `dockerhub_token` | `dckr_pat_…`, `dckr_oat_…` | the token |
@@ -68,15 +70,15 @@
 //! | `cli_password` | a password on a command line: `curl`/`wget`/httpie/`xh` `-u`/`--user`/`-a`/`--auth user:PASS` (also across `\` continuation lines), `mysql`/`mysqldump`/`mariadb -pPASS`, `redis-cli -a PASS`, `sshpass -p PASS` | the password, quotes kept |
 //! | `registry_auth` | Docker `config.json` `"auth"` and `.npmrc` `_auth` values that decode to `user:password`; a Kubernetes pull secret's `.dockerconfigjson` / `.dockercfg` that decodes to a Docker config with credentials | the base64 value |
 //! | `registry_token` | the token under a host in Composer's `auth.json` (`github-oauth`, `gitlab-token`, `gitlab-oauth`, `bearer`); the first host of each block | the token |
-//! | `connection_string_password` | the password in `scheme://user:PASSWORD@host` for any scheme (postgres, mysql, mongodb+srv, redis, amqp, https, …), as in `.git-credentials` | the password only |
-//! | `url_credential` | a generated token as a URL's whole user part (`https://TOKEN@host`), after a `/key/`, `/token/`, `/apikey/`, `/secret/` path segment, or in an `X-Amz-Signature=`, `X-Goog-Signature=`, `signature=`, `sig=`, `hmac=` or `key=` query parameter | the token |
+//! | `connection_string_password` | the password in `scheme://user:PASSWORD@host` for any scheme (postgres, mysql, mongodb+srv, redis, amqp, https, …), as in `.git-credentials`; the `Password=` or `Pwd=` of a `key=value;` connection string (ADO.NET, ODBC) that `password_assignment` leaves, such as one starting with `!`; the password of a Go `user:PASSWORD@tcp(host)/db` DSN | the password only |
+//! | `url_credential` | a generated token as a URL's whole user part (`https://TOKEN@host`), after a `/key/`, `/token/`, `/apikey/`, `/secret/`, `/hooks/` or `/webhooks/` path segment, or in an `X-Amz-Signature=`, `X-Goog-Signature=`, `signature=`, `sig=`, `hmac=` or `key=` query parameter | the token |
 //! | `pgpass_password` | the last field of a PostgreSQL `.pgpass` line, `host:port:database:user:password` (the host a name, an address or `*`; the port digits or `*`; `\:` escapes allowed) | the password |
 //! | `netrc_password` | the password of a `.netrc` / `.authinfo` entry: `machine HOST login USER password PASS`, on one line or several | the password |
 //! | `xml_secret` | the text of a secret-named XML element (`<password>`, `<ApiKey>`, `<secret>` …, e.g. Maven `settings.xml`), `<add key="…Password" value="…"/>` (.NET `appSettings`, NuGet `ClearTextPassword`), an element whose `name` or `key` attribute is secret-named with a `value` attribute or text (`<property name="db.password" value="…"/>`, `<entry key="smtp.password">…</entry>`, .NET `<setting name="SmtpPassword"><value>…</value></setting>`), and Hadoop-style `<name>fs.s3a.secret.key</name><value>…</value>`; Maven's and Jenkins' braced ciphertext (`{COQL…=}`) counts as a value | the value |
 //! | `yaml_block_secret` | a YAML block scalar (`\|`, `>`, `\|-`, `>-` …) under a secret-named key | the block's lines, from the first content character to the end of the last line |
 //! | `dockerfile_secret` | `ENV NAME value` / `ARG NAME value` (the space-separated form) with a secret-named `NAME`; the `NAME=value` form is `password_assignment` | the value |
-//! | `code_credential` | a password passed as a string literal in code: PHP `define('DB_PASSWORD', '…')` (any secret-named constant), the second argument of `new NetworkCredential(user, "…")`, `PasswordAuthentication`, `UsernamePasswordCredentials`, `HTTPBasicAuth`/`HTTPDigestAuth`, `BasicAuth`, `SetBasicAuth`, `basicAuth`, `basic_auth` (also `Some("…")`), `auth(user, "…")`, `auth=(user, "…")`, `login(user, "…")`, and the third of JDBC `getConnection(url, user, "…")` and Go's `smtp.PlainAuth("", user, "…", host)`, OkHttp's `Credentials.basic(user, "…")`; the one string argument of a setter or builder named after a credential (`setPassword("…")`, `withPassword("…")`, `setApiKey("…")`, `.password("…")`, `.clientSecret("…")`); four or more characters | the password, quotes kept |
-//! | `password_assignment` | a value assigned to a name ending in `password`, `passwd`, `passphrase`, `pwd`, `secret`, `token`, `api_key`/`apikey`, `access_key` or `private_key` (optionally followed by `key` or `value`, so `secret_key`, `clientSecret`, `DB_PASSWORD`, `x-api-key`), or in `pass` as an upper-case word (`DB_PASS`, `SMTP_PASS`) or the whole name (`--pass`), with `=`, `:`, `:=` or `=>`, in env, YAML, INI, JSON, XML-attribute, URL-query, CLI-flag and code styles, and after a type annotation (`db_password: str = "…"`, `static TOKEN: &str = "…"`), also through an index (`$config['db_password'] = …`); the value is quoted or bare, at least 6 characters, no whitespace. Also: the `value` of a name/value pair whose `name` is secret-named (Kubernetes `env` entries `- name: DB_PASSWORD` / `value: …`, ECS `{"name": …, "value": …}`), and a quoted passphrase with spaces under an upper-case password or secret name in an env file (`DB_PASSWORD="correct horse battery staple"`) | the value, quotes kept |
+//! | `code_credential` | a password passed as a string literal in code: PHP `define('DB_PASSWORD', '…')` (any secret-named constant), the second argument of `new NetworkCredential(user, "…")`, `PasswordAuthentication`, `UsernamePasswordCredentials`, `HTTPBasicAuth`/`HTTPDigestAuth`, `BasicAuth`, `SetBasicAuth`, `basicAuth`, `basic_auth` (also `Some("…")`), `auth(user, "…")`, `auth=(user, "…")`, `login(user, "…")`, and the third of JDBC `getConnection(url, user, "…")` and Go's `smtp.PlainAuth("", user, "…", host)`, OkHttp's `Credentials.basic(user, "…")` (the arguments may span lines); the one string argument of a setter or builder named after a credential (`setPassword("…")`, `withPassword("…")`, `setApiKey("…")`, `.password("…")`, `.clientSecret("…")`); four or more characters | the password, quotes kept |
+//! | `password_assignment` | a value assigned to a name ending in `password`, `passwd`, `passphrase`, `pwd`, `secret`, `token`, `api_key`/`apikey`, `access_key` or `private_key` (optionally followed by `key` or `value`, so `secret_key`, `clientSecret`, `DB_PASSWORD`, `x-api-key`), or in `pass` as an upper-case word (`DB_PASS`, `SMTP_PASS`) or the whole name (`--pass`), with `=`, `:`, `:=` or `=>`, in env, YAML, INI, JSON, XML-attribute, URL-query, CLI-flag and code styles, and after a type annotation (`db_password: str = "…"`, `static TOKEN: &str = "…"`), also through an index (`$config['db_password'] = …`); the value is quoted or bare, at least 6 characters, no whitespace. Also: the `value` of a name/value pair whose `name` is secret-named (Kubernetes `env` entries `- name: DB_PASSWORD` / `value: …`, ECS `{"name": …, "value": …}`), and a quoted passphrase with spaces under an upper-case password or secret name in an env file (`DB_PASSWORD="correct horse battery staple"`; one ending in `?` or `!` only when it holds a digit, since a message ends so too) | the value, quotes kept |
 //! | `high_entropy_key` | a random-looking value (20 or more base64 characters mixing upper case, lower case and digits with Shannon entropy ≥ 3.5 bits, 32 or more hex digits, Laravel's `base64:…`, a comma-separated list of such keys, or — quoted — 32 or more printable characters of three classes with punctuation and entropy ≥ 4 bits) assigned to a name whose last word is `key`, `keys`, `key_base`, `salt`, `pepper`, `hmac`, `credentials` or `auth`: `secret_key_base`, `APP_KEY`, `APP_KEYS`, `FERNET_KEY`, `signingKey`, `ENCRYPTION_KEY`, `PASSWORD_SALT`, Drupal's `$settings['hash_salt']`; and WordPress's `define('AUTH_KEY', '…')` / `define('NONCE_SALT', '…')` | the value |
 //!
 //! Names are "secret-named" for `xml_secret`, `yaml_block_secret` and `dockerfile_secret` by the
@@ -232,7 +234,7 @@ use rules::SPECS;
 use shape::*;
 
 /// Bumped whenever the rule set changes (stored text is masked at index time).
-pub const MASK_RULES_VERSION: u32 = 3;
+pub const MASK_RULES_VERSION: u32 = 4;
 
 /// How every marker starts; no rule accepts a value that contains it, which is what makes
 /// masking idempotent.
@@ -359,8 +361,16 @@ struct Prefilter {
 impl Prefilter {
     fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Prefilter {
         let patterns: Vec<&str> = patterns.into_iter().collect();
+        // The rules' literals make more states than the default 2 MiB cache holds on varied
+        // text, and a lazy DFA whose cache fills clears it and builds the states again: 8 MiB
+        // (built only as far as a text needs) made masking a fifth faster on dependency
+        // sources, 4 MiB a tenth.
         let dfa = DFA::builder()
-            .configure(DFA::config().match_kind(MatchKind::All))
+            .configure(
+                DFA::config()
+                    .match_kind(MatchKind::All)
+                    .cache_capacity(8 << 20),
+            )
             .build_many(&patterns)
             .expect("mask prefilter patterns are constants covered by tests");
         let for_caches = dfa.clone();

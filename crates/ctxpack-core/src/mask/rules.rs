@@ -22,7 +22,7 @@ const fn vendor(
 /// a whole word of the name (`DB_PASS`, not `bypass`); [`secret_name`] checks that.
 macro_rules! secret_word {
     () => {
-        r"(?:passwd|password|passphrase|pass|pwd|secret|token|api[_.-]?key|access[_.-]?key|private[_.-]?key)"
+        r"(?:passwd|password|passphrase|pass|pwd|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key)"
     };
 }
 
@@ -31,7 +31,7 @@ macro_rules! secret_word {
 /// automaton several times larger and the one pass over every text slower.
 macro_rules! secret_word_prefilter {
     () => {
-        r"(?i-u)pass|pwd|secret|token|api[_.-]?key|access[_.-]?key|private[_.-]?key"
+        r"(?i-u)pass|pwd|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key"
     };
 }
 
@@ -104,13 +104,17 @@ pub(super) const SPECS: &[Spec] = &[
     Spec {
         kind: "aws_secret_access_key",
         description: "AWS secret access key (40 characters) assigned to an aws_secret_access_key-like name",
-        prefilter: r"(?i-u)secret[_.-]?access|aws[_.-]?secret",
+        prefilter: r"(?i-u)secret[_.-]?access|aws[_.-]?secret|AKIA|ASIA",
         pattern: concat!(
             r"(?i)(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)",
             r#"(?:\\?["'])?[ \t]*(?:=>|:=|=|:)[ \t]*(?:\\?["'])?"#,
             r"(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+            // The argument after an access key id (`new BasicAWSCredentials("AKIA…", "…")`),
+            // which the rule before has masked by now.
+            r#"|(?:(?:AKIA|ASIA)[A-Z2-7]{16}|\[REDACTED:aws_access_key_id\])["']?\s*,\s*["']"#,
+            r"(?P<t>[A-Za-z0-9/+]{40})[\x22']",
         ),
-        locate: vendor_token,
+        locate: either_vendor_group,
     },
     Spec {
         kind: "github_token",
@@ -167,6 +171,27 @@ pub(super) const SPECS: &[Spec] = &[
         "Twilio API key (SK and 32 hex digits)",
         r"SK[0-9a-fA-F]{8}",
         r"(?-u:\b)(?P<s>SK[0-9a-fA-F]{32})(?-u:\b)",
+    ),
+    vendor(
+        "twilio_auth_token",
+        "Twilio auth token (32 hex digits) given beside its account SID (AC and 32 hex digits)",
+        r"AC[0-9a-f]{32}",
+        concat!(
+            r#"(?-u:\b)AC[0-9a-f]{32}["']?[ \t]*[,:][ \t]*(?:[A-Za-z_]+[ \t]*=[ \t]*)?["']?"#,
+            r"(?P<s>[0-9a-f]{32})(?-u:\b)",
+        ),
+    ),
+    vendor(
+        "discord_bot_token",
+        "Discord bot token (the bot's id in base64, a timestamp and an HMAC, dot-separated) given to a client's run() or login()",
+        // Keyed on the call: a prefilter run of 24 characters from any `M`, `N` or `O` made the
+        // one pass over every text a quarter slower. Under a token name it is
+        // `password_assignment`'s.
+        r"\.(?:run|login)\(",
+        concat!(
+            r#"\.(?:run|login)\(\s*["'](?P<s>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\."#,
+            r#"[A-Za-z0-9_-]{27,38})["']"#,
+        ),
     ),
     vendor(
         "npm_token",
@@ -393,7 +418,7 @@ pub(super) const SPECS: &[Spec] = &[
     Spec {
         kind: "cli_password",
         description: "a password on a command line: curl/httpie -u user:PASS, mysql -pPASS, redis-cli -a PASS, sshpass -p PASS",
-        prefilter: r"(?:curl|https?|xh|wget)[ \t]|mysql|mariadb|redis-cli|sshpass",
+        prefilter: r"(?:curl|https?|xh|wget)[ \t]|mysql|mariadb|redis-cli|sshpass|--pass(?:phrase|word)[ \t=]+[\x22']",
         pattern: concat!(
             // The command, then (lazily, across `\` line continuations) other arguments.
             r"(?:^|[^A-Za-z0-9_./:-])(?:curl|https?|xh|wget)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?",
@@ -403,6 +428,8 @@ pub(super) const SPECS: &[Spec] = &[
             r"|(?:^|[^A-Za-z0-9_./-])redis-cli[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-a[ \t]+",
             r#"(?P<r>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
             r#"|(?:^|[^A-Za-z0-9_./-])sshpass[ \t]+-p[ \t]*(?P<p>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
+            // Any command's quoted `--passphrase "…"` or `--password '…'`, spaces and all.
+            r#"|[ \t]--pass(?:phrase|word)(?:[ \t]+|=)(?P<q>"[^"\r\n$]+"|'[^'\r\n]+')"#,
         ),
         locate: cli_password,
     },
@@ -445,11 +472,12 @@ pub(super) const SPECS: &[Spec] = &[
             // small (this rule was once the slowest by far).
             r"://(?P<u>[A-Za-z0-9_-]{20,})@[A-Za-z0-9]",
             r"|://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+=:@!$,;-]*)*/",
-            r"(?i-u:api[_-]?key|apikey|access[_-]?token|token|secret|key|password)s?/",
+            r"(?i-u:api[_-]?key|apikey|access[_-]?token|token|secret|key|password|hook|webhook)s?/(?:v[0-9]{1,2}/)?",
             r#"(?P<p>[A-Za-z0-9_-]{16,})(?:[/?#\s"'<>)]|$)"#,
             r"|://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+=:@!$,;-]*)*\?",
             r"(?:[A-Za-z0-9._~%+=:@!$,;/-]*&)*",
-            r"(?i-u:x-amz-signature|x-goog-signature|signature|sig|hmac|key)=(?P<q>[A-Za-z0-9%_.-]{16,})",
+            // (`api_key=`, `access_token=` and other secret names are `password_assignment`'s.)
+            r"(?i-u:x-amz-signature|x-goog-signature|signature|sig|hmac|key|appid|app_id)=(?P<q>[A-Za-z0-9%_.-]{16,})",
         ),
         locate: url_credential,
     },
@@ -549,15 +577,48 @@ pub(super) const SPECS: &[Spec] = &[
             // OkHttp's `Credentials.basic(user, "…")`.
             r"|Credentials\.basic",
             // `requests.get(url, auth=("user", "…"))`
-            r"|auth[ \t]*=)[ \t]*\([ \t]*",
+            r"|auth[ \t]*=)[ \t]*\(\s*",
             // The password may be wrapped as reqwest's `.basic_auth(user, Some("…"))` wraps it.
-            r#"(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_$][A-Za-z0-9_.$]*)[ \t]*,[ \t]*(?:Some\([ \t]*)?[rbu]?["'](?P<cv>[^"'\\\s]*)["']"#,
+            r#"(?:"[^"\r\n]*"(?:\.(?:to_owned|to_string|into)\(\))?|'[^'\r\n]*'|[A-Za-z_$][A-Za-z0-9_.$]*)"#,
+            r#"\s*,\s*(?:Some\([ \t]*)?[rbu]?["'](?P<cv>[^"'\\\s]*)["']"#,
             // Go's `smtp.PlainAuth(identity, user, password, host)`.
             r#"|PlainAuth[ \t]*\([ \t]*"[^"\r\n]*"[ \t]*,[ \t]*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"(?P<gv>[^"\\\s]*)""#,
             // JDBC's `getConnection(url, user, password)`.
-            r#"|getConnection[ \t]*\([ \t]*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"#,
-            r#"(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)[ \t]*,[ \t]*"(?P<jv>[^"\\\s]*)""#,
+            r#"|getConnection[ \t]*\(\s*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)\s*,\s*"#,
+            r#"(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)\s*,\s*"(?P<jv>[^"\\\s]*)""#,
         ),
+        locate: code_credential,
+    },
+    Spec {
+        kind: "code_credential",
+        description: "a password literal in a builder's .credentials(user, \"...\"), Rust's Credentials::new, PHP's new PDO($dsn, $user, \"...\"), SQL's IDENTIFIED BY '...', a JWT library's jwt.sign(payload, \"...\") or PowerShell's ConvertTo-SecureString \"...\" -AsPlainText",
+        // Kept apart from the calls above, so that each prefilter hit runs a small pattern.
+        prefilter: r"\.credentials[ \t]*\(|Credentials::new|PDO[ \t]*\(|mysqli(?:_connect)?[ \t]*\(|(?i-u:identified[ \t]+by[ \t]|password[ \t]+')|(?i-u:jwt)\.(?:sign|verify|encode|decode)|ConvertTo-SecureString",
+        pattern: concat!(
+            r#"(?:\.credentials|Credentials::new)[ \t]*\(\s*"#,
+            r#"(?:"[^"\r\n]*"(?:\.(?:to_owned|to_string|into)\(\))?|'[^'\r\n]*'|[A-Za-z_$][A-Za-z0-9_.$]*)"#,
+            r#"\s*,\s*[rbu]?["'](?P<cv>[^"'\\\s]*)["']"#,
+            // The third of PHP's `new PDO($dsn, $user, $password)` and `mysqli_connect($host,
+            // $user, $password)`.
+            r#"|(?:PDO|mysqli_connect|mysqli)[ \t]*\(\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|\$?[A-Za-z_][A-Za-z0-9_.]*)\s*,\s*"#,
+            r#"(?:"[^"\r\n]*"|'[^'\r\n]*'|\$?[A-Za-z_][A-Za-z0-9_.]*)\s*,\s*["'](?P<jv>[^"'\\\s]*)["']"#,
+            // SQL: `CREATE USER … IDENTIFIED BY '…'`, `… WITH LOGIN PASSWORD '…'`.
+            r#"|(?i-u:identified)[ \t]+(?i-u:by)[ \t]+(?:(?i-u:password)[ \t]+)?'(?P<sv>[^'\\\r\n]+)'"#,
+            r#"|(?i-u:with)[ \t]+(?:[A-Za-z]+[ \t]+){0,4}?(?i-u:password)[ \t]+'(?P<sw>[^'\\\r\n]+)'"#,
+            // A JWT library's signing secret: `jwt.sign(payload, "…")`, `jwt.encode(payload, "…")`.
+            r#"|(?i-u:jwt)\.(?:sign|verify|encode|decode)[ \t]*\(\s*(?:\{[^{}]*\}|[A-Za-z_$][A-Za-z0-9_.$]*)"#,
+            r#"\s*,\s*["'](?P<wv>[^"'\\\s]+)["']"#,
+            // PowerShell's `ConvertTo-SecureString "…" -AsPlainText`: the text is the password.
+            r#"|ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?["'](?P<pv>[^"'\r\n]+)["'][ \t]+-AsPlainText"#,
+        ),
+        locate: code_credential,
+    },
+    Spec {
+        kind: "code_credential",
+        description: "a string macro with a secret-named name in C or C++ (#define MQTT_PASSWORD \"...\")",
+        // The secret word in the macro's name: every C header has `#define`.
+        prefilter: r"\#[ \t]*define[ \t]+[A-Za-z0-9_]*(?i-u:pass|pwd|secret|token|key)",
+        pattern: r#"\#[ \t]*define[ \t]+(?P<k>[A-Za-z0-9_]+)[ \t]+"(?P<dv>[^"\\\r\n]*)""#,
         locate: code_credential,
     },
     Spec {
@@ -565,12 +626,12 @@ pub(super) const SPECS: &[Spec] = &[
         description: "a password literal given to a setter or builder method (setPassword(\"...\"), withPassword(\"...\"), .password(\"...\"))",
         // From the secret word on: an unanchored `set`/`with`/`.` prefix would start a
         // thread of the prefilter's automaton at every method call.
-        prefilter: r"(?i-u)(?:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*[ \t]*\([ \t]*[\x22']",
+        prefilter: r"(?i-u)(?:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*[ \t]*\(\s*[\x22']",
         pattern: concat!(
             // The method's name holds a secret word; the search starts from that literal.
             r#"(?P<dot>\.)?(?-u:\b)(?P<m>(?:[A-Za-z][A-Za-z0-9]*?)?"#,
-            r#"(?i-u:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*)[ \t]*\([ \t]*"#,
-            r#"["'](?P<v>[^"'\\\s]*)["'][ \t]*\)"#,
+            r#"(?i-u:pass|pwd|secret|token|api_?key|access_?key)[A-Za-z0-9]*)[ \t]*\(\s*"#,
+            r#"["'](?P<v>[^"'\\\s]*)["']\s*\)"#,
         ),
         locate: setter_credential,
     },
@@ -619,14 +680,41 @@ pub(super) const SPECS: &[Spec] = &[
     },
     Spec {
         kind: "password_assignment",
-        description: "a quoted passphrase with spaces assigned to an upper-case password or secret name in an env file",
-        prefilter: r#"(?:PASS|PWD|SECRET)[A-Z0-9_]*=["']"#,
+        description: "a passphrase with spaces assigned to a password or secret name in an env, properties or YAML file",
+        // A quote, or an unquoted value with a space, after the separator.
+        prefilter: r#"(?i-u:pass|pwd|secret)[A-Za-z0-9_.-]*(?:=["']|=[^\s"'#=][^\r\n#"'=]* |[ \t]*:[ \t]+["'])"#,
         pattern: concat!(
-            r"(?m)^[ \t]*(?:export[ \t]+)?(?P<k>[A-Z][A-Z0-9_]*)=",
-            r#"(?:"(?P<qv>[^"\r\n\\]* [^"\r\n\\]*)"|'(?P<sv>[^'\r\n\\]* [^'\r\n\\]*)')"#,
+            r"(?m)^[ \t]*(?:export[ \t]+|-[ \t]+)?(?P<k>[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>=|[ \t]*:[ \t]+)",
+            r#"(?:"(?P<qv>[^"\r\n\\]* [^"\r\n\\]*)"|'(?P<sv>[^'\r\n\\]* [^'\r\n\\]*)'"#,
+            // Unquoted after `=`, as `.properties` and dotenv files allow.
+            r#"|(?P<uv>[^\s"'#=][^\r\n#"'=]* [^\r\n#"'=]*[^\s#"'=]))"#,
             r"[ \t]*(?:#[^\r\n]*)?\r?$",
         ),
         locate: passphrase,
+    },
+    Spec {
+        kind: "connection_string_password",
+        description: "password in a key=value; connection string (ADO.NET, ODBC: ;Password=...;) or a Go user:PASSWORD@tcp(host) DSN",
+        prefilter: r"(?i-u);[ \t]*(?:password|pwd)[ \t]*=|@(?:tcp|unix|udp)\(",
+        pattern: concat!(
+            // After another `key=value;`: the value runs to the next `;` or the string's end. (A
+            // value `password_assignment` takes, one not starting with `!`, `#`, `@` …, is
+            // masked by it first.)
+            r#"(?i-u:;[ \t]*(?:password|pwd)[ \t]*=)[ \t]*(?P<s>[^;"'\s][^;"'\r\n]*?)[ \t]*(?:;|["']|\r?\n|$)"#,
+            r#"|(?:^|[\s"'`=])[A-Za-z0-9_.-]+:(?P<t>[^\s"'`@/:]+)@(?:tcp|unix|udp)\("#,
+        ),
+        locate: connection_password,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "the default of a Terraform variable with a secret-named name",
+        prefilter: concat!(r#"variable[ \t]+"[^"\r\n]*(?i-u:"#, secret_word!(), ")"),
+        pattern: concat!(
+            r#"variable[ \t]+"(?P<k>[^"\r\n]*(?i-u:"#,
+            secret_word!(),
+            r#")[^"\r\n]*)"[ \t]*\{[^{}]*?(?m:^)[ \t]*default[ \t]*=[ \t]*"(?P<qv>[^"\r\n]*)""#,
+        ),
+        locate: variable_default,
     },
     Spec {
         kind: "high_entropy_key",

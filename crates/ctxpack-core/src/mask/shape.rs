@@ -246,6 +246,7 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
         "pwd",
         "secret",
         "token",
+        "authtok",
         "apikey",
         "accesskey",
         "privatekey",
@@ -371,6 +372,9 @@ pub(super) const REFERENCE_PREFIXES: &[&str] = &[
     "keyvault:",
     "env:",
     "file:",
+    // Vault's key/value paths (`secret=secret/data/db` in a lookup).
+    "secret/data/",
+    "kv/data/",
 ];
 
 /// A reference, template, placeholder word or marker: something that is not itself a secret.
@@ -448,11 +452,59 @@ pub(super) fn is_public_or_test_key(value: &str) -> bool {
 pub(super) fn literal_is_secret(value: &str) -> bool {
     value.chars().count() >= 6
         && !value.chars().any(char::is_whitespace)
+        && !names_a_password(value)
+        && !is_sealed_ciphertext(value)
         && !is_public_or_test_key(value)
         && !is_placeholder(value)
         && !is_credential_name(value)
         && !value.contains("://")
         && !is_path(value)
+}
+
+/// The word "password" in other languages: the label a locale file gives the field
+/// (`password: "Passwort"`, `login.password=Пароль`), not a password.
+const PASSWORD_WORDS: &[&str] = &[
+    "passwort",
+    "kennwort",
+    "mot de passe",
+    "contraseña",
+    "senha",
+    "wachtwoord",
+    "parola",
+    "hasło",
+    "пароль",
+    "密码",
+    "密碼",
+    "パスワード",
+    "비밀번호",
+    "şifre",
+    "lösenord",
+    "adgangskode",
+    "passord",
+    "salasana",
+    "heslo",
+    "jelszó",
+    "κωδικός",
+    "סיסמה",
+    "كلمة المرور",
+    "mật khẩu",
+    "รหัสผ่าน",
+    "parolă",
+    "lozinka",
+    "geslo",
+    "slaptažodis",
+];
+
+pub(super) fn names_a_password(value: &str) -> bool {
+    let lower = value.trim().to_lowercase();
+    PASSWORD_WORDS.contains(&lower.as_str())
+}
+
+/// A Bitnami SealedSecret's `encryptedData` value: ciphertext that only the cluster's
+/// controller can open, committed by design. It starts `Ag` and is hundreds of base64
+/// characters long.
+pub(super) fn is_sealed_ciphertext(value: &str) -> bool {
+    value.starts_with("Ag") && value.len() >= 300 && value.bytes().all(is_base64_byte)
 }
 
 /// `"refresh_token"`, `"X-Api-Key"`, `token=token`: the value names a credential.
@@ -499,5 +551,15 @@ pub(super) fn looks_like_code(value: &str) -> bool {
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     };
-    (normalized.contains('.') || tried.is_some()) && parts.all(is_ident)
+    // `zWemT.opYkeWXQbKmJ1E`: a part mixing cases and digits without words is generated.
+    let generated = |s: &str| {
+        s.len() >= 8
+            && s.bytes().any(|b| b.is_ascii_uppercase())
+            && s.bytes().any(|b| b.is_ascii_lowercase())
+            && s.bytes().any(|b| b.is_ascii_digit())
+            && !is_camel_words(s)
+    };
+    (normalized.contains('.') || tried.is_some())
+        && parts.clone().all(is_ident)
+        && !parts.any(generated)
 }

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (3, 0xcdc1_1c4c_bdc3_0cbb),
+        (4, 0xe5eb_d4e7_c6d3_c3b9),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -500,6 +500,40 @@ const CASES: &[(&str, &str, Option<&str>)] = &[
     (
         "twilio_api_key",
         "see ACdeadbeeffb81df82a1804225f969f1a6 in the docs",
+        None,
+    ),
+    (
+        "twilio_auth_token",
+        "client = Client(\"ACdeadbeef0123456789abcdef01234567\", \"fedcba9876543210fedcba9876543210\")",
+        Some(
+            "client = Client(\"ACdeadbeef0123456789abcdef01234567\", \"[REDACTED:twilio_auth_token]\")",
+        ),
+    ),
+    (
+        "twilio_auth_token",
+        "Twilio.init('ACdeadbeef0123456789abcdef01234567', auth_token='0f1e2d3c4b5a69788796a5b4c3d2e1f0')",
+        Some(
+            "Twilio.init('ACdeadbeef0123456789abcdef01234567', auth_token='[REDACTED:twilio_auth_token]')",
+        ),
+    ),
+    (
+        "twilio_auth_token",
+        "client = Client(\"ACdeadbeef0123456789abcdef01234567\", os.environ[\"TWILIO_AUTH_TOKEN\"])",
+        None,
+    ),
+    (
+        "discord_bot_token",
+        "client.run(\"MTA5ODc2NTQzMjEwOTg3NjU0Mw.GdEaBc.k3yZxWvUtSrQpOnMlKjIhGfEdCbA9876543\")",
+        Some("client.run(\"[REDACTED:discord_bot_token]\")"),
+    ),
+    (
+        "discord_bot_token",
+        "client.login('NzkyNzE1NDU0MTk2MDg4ODQy.X-hvzA.Ovy4MCQywSkoMRRclStW4xAYK7I');",
+        Some("client.login('[REDACTED:discord_bot_token]');"),
+    ),
+    (
+        "discord_bot_token",
+        "app.run('NzkyNzE1NDU0MTk2MDg4ODQy.X-hvzA')",
         None,
     ),
     (
@@ -1338,11 +1372,255 @@ oauth(\"client\", \"FakeNotPw1\")",
         ),
     ),
     (
+        "connection_string_password",
+        "\"Data Source=db;User ID=app;Password=!Qz9~vT^2mL;Encrypt=True\"",
+        Some(
+            "\"Data Source=db;User ID=app;Password=[REDACTED:connection_string_password];Encrypt=True\"",
+        ),
+    ),
+    (
+        "connection_string_password",
+        "db, err := sql.Open(\"mysql\", \"app:Zq9-vT2mLw@tcp(db:3306)/shop\")",
+        Some(
+            "db, err := sql.Open(\"mysql\", \"app:[REDACTED:connection_string_password]@tcp(db:3306)/shop\")",
+        ),
+    ),
+    (
+        "connection_string_password",
+        "dsn := user + \":\" + pass + \"@tcp(\" + host + \")/shop\"",
+        None,
+    ),
+    (
+        "url_credential",
+        "url: https://api.status.example/v1/hooks/vPrFgEQZXTcu8lv2Mf8ONPPt",
+        Some("url: https://api.status.example/v1/hooks/[REDACTED:url_credential]"),
+    ),
+    (
+        "url_credential",
+        "see https://git.example.com/org/repo/settings/hooks/post-receive-handler",
+        None,
+    ),
+    (
+        "code_credential",
+        "DriverManager.getConnection(\n    \"jdbc:mysql://db/app\", \"app\", \"Onyx~Zephyr1098\");",
+        Some(
+            "DriverManager.getConnection(\n    \"jdbc:mysql://db/app\", \"app\", \"[REDACTED:code_credential]\");",
+        ),
+    ),
+    (
+        "password_assignment",
+        "SMTP_PASSWORD='my p1n3 thistle yonder 46!'\n",
+        Some("SMTP_PASSWORD='[REDACTED:password_assignment]'\n"),
+    ),
+    (
+        "password_assignment",
+        "ERROR_PASSWORD=\"Wrong password, try again in 5 minutes!\"\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "variable \"db_master_password\" {\n  type    = string\n  default = \"m0KZb8tH*p-M0fW\"\n}\n",
+        Some(
+            "variable \"db_master_password\" {\n  type    = string\n  default = \"[REDACTED:password_assignment]\"\n}\n",
+        ),
+    ),
+    (
+        "password_assignment",
+        "variable \"api_token\" {\n  default = \"Xk29fLq81ZpW03vN\"\n  sensitive = true\n}\n",
+        Some(
+            "variable \"api_token\" {\n  default = \"[REDACTED:password_assignment]\"\n  sensitive = true\n}\n",
+        ),
+    ),
+    (
+        "password_assignment",
+        "variable \"db_password\" {\n  type = string\n  default = \"\"\n}\nvariable \"region\" {\n  default = \"eu-west-1\"\n}\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "    vars:\n      ansible_password: zWemT.opYkeWXQbKmJ1E\n",
+        Some("    vars:\n      ansible_password: [REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        "    key_passphrase: \"Prairie copper willow amber harbor 29.\"\n",
+        Some("    key_passphrase: \"[REDACTED:password_assignment]\"\n"),
+    ),
+    (
+        "password_assignment",
+        "  password: self.settings.smtpPassword\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "replication: \"{{ lookup('hashi_vault', 'secret=secret/data/db:replication') }}\"\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "let s = \" user=foo password = hunter2 \";",
+        Some("let s = \" user=foo password = [REDACTED:password_assignment] \";"),
+    ),
+    (
+        "code_credential",
+        "$pass = ConvertTo-SecureString \"CqrNxKQPXrv.vE4IJBHU\" -AsPlainText -Force",
+        Some("$pass = ConvertTo-SecureString \"[REDACTED:code_credential]\" -AsPlainText -Force"),
+    ),
+    (
+        "code_credential",
+        "let creds = Credentials::new(\n    \"postmaster@mg.acme.io\".to_owned(),\n    \"b6345cf2d66b50d4ae1e\".to_owned(),\n);",
+        Some(
+            "let creds = Credentials::new(\n    \"postmaster@mg.acme.io\".to_owned(),\n    \"[REDACTED:code_credential]\".to_owned(),\n);",
+        ),
+    ),
+    (
+        "code_credential",
+        "    .credentials(\n        \"svc-backup\",\n        \"Ltv1DhQ04mgsbrzAz76y\"\n    )",
+        Some(
+            "    .credentials(\n        \"svc-backup\",\n        \"[REDACTED:code_credential]\"\n    )",
+        ),
+    ),
+    (
+        "code_credential",
+        "        .password(\n            \"3~YsiOh7T9kj4Dzzun\")",
+        Some("        .password(\n            \"[REDACTED:code_credential]\")"),
+    ),
+    (
+        "code_credential",
+        "$pass = ConvertTo-SecureString $env:BACKUP_PASS -AsPlainText -Force",
+        None,
+    ),
+    (
+        "password_assignment",
+        "spring.mail.username=alerts@example.com\nspring.mail.password=kzyn xjkz xdxb akyd\n",
+        Some(
+            "spring.mail.username=alerts@example.com\nspring.mail.password=[REDACTED:password_assignment]\n",
+        ),
+    ),
+    (
+        "password_assignment",
+        "BACKUP_PASSPHRASE=orbit 4 lantern cedar\n",
+        Some("BACKUP_PASSPHRASE=[REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        "login.password=Mot de passe\nlogin.password.hint=Au moins huit caracteres\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "export interface Config {\n  secretToken: Record<string, string> | undefined\n}\n",
+        None,
+    ),
+    (
+        "high_entropy_key",
+        "define( 'AUTH_KEY', 'Cgk`}#!*g_d_r4B,*{{%pEa)$;l:kj+v:WqYI+8wcw*mji8$:qFB:!VKGH[7_tRB' );",
+        Some("define( 'AUTH_KEY', '[REDACTED:high_entropy_key]' );"),
+    ),
+    (
+        "code_credential",
+        "const token = jwt.sign({ id: user.id }, \"3SQPHFj4hn0RwulweaCEWQ_94kEUMFB2\", { expiresIn: \"7d\" });",
+        Some(
+            "const token = jwt.sign({ id: user.id }, \"[REDACTED:code_credential]\", { expiresIn: \"7d\" });",
+        ),
+    ),
+    (
+        "code_credential",
+        "token = jwt.encode(payload, 'Zq8wL2vR9pT4kX1m', algorithm='HS256')",
+        Some("token = jwt.encode(payload, '[REDACTED:code_credential]', algorithm='HS256')"),
+    ),
+    (
+        "code_credential",
+        "const token = jwt.sign({ id: user.id }, process.env.JWT_SECRET);",
+        None,
+    ),
+    (
+        "url_credential",
+        "const URL = \"https://api.weather.example/data/2.5?units=metric&appid=9ce402719a32567ecf7aaff0060f26d5&q=\";",
+        Some(
+            "const URL = \"https://api.weather.example/data/2.5?units=metric&appid=[REDACTED:url_credential]&q=\";",
+        ),
+    ),
+    (
+        "cli_password",
+        "gpg --batch --passphrase \"wombat mosaic vortex saturn thunder\" --detach-sign app.tar.gz",
+        Some("gpg --batch --passphrase \"[REDACTED:cli_password]\" --detach-sign app.tar.gz"),
+    ),
+    (
+        "cli_password",
+        "gpg --batch --passphrase \"$GPG_PASSPHRASE\" --detach-sign app.tar.gz",
+        None,
+    ),
+    (
+        "code_credential",
+        "CREATE USER 'bi_reader'@'%' IDENTIFIED BY 'Raven.5423rhubarb';",
+        Some("CREATE USER 'bi_reader'@'%' IDENTIFIED BY '[REDACTED:code_credential]';"),
+    ),
+    (
+        "code_credential",
+        "CREATE ROLE app WITH LOGIN PASSWORD 'Qz8-lantern-41';",
+        Some("CREATE ROLE app WITH LOGIN PASSWORD '[REDACTED:code_credential]';"),
+    ),
+    (
+        "code_credential",
+        "#define MQTT_PASSWORD \"f%=okcc4F0**bTc_\"",
+        Some("#define MQTT_PASSWORD \"[REDACTED:code_credential]\""),
+    ),
+    (
+        "code_credential",
+        "return new \\PDO($dsn, 'shop', 'Ember.3774ember', []);",
+        Some("return new \\PDO($dsn, 'shop', '[REDACTED:code_credential]', []);"),
+    ),
+    (
+        "code_credential",
+        "#define PASSWORD_MAX_LEN \"64\"\nCREATE USER app IDENTIFIED BY '';",
+        None,
+    ),
+    (
+        "password_assignment",
+        "ldap_default_authtok = j^=w~x+.G3az%75t0y5M\n",
+        Some("ldap_default_authtok = [REDACTED:password_assignment]\n"),
+    ),
+    (
+        "password_assignment",
+        "de:\n  password: \"Passwort\"\nru:\n  password: \"Пароль\"\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "  encryptedData:\n    password: AgMxAlWTyNmkddQuADhzgaZs4fYwnuLT9ts5qXPbKNKYIwUDeT/i59fnZAvKc9PuhBTLVPdsJpl7kkB6fea2v9xoCTESnPxzwwc4kGi27sKNIfJvM2MwXVDSRvRXCjMCr0XVgE2QHm0neZ/JwCMxfr7mHZ22kZY6YbTEVe2VSNOUPGIhMnEArPadmL1D4hSUF+zkovWN5fejyPbbYH1cDQ5BkFGxk3YnHSS3VaX610d4rqn6ltAzaVApBGV8QJScDeoa+tuGQqpjHGZx74hd9Y7cFjLM3Jm1z3NcEDV7tRdZDvlc==\n",
+        None,
+    ),
+    (
+        "url_credential",
+        "url: https://ingest.example.io/hooks/v1/CrJCWKu-R5eWzvzDtOzA2fiLv9dMw-XW",
+        Some("url: https://ingest.example.io/hooks/v1/[REDACTED:url_credential]"),
+    ),
+    (
         "url_credential",
         "https://files.example.com/get?f=a.pdf&sig=deadbeef9f8e7d6c5b4a",
         Some("https://files.example.com/get?f=a.pdf&sig=[REDACTED:url_credential]"),
     ),
 ];
+
+/// A secret access key given right after its key id is masked, though nothing names it.
+#[test]
+fn an_aws_secret_after_its_key_id() {
+    let masker = Masker::new();
+    check(
+        &masker,
+        "new BasicAWSCredentials(\n    \"AKIAQFCLPXLS535CWQXJ\",\n    \"PwSduyPJ5nX1omL6r5jkE4kiJTGKOkQoDTRqXJ1A\");",
+        Some(
+            "new BasicAWSCredentials(\n    \"[REDACTED:aws_access_key_id]\",\n    \"[REDACTED:aws_secret_access_key]\");",
+        ),
+    );
+    // Forty characters after something else are not a secret key.
+    check(
+        &masker,
+        "hash(\"build\", \"PwSduyPJ5nX1omL6r5jkE4kiJTGKOkQoDTRqXJ1A\")",
+        None,
+    );
+}
 
 #[test]
 fn rule_table() {
