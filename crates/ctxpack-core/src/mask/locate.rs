@@ -521,13 +521,15 @@ pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
     // An env file's quoted value under an upper-case name is data. A YAML or unquoted value may
     // be a label (`password: Mot de passe` in a locale file): it must hold a digit or a symbol,
     // or have an app password's four groups of four letters.
-    let assigned = caps.name("sep").is_some_and(|s| s.as_str() == "=");
+    let sep = caps.name("sep").map(|s| s.as_str());
+    let assigned = sep.is_some_and(|s| s.trim() == "=");
     // Unquoted text after a YAML `:` is too often a type or a tag (`secretToken: Record<…>`,
     // `password: !vault |`).
     if caps.name("uv").is_some() && !assigned {
         return None;
     }
-    let env_style = assigned
+    // (`NAME = "…"` with spaces is code as often as a setting: a constant's label or message.)
+    let env_style = sep == Some("=")
         && caps.name("uv").is_none()
         && !caps
             .name("k")?
@@ -558,7 +560,8 @@ pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
         && (!v.trim_end().ends_with(['.', '?', '!']) || v.bytes().any(|b| b.is_ascii_digit()))
         && !v.contains(['%', '{', '}', '$', '<', '>'])
         && !is_placeholder(v.trim())
-        && !is_placeholder(&words.join("_"));
+        && !is_placeholder(&words.join("_"))
+        && !names_a_password(v);
     ok.then(|| span(m))
 }
 
@@ -569,6 +572,15 @@ pub(super) fn variable_default(caps: &Captures<'_>, _: &str) -> Option<(usize, u
     let m = caps.name("qv")?;
     let v = m.as_str();
     (literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)))).then(|| span(m))
+}
+
+/// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
+pub(super) fn directive(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let (start, end) = unquote(m.as_str(), m.start());
+    let value = &m.as_str()[start - m.start()..end - m.start()];
+    (value.chars().count() >= 4 && !is_placeholder(value) && !is_credential_name(value))
+        .then_some((start, end))
 }
 
 /// A `.pgpass` line: the host is a name, an address or `*` (not a number, as in a MAC address

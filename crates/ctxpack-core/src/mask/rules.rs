@@ -22,7 +22,7 @@ const fn vendor(
 /// a whole word of the name (`DB_PASS`, not `bypass`); [`secret_name`] checks that.
 macro_rules! secret_word {
     () => {
-        r"(?:passwd|password|passphrase|pass|pwd|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key)"
+        r"(?:passwd|password|passphrase|pass|pwd|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key)"
     };
 }
 
@@ -31,7 +31,7 @@ macro_rules! secret_word {
 /// automaton several times larger and the one pass over every text slower.
 macro_rules! secret_word_prefilter {
     () => {
-        r"(?i-u)pass|pwd|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key"
+        r"(?i-u)pass|pwd|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key"
     };
 }
 
@@ -566,10 +566,12 @@ pub(super) const SPECS: &[Spec] = &[
     Spec {
         kind: "code_credential",
         description: "a password passed as a string literal: define('DB_PASSWORD', '...'), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
-        prefilter: r"define[ \t]*\(|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection",
+        prefilter: r"define[ \t]*\(|env[ \t]*\(|environ\.get|ENV\.fetch|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection",
         pattern: concat!(
-            // `define('DB_PASSWORD', '…')`: the constant's name says what the value is.
-            r#"define[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
+            // `define('DB_PASSWORD', '…')`: the constant's name says what the value is; so
+            // does the variable's in a lookup's default (`env('DB_PASSWORD', '…')`,
+            // `os.getenv("DB_PASSWORD", "…")`, `ENV.fetch("DB_PASSWORD", "…")`).
+            r#"(?:define|env|getenv|environ\.get|ENV\.fetch)[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
             // Calls whose second argument is the password (the user comes first).
             r"|(?-u:\b)(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials",
             r"|UsernamePasswordAuthenticationToken|PasswordCredential|HTTPBasicAuth|HTTPDigestAuth",
@@ -682,9 +684,9 @@ pub(super) const SPECS: &[Spec] = &[
         kind: "password_assignment",
         description: "a passphrase with spaces assigned to a password or secret name in an env, properties or YAML file",
         // A quote, or an unquoted value with a space, after the separator.
-        prefilter: r#"(?i-u:pass|pwd|secret)[A-Za-z0-9_.-]*(?:=["']|=[^\s"'#=][^\r\n#"'=]* |[ \t]*:[ \t]+["'])"#,
+        prefilter: r#"(?i-u:pass|pwd|psk|secret)[A-Za-z0-9_.-]*(?:[ \t]*=[ \t]*["']|=[^\s"'#=][^\r\n#"'=]* |[ \t]*:[ \t]+["'])"#,
         pattern: concat!(
-            r"(?m)^[ \t]*(?:export[ \t]+|-[ \t]+)?(?P<k>[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>=|[ \t]*:[ \t]+)",
+            r"(?m)^[ \t]*(?:export[ \t]+|-[ \t]+)?(?P<k>[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>[ \t]*=[ \t]*|[ \t]*:[ \t]+)",
             r#"(?:"(?P<qv>[^"\r\n\\]* [^"\r\n\\]*)"|'(?P<sv>[^'\r\n\\]* [^'\r\n\\]*)'"#,
             // Unquoted after `=`, as `.properties` and dotenv files allow.
             r#"|(?P<uv>[^\s"'#=][^\r\n#"'=]* [^\r\n#"'=]*[^\s#"'=]))"#,
@@ -724,8 +726,28 @@ pub(super) const SPECS: &[Spec] = &[
             r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth)))",
             r#"(?:\\?["']\]?)?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
             // Random-looking values are 20 characters or longer; shorter ones never match.
-            r#"(?:[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
+            r#"(?:(?:\[\]byte\()?[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
         ),
         locate: high_entropy_key,
+    },
+    vendor(
+        "high_entropy_key",
+        "a Fernet key (32 bytes in URL-safe base64) given to Fernet()",
+        r"Fernet\(",
+        r#"Fernet\(\s*b?["'](?P<s>[A-Za-z0-9_-]{43}=)["']"#,
+    ),
+    Spec {
+        kind: "password_assignment",
+        description: "a server's password directive (Redis requirepass and masterauth)",
+        prefilter: r"requirepass|masterauth",
+        pattern: r##"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?P<s>"[^"\r\n]+"|[^\s"#]+)"##,
+        locate: directive,
+    },
+    Spec {
+        kind: "connection_string_password",
+        description: "the password of a Bundler gem-server credential (BUNDLE_HOST__NAME: user:PASSWORD)",
+        prefilter: r"BUNDLE_[A-Z0-9_-]*__",
+        pattern: r#"BUNDLE_(?:[A-Z0-9-]+__)+[A-Z0-9-]+["']?[ \t]*[:=][ \t]*["']?[^:\s"']+:(?P<s>[^\s"']+)"#,
+        locate: connection_password,
     },
 ];

@@ -244,6 +244,7 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
         "passphrase",
         "pass",
         "pwd",
+        "psk",
         "secret",
         "token",
         "authtok",
@@ -253,7 +254,9 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
     ];
     let name = name.trim_matches(['"', '\'']);
     let lower = name.to_ascii_lowercase();
-    let human = ["pass", "pwd", "secret"].iter().any(|w| lower.contains(w));
+    let human = ["pass", "pwd", "psk", "secret"]
+        .iter()
+        .any(|w| lower.contains(w));
     // The whole name, and the name without a trailing `key` or `value` (`secret_key`).
     let mut stems = vec![lower.len()];
     for suffix in ["key", "value"] {
@@ -461,8 +464,9 @@ pub(super) fn literal_is_secret(value: &str) -> bool {
         && !is_path(value)
 }
 
-/// The word "password" in other languages: the label a locale file gives the field
-/// (`password: "Passwort"`, `login.password=Пароль`), not a password.
+/// The words "password" and "secret" in other languages: the label a locale file gives the
+/// field (`password: "Passwort"`, `login.password=Пароль`, `secret: "Geheimnis"`), not a
+/// password.
 const PASSWORD_WORDS: &[&str] = &[
     "passwort",
     "kennwort",
@@ -493,6 +497,14 @@ const PASSWORD_WORDS: &[&str] = &[
     "lozinka",
     "geslo",
     "slaptažodis",
+    "geheimnis",
+    "secreto",
+    "segredo",
+    "segreto",
+    "sekret",
+    "секрет",
+    "秘密",
+    "비밀",
 ];
 
 pub(super) fn names_a_password(value: &str) -> bool {

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (4, 0xe5eb_d4e7_c6d3_c3b9),
+        (4, 0xe6a8_287e_0d2e_27b3),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1595,6 +1595,83 @@ oauth(\"client\", \"FakeNotPw1\")",
         "url_credential",
         "url: https://ingest.example.io/hooks/v1/CrJCWKu-R5eWzvzDtOzA2fiLv9dMw-XW",
         Some("url: https://ingest.example.io/hooks/v1/[REDACTED:url_credential]"),
+    ),
+    (
+        "password_assignment",
+        "requirepass 1fe1beaf5889e30a756cf4be35\nmaxmemory 512mb\n",
+        Some("requirepass [REDACTED:password_assignment]\nmaxmemory 512mb\n"),
+    ),
+    (
+        "password_assignment",
+        "masterauth \"Qx7-harbor-lantern\"\n",
+        Some("masterauth \"[REDACTED:password_assignment]\"\n"),
+    ),
+    (
+        "password_assignment",
+        "# requirepass foobared\nrequirepass \"\"\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "network={\n    ssid=\"Home\"\n    psk=\"marble bramble 283 gravel ember\"\n}\n",
+        Some("network={\n    ssid=\"Home\"\n    psk=\"[REDACTED:password_assignment]\"\n}\n"),
+    ),
+    (
+        "password_assignment",
+        "EMAIL_HOST_PASSWORD = \"egtm exqw ormn wvoy\"\n",
+        Some("EMAIL_HOST_PASSWORD = \"[REDACTED:password_assignment]\"\n"),
+    ),
+    (
+        "password_assignment",
+        "SECRET_QUESTION = \"What was your first pet\"\nde:\n  secret: \"Geheimnis\"\n",
+        None,
+    ),
+    (
+        "code_credential",
+        "'password' => env('DB_PASSWORD', 'Harbor#Lantern5837*'),",
+        Some("'password' => env('DB_PASSWORD', '[REDACTED:code_credential]'),"),
+    ),
+    (
+        "code_credential",
+        "DB_PASS = os.getenv(\"DB_PASSWORD\", \"Qz8-lantern-41\")",
+        Some("DB_PASS = os.getenv(\"DB_PASSWORD\", \"[REDACTED:code_credential]\")"),
+    ),
+    (
+        "code_credential",
+        "'password' => env('DB_PASSWORD', ''),\n'host' => env('DB_HOST', '127.0.0.1'),",
+        None,
+    ),
+    (
+        "connection_string_password",
+        "BUNDLE_GEMS__CONTRIBSYS__COM: \"4d19f355:4b2d4c26\"\n",
+        Some("BUNDLE_GEMS__CONTRIBSYS__COM: \"4d19f355:[REDACTED:connection_string_password]\"\n"),
+    ),
+    (
+        "connection_string_password",
+        "export BUNDLE_ENTERPRISE__EXAMPLE__COM=deploy:Qz8lantern41\n",
+        Some(
+            "export BUNDLE_ENTERPRISE__EXAMPLE__COM=deploy:[REDACTED:connection_string_password]\n",
+        ),
+    ),
+    (
+        "connection_string_password",
+        "BUNDLE_GEMS__CONTRIBSYS__COM: \"${SIDEKIQ_USER}:${SIDEKIQ_PASS}\"\n",
+        None,
+    ),
+    (
+        "high_entropy_key",
+        "_FERNET = Fernet(b\"0V7JH5WF42mUidJqat2IPU_Is9JCReYS9e8gY7rDZgk=\")",
+        Some("_FERNET = Fernet(b\"[REDACTED:high_entropy_key]\")"),
+    ),
+    (
+        "high_entropy_key",
+        "var signingKey = []byte(\"Zq8wL2vR9pT4kX1mN7bQ3sY6\")",
+        Some("var signingKey = []byte(\"[REDACTED:high_entropy_key]\")"),
+    ),
+    (
+        "high_entropy_key",
+        "f = Fernet(key)\nkey = Fernet.generate_key()",
+        None,
     ),
     (
         "url_credential",
