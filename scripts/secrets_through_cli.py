@@ -40,7 +40,7 @@ def goal_of(entry: dict) -> str:
     if entry.get("secret"):
         text = text.replace(entry["secret"], " ")
     words = re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", text)
-    return " ".join(words[:40]) or entry["file"]
+    return " ".join(words[:40]) or entry.get("file") or "the file"
 
 
 def hits_text(stdout: str) -> str | None:
@@ -58,7 +58,7 @@ def repository_path(binary: str, entries: list[dict], work: str) -> dict[str, st
                GIT_COMMITTER_NAME="c", GIT_COMMITTER_EMAIL="c@example.invalid")
     run(["git", "init", "-q"], cwd=repo)
     for e in entries:
-        path = os.path.join(repo, "corpus", e["id"], e["file"])
+        path = os.path.join(repo, "corpus", e["id"], e.get("file") or "sample.txt")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write(e["text"])

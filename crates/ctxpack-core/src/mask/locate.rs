@@ -99,9 +99,17 @@ pub(super) fn slack(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
 }
 
 pub(super) fn connection_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = caps.name("s").or_else(|| caps.name("t"))?;
+    if let Some(m) = caps.name("s") {
+        return (!is_placeholder(m.as_str())).then(|| span(m));
+    }
+    // A `;Password=…;` value `password_assignment` left, or a DSN's or Bundler's: people's
+    // passwords, but not `myPassword`, the stand-in of every connection-string page.
+    let m = caps
+        .name("a")
+        .or_else(|| caps.name("t"))
+        .or_else(|| caps.name("b"))?;
     let v = m.as_str();
-    (!is_placeholder(v) && !is_variable_reference(v)).then(|| span(m))
+    (v.chars().count() >= 4 && !is_placeholder(v) && !is_credential_name(v)).then(|| span(m))
 }
 
 /// After `Authorization:` with a scheme, a generated-looking value; without a scheme (a raw key
@@ -205,6 +213,14 @@ pub(super) fn url_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize, u
             .next()
             .is_some_and(|host| host.contains("sentry"))
     {
+        return None;
+    }
+    // WeChat's `appid=wx…` is the public id of an app, shown in its login URLs.
+    let wechat = caps.name("q").is_some()
+        && value.len() == 18
+        && value.starts_with("wx")
+        && value[2..].bytes().all(|b| b.is_ascii_hexdigit());
+    if wechat {
         return None;
     }
     let generated = value.bytes().any(|b| b.is_ascii_digit())
@@ -326,8 +342,7 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     }
     // Generated credentials are not words: `"access-1"` or `"progress-test-1"` under a token
     // name is a label in a test.
-    let plausible =
-        |v: &str| literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)));
+    let plausible = |v: &str| credible(v, human);
     if is_search_only_key(key, hay, start) {
         return None;
     }
@@ -368,7 +383,10 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
             .strip_prefix(q)
             .is_some_and(|a| a.split('\n').next().is_some_and(|line| line.contains(q)))
     };
-    if after.len() < rest.len() && (argument('"') || argument('\'') || after.starts_with('$')) {
+    if !tight_eq
+        && after.len() < rest.len()
+        && (argument('"') || argument('\'') || after.starts_with('$'))
+    {
         return None;
     }
     if value
@@ -393,7 +411,7 @@ pub(super) fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, us
         let human = secret_name(k.as_str())?;
         let m = caps.name("dv")?;
         let v = m.as_str();
-        return (literal_is_secret(v) && (human || looks_generated(v))).then(|| span(m));
+        return credible(v, human).then(|| span(m));
     }
     let m = caps
         .name("cv")
@@ -409,6 +427,16 @@ pub(super) fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, us
         && !is_placeholder(v)
         && !is_credential_name(v);
     ok.then(|| span(m))
+}
+
+/// C's `#define NAME "…"`: the macro's name is secret-named and the value generated, since
+/// `#define TEST_PASS "PASSED"` or `#define AUTH_TOKEN "Authorization"` name words.
+pub(super) fn c_define(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let human = secret_name(caps.name("k")?.as_str())?;
+    let m = caps.name("dv")?;
+    let v = m.as_str();
+    let generated = looks_generated(v) && !is_word_list(v) && (human || !is_camel_words(v));
+    (literal_is_secret(v) && generated).then(|| span(m))
 }
 
 /// Builder methods named after the credential itself (`.password("…")`, `.clientSecret("…")`).
@@ -443,7 +471,7 @@ pub(super) fn setter_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, 
     let human = secret_name(name)?;
     let m = caps.name("v")?;
     let v = m.as_str();
-    (literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)))).then(|| span(m))
+    credible(v, human).then(|| span(m))
 }
 
 /// `define('AUTH_KEY', '…')`: WordPress's keys and salts are random printable strings, which
@@ -558,7 +586,7 @@ pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
         && !v.trim_end().ends_with([':', ','])
         // A sentence ends in `.`, `?` or `!`; a passphrase may too, and then it holds a digit.
         && (!v.trim_end().ends_with(['.', '?', '!']) || v.bytes().any(|b| b.is_ascii_digit()))
-        && !v.contains(['%', '{', '}', '$', '<', '>'])
+        && !v.contains(['%', '{', '}', '$', '<', '>', '(', ')'])
         && !is_placeholder(v.trim())
         && !is_placeholder(&words.join("_"))
         && !names_a_password(v);
@@ -570,8 +598,7 @@ pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
 pub(super) fn variable_default(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let human = secret_name(caps.name("k")?.as_str())?;
     let m = caps.name("qv")?;
-    let v = m.as_str();
-    (literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)))).then(|| span(m))
+    credible(m.as_str(), human).then(|| span(m))
 }
 
 /// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
@@ -579,8 +606,11 @@ pub(super) fn directive(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> 
     let m = caps.name("s")?;
     let (start, end) = unquote(m.as_str(), m.start());
     let value = &m.as_str()[start - m.start()..end - m.start()];
-    (value.chars().count() >= 4 && !is_placeholder(value) && !is_credential_name(value))
-        .then_some((start, end))
+    let ok = value.chars().count() >= 4
+        && !is_placeholder(value)
+        && !is_credential_name(value)
+        && (looks_generated(value) || value.chars().count() >= 12);
+    ok.then_some((start, end))
 }
 
 /// A `.pgpass` line: the host is a name, an address or `*` (not a number, as in a MAC address

@@ -106,12 +106,12 @@ pub(super) const SPECS: &[Spec] = &[
         description: "AWS secret access key (40 characters) assigned to an aws_secret_access_key-like name",
         prefilter: r"(?i-u)secret[_.-]?access|aws[_.-]?secret|AKIA|ASIA",
         pattern: concat!(
-            r"(?i)(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)",
+            r"(?i:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)",
             r#"(?:\\?["'])?[ \t]*(?:=>|:=|=|:)[ \t]*(?:\\?["'])?"#,
             r"(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
             // The argument after an access key id (`new BasicAWSCredentials("AKIA…", "…")`),
             // which the rule before has masked by now.
-            r#"|(?:(?:AKIA|ASIA)[A-Z2-7]{16}|\[REDACTED:aws_access_key_id\])["']?\s*,\s*["']"#,
+            r#"|(?:(?-u:\b)(?:AKIA|ASIA)[A-Z2-7]{16}|\[REDACTED:aws_access_key_id\])["']?\s*,\s*["']"#,
             r"(?P<t>[A-Za-z0-9/+]{40})[\x22']",
         ),
         locate: either_vendor_group,
@@ -571,7 +571,7 @@ pub(super) const SPECS: &[Spec] = &[
             // `define('DB_PASSWORD', '…')`: the constant's name says what the value is; so
             // does the variable's in a lookup's default (`env('DB_PASSWORD', '…')`,
             // `os.getenv("DB_PASSWORD", "…")`, `ENV.fetch("DB_PASSWORD", "…")`).
-            r#"(?:define|env|getenv|environ\.get|ENV\.fetch)[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
+            r#"(?-u:\b)(?:define|env|getenv|environ\.get|ENV\.fetch)[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
             // Calls whose second argument is the password (the user comes first).
             r"|(?-u:\b)(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials",
             r"|UsernamePasswordAuthenticationToken|PasswordCredential|HTTPBasicAuth|HTTPDigestAuth",
@@ -606,7 +606,7 @@ pub(super) const SPECS: &[Spec] = &[
             r#"(?:"[^"\r\n]*"|'[^'\r\n]*'|\$?[A-Za-z_][A-Za-z0-9_.]*)\s*,\s*["'](?P<jv>[^"'\\\s]*)["']"#,
             // SQL: `CREATE USER … IDENTIFIED BY '…'`, `… WITH LOGIN PASSWORD '…'`.
             r#"|(?i-u:identified)[ \t]+(?i-u:by)[ \t]+(?:(?i-u:password)[ \t]+)?'(?P<sv>[^'\\\r\n]+)'"#,
-            r#"|(?i-u:with)[ \t]+(?:[A-Za-z]+[ \t]+){0,4}?(?i-u:password)[ \t]+'(?P<sw>[^'\\\r\n]+)'"#,
+            r#"|(?-u:\b)(?i-u:with)[ \t]+(?:[A-Za-z]+[ \t]+){0,4}?(?i-u:password)[ \t]+'(?P<sw>[^'\\\r\n]+)'"#,
             // A JWT library's signing secret: `jwt.sign(payload, "…")`, `jwt.encode(payload, "…")`.
             r#"|(?i-u:jwt)\.(?:sign|verify|encode|decode)[ \t]*\(\s*(?:\{[^{}]*\}|[A-Za-z_$][A-Za-z0-9_.$]*)"#,
             r#"\s*,\s*["'](?P<wv>[^"'\\\s]+)["']"#,
@@ -619,9 +619,9 @@ pub(super) const SPECS: &[Spec] = &[
         kind: "code_credential",
         description: "a string macro with a secret-named name in C or C++ (#define MQTT_PASSWORD \"...\")",
         // The secret word in the macro's name: every C header has `#define`.
-        prefilter: r"\#[ \t]*define[ \t]+[A-Za-z0-9_]*(?i-u:pass|pwd|secret|token|key)",
+        prefilter: r"\#[ \t]*define[ \t]+[A-Za-z0-9_]*(?i-u:pass|pwd|psk|secret|token|authtok|key)",
         pattern: r#"\#[ \t]*define[ \t]+(?P<k>[A-Za-z0-9_]+)[ \t]+"(?P<dv>[^"\\\r\n]*)""#,
-        locate: code_credential,
+        locate: c_define,
     },
     Spec {
         kind: "code_credential",
@@ -669,7 +669,7 @@ pub(super) const SPECS: &[Spec] = &[
         description: "the value of a name/value pair with a secret-named name (Kubernetes and ECS env entries)",
         // The secret-named name, its separator and the `value` key that follows it.
         prefilter: concat!(
-            r#"(?i-u)(?:pass|pwd|secret|token|key)[A-Za-z0-9_.-]*["']?[ \t]*(?:,|\r?\n)"#,
+            r#"(?i-u)(?:pass|pwd|psk|secret|token|authtok|key)[A-Za-z0-9_.-]*["']?[ \t]*(?:,|\r?\n)"#,
             r#"[ \t]*["']?value["']?[ \t]*[:=]"#,
         ),
         pattern: concat!(
@@ -684,7 +684,7 @@ pub(super) const SPECS: &[Spec] = &[
         kind: "password_assignment",
         description: "a passphrase with spaces assigned to a password or secret name in an env, properties or YAML file",
         // A quote, or an unquoted value with a space, after the separator.
-        prefilter: r#"(?i-u:pass|pwd|psk|secret)[A-Za-z0-9_.-]*(?:[ \t]*=[ \t]*["']|=[^\s"'#=][^\r\n#"'=]* |[ \t]*:[ \t]+["'])"#,
+        prefilter: r#"(?i-u:pass|pwd|psk|secret)[A-Za-z0-9_.-]*(?:[ \t]*=[ \t]*["']|[ \t]*=[ \t]*[^\s"'#=][^\r\n#"'=]* |[ \t]*:[ \t]+["'])"#,
         pattern: concat!(
             r"(?m)^[ \t]*(?:export[ \t]+|-[ \t]+)?(?P<k>[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>[ \t]*=[ \t]*|[ \t]*:[ \t]+)",
             r#"(?:"(?P<qv>[^"\r\n\\]* [^"\r\n\\]*)"|'(?P<sv>[^'\r\n\\]* [^'\r\n\\]*)'"#,
@@ -702,7 +702,7 @@ pub(super) const SPECS: &[Spec] = &[
             // After another `key=value;`: the value runs to the next `;` or the string's end. (A
             // value `password_assignment` takes, one not starting with `!`, `#`, `@` …, is
             // masked by it first.)
-            r#"(?i-u:;[ \t]*(?:password|pwd)[ \t]*=)[ \t]*(?P<s>[^;"'\s][^;"'\r\n]*?)[ \t]*(?:;|["']|\r?\n|$)"#,
+            r#"(?i-u:;[ \t]*(?:password|pwd)[ \t]*=)[ \t]*(?P<a>[^;"'\s][^;"'\r\n]*?)[ \t]*(?:;|["']|\r?\n|$)"#,
             r#"|(?:^|[\s"'`=])[A-Za-z0-9_.-]+:(?P<t>[^\s"'`@/:]+)@(?:tcp|unix|udp)\("#,
         ),
         locate: connection_password,
@@ -747,7 +747,7 @@ pub(super) const SPECS: &[Spec] = &[
         kind: "connection_string_password",
         description: "the password of a Bundler gem-server credential (BUNDLE_HOST__NAME: user:PASSWORD)",
         prefilter: r"BUNDLE_[A-Z0-9_-]*__",
-        pattern: r#"BUNDLE_(?:[A-Z0-9-]+__)+[A-Z0-9-]+["']?[ \t]*[:=][ \t]*["']?[^:\s"']+:(?P<s>[^\s"']+)"#,
+        pattern: r#"BUNDLE_(?:[A-Z0-9-]+__)+[A-Z0-9-]+["']?[ \t]*[:=][ \t]*["']?[A-Za-z0-9_.%+@][A-Za-z0-9_.%+@-]*:(?P<b>[^\s"'\\]+)"#,
         locate: connection_password,
     },
 ];

@@ -519,6 +519,12 @@ pub(super) fn is_sealed_ciphertext(value: &str) -> bool {
     value.starts_with("Ag") && value.len() >= 300 && value.bytes().all(is_base64_byte)
 }
 
+/// A literal assigned to a secret-named name is its credential: any literal under a password-like
+/// name (people choose words), a generated one under a token- or key-like name.
+pub(super) fn credible(value: &str, human: bool) -> bool {
+    literal_is_secret(value) && (human || (looks_generated(value) && !is_word_list(value)))
+}
+
 /// `"refresh_token"`, `"X-Api-Key"`, `token=token`: the value names a credential.
 pub(super) fn is_credential_name(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
@@ -564,10 +570,11 @@ pub(super) fn looks_like_code(value: &str) -> bool {
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     };
     // `zWemT.opYkeWXQbKmJ1E`: a part mixing cases and digits without words is generated.
+    // (`resp.OAuth2Token`, `cfg.X509CertPem`: a few capitals start words.)
     let generated = |s: &str| {
         s.len() >= 8
-            && s.bytes().any(|b| b.is_ascii_uppercase())
-            && s.bytes().any(|b| b.is_ascii_lowercase())
+            && s.bytes().filter(u8::is_ascii_uppercase).count() >= 5
+            && s.bytes().filter(u8::is_ascii_lowercase).count() >= 3
             && s.bytes().any(|b| b.is_ascii_digit())
             && !is_camel_words(s)
     };

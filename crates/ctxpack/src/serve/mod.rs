@@ -78,8 +78,9 @@ pub struct ServeArgs {
     /// logged.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub body_timeout: u64,
-    /// The slowest a long body may come, in bytes a second: every this many bytes received
-    /// give it one second more than --body-timeout (0: the whole body within --body-timeout).
+    /// The slowest a long body may come, in bytes a second (0, or 1024 and up): every this many
+    /// bytes received give it one second more than --body-timeout (0: the whole body within
+    /// --body-timeout).
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 10)]
     pub body_min_rate: u64,
     /// Connections the server holds at once; at the limit it stops accepting until one closes
@@ -289,7 +290,8 @@ pub(crate) struct App {
     pub(crate) access: Arc<Access>,
     pub(crate) metrics: metrics::Metrics,
     pub(crate) max_body_bytes: usize,
-    /// How long a request's body may take to arrive once its headers have.
+    /// How long a request's body may take to arrive once its headers have, and how much longer
+    /// as its bytes come.
     pub(crate) body_pace: listen::BodyPace,
 }
 
@@ -314,6 +316,15 @@ fn serve(args: &ServeArgs, state: &Path) -> Result<String, Error> {
         return Err(Error::invalid_field("ledger_quota", "must be at least 1"));
     }
     let limits = limits(args)?;
+    // A rate under 1 KiB a second would let one 4 MiB body hold a connection for hours.
+    if (1..MIN_BODY_RATE).contains(&args.body_min_rate) {
+        return Err(Error::invalid_field(
+            "body_min_rate",
+            format!(
+                "must be 0 (the whole body within --body-timeout) or at least {MIN_BODY_RATE} bytes a second"
+            ),
+        ));
+    }
     let body_pace = listen::BodyPace {
         timeout: timeout("body_timeout", args.body_timeout)?,
         min_rate: args.body_min_rate,
@@ -381,6 +392,9 @@ const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 const MAX_CONNECTIONS: usize = 1 << 20;
 
 /// `seconds` of the flag `field` as a timeout: 1 to [`MAX_TIMEOUT_SECONDS`].
+/// The lowest `--body-min-rate` other than 0, in bytes a second.
+const MIN_BODY_RATE: u64 = 1024;
+
 fn timeout(field: &str, seconds: u64) -> Result<Duration, Error> {
     if !(1..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
         return Err(Error::invalid_field(

@@ -2102,12 +2102,12 @@ fn a_trickled_body_is_cut_off() {
 #[test]
 fn a_body_that_keeps_its_minimum_rate_may_take_longer_than_the_body_timeout() {
     let fx = Fixture::new();
-    let paced = fx.serve(&["--body-timeout", "1", "--body-min-rate", "100"]);
+    let paced = fx.serve(&["--body-timeout", "1", "--body-min-rate", "1024"]);
     let whole = fx.serve(&["--body-timeout", "1", "--body-min-rate", "0"]);
     let token = fx.token("admin");
-    // 600 bytes of JSON in ten parts 200 ms apart: about 2 s at 300 bytes a second.
+    // 6,000 bytes of JSON in ten parts 200 ms apart: about 2 s at 3,000 bytes a second.
     let mut body = json!({"goal": "the server's limits", "budget": 500}).to_string();
-    body.push_str(&" ".repeat(600 - body.len()));
+    body.push_str(&" ".repeat(6000 - body.len()));
     let send = |server: &Server| {
         let mut stream = connect_from(server, HERE);
         let head = format!(
@@ -2118,7 +2118,7 @@ fn a_body_that_keeps_its_minimum_rate_may_take_longer_than_the_body_timeout() {
         );
         stream.write_all(head.as_bytes()).expect("write the head");
         let mut writer = stream.try_clone().expect("a second handle");
-        let parts: Vec<Vec<u8>> = body.as_bytes().chunks(60).map(<[u8]>::to_vec).collect();
+        let parts: Vec<Vec<u8>> = body.as_bytes().chunks(600).map(<[u8]>::to_vec).collect();
         let pacer = std::thread::spawn(move || {
             for part in parts {
                 if writer.write_all(&part).is_err() {
@@ -2243,6 +2243,7 @@ fn connection_limits_have_documented_defaults_and_refuse_zero() {
         ("--header-timeout", "86401"),
         ("--body-timeout", "0"),
         ("--body-timeout", "86401"),
+        ("--body-min-rate", "100"),
         ("--max-connections", "0"),
         ("--max-connections-per-ip", "0"),
     ] {
