@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPORA = [
     os.path.join(ROOT, "crates/ctxpack-core/tests/secrets/corpus.jsonl"),
     os.path.join(ROOT, "crates/ctxpack-core/tests/secrets/heldout.jsonl"),
+    os.path.join(ROOT, "crates/ctxpack-core/tests/secrets/unseen.jsonl"),
 ]
 WORK = "/tmp/ctxpack-secret-scanners"
 DETECT_SECRETS = "detect-secrets==1.5.0"

@@ -7,6 +7,11 @@
 //! third positive and every third negative, as they were written) before the rules for those
 //! shapes were, and were scored once the rules were done; it is scored here too, with
 //! [`HELDOUT_ALLOWED_MISSES`] as its tolerance, and is never a reason to change a rule.
+//!
+//! `tests/secrets/unseen.jsonl` is a set written independently of the rules after rule set 4
+//! was done, scored once with it (`docs/security.md`, set 7) and kept as it was: its positives
+//! name no kind (`"secret"`: any rule may take them), and [`UNSEEN_ALLOWED_FAILURES`] is that
+//! first score. It, too, is never a reason to change a rule.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +40,28 @@ fn corpus() -> Vec<Entry> {
 
 fn heldout() -> Vec<Entry> {
     parse(include_str!("../secrets/heldout.jsonl"))
+}
+
+/// How many entries of `unseen.jsonl` failed when it was scored once with rule set 4: 8 of its
+/// 111 secrets survived and 4 of its 57 near misses changed (2 of them AWS's published example
+/// keys, masked on purpose).
+const UNSEEN_ALLOWED_FAILURES: usize = 12;
+
+fn unseen() -> Vec<Entry> {
+    parse(include_str!("../secrets/unseen.jsonl"))
+}
+
+#[test]
+fn an_unseen_set_scores_no_worse_than_on_arrival() {
+    let entries = unseen();
+    assert_eq!(entries.len(), 168);
+    let failures = failures(&entries);
+    assert!(
+        failures.len() <= UNSEEN_ALLOWED_FAILURES,
+        "{} failures (allowed {UNSEEN_ALLOWED_FAILURES}):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn parse(jsonl: &str) -> Vec<Entry> {
@@ -121,7 +148,7 @@ fn failures(entries: &[Entry]) -> Vec<String> {
             (Some(kind), Some(secret)) => {
                 if masked.contains(secret.as_str()) {
                     failures.push(format!("{}: secret survived in {masked:?}", e.id));
-                } else if !counts.contains_key(kind) {
+                } else if kind != "secret" && !counts.contains_key(kind) {
                     failures.push(format!("{}: expected {kind}, counted {counts:?}", e.id));
                 }
             }
