@@ -149,8 +149,7 @@ pub(super) fn cli_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize
     let m = ["s", "m", "r", "p", "q"]
         .iter()
         .find_map(|name| caps.name(name))?;
-    let (start, end) = unquote(m.as_str(), m.start());
-    let value = &m.as_str()[start - m.start()..end - m.start()];
+    let ((start, end), value) = unquote(m);
     // `curl -u user:api_token`: the name of what goes there.
     let named = is_credential_name(value);
     (!value.is_empty() && !is_placeholder(value) && !named).then_some((start, end))
@@ -167,15 +166,16 @@ pub(super) fn decodes_to_placeholder_password(value: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The range inside one pair of matching quotes, or the whole value.
-pub(super) fn unquote(value: &str, offset: usize) -> (usize, usize) {
+/// The span inside one pair of matching quotes, or the whole match, and the text it holds.
+pub(super) fn unquote(m: regex::Match<'_>) -> ((usize, usize), &str) {
+    let value = m.as_str();
     let quoted = value.len() >= 2
         && ((value.starts_with('"') && value.ends_with('"'))
             || (value.starts_with('\'') && value.ends_with('\'')));
     if quoted {
-        (offset + 1, offset + value.len() - 1)
+        ((m.start() + 1, m.end() - 1), &value[1..value.len() - 1])
     } else {
-        (offset, offset + value.len())
+        ((m.start(), m.end()), value)
     }
 }
 
@@ -234,8 +234,7 @@ pub(super) fn url_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize, u
 /// The `.netrc` password, without quotes.
 pub(super) fn netrc(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;
-    let (start, end) = unquote(m.as_str(), m.start());
-    let value = &m.as_str()[start - m.start()..end - m.start()];
+    let ((start, end), value) = unquote(m);
     (!value.is_empty() && !is_placeholder(value)).then_some((start, end))
 }
 
@@ -313,8 +312,7 @@ pub(super) fn yaml_block(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
 pub(super) fn dockerfile(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let human = secret_name(caps.name("k")?.as_str())?;
     let m = caps.name("s")?;
-    let (start, end) = unquote(m.as_str(), m.start());
-    let value = &m.as_str()[start - m.start()..end - m.start()];
+    let ((start, end), value) = unquote(m);
     (literal_is_secret(value) && (human || looks_generated(value))).then_some((start, end))
 }
 
@@ -604,8 +602,7 @@ pub(super) fn variable_default(caps: &Captures<'_>, _: &str) -> Option<(usize, u
 /// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
 pub(super) fn directive(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;
-    let (start, end) = unquote(m.as_str(), m.start());
-    let value = &m.as_str()[start - m.start()..end - m.start()];
+    let ((start, end), value) = unquote(m);
     let ok = value.chars().count() >= 4
         && !is_placeholder(value)
         && !is_credential_name(value)
