@@ -88,10 +88,10 @@ impl Workspace {
         }
         let repo = self.repo()?;
         let sha = repo.resolve(&request.at)?;
-        let indexed = if request.index || options.index_if_missing {
+        let (indexed, opened) = if request.index || options.index_if_missing {
             self.index_if_missing(&repo, &sha, control)?
         } else {
-            None
+            (None, None)
         };
         // Artifacts come from the database too, before the store is opened to read them.
         if let Some(record) = &self.snapshots
@@ -99,7 +99,7 @@ impl Workspace {
         {
             self.sync_artifacts(record)?;
         }
-        let store = self.exact_snapshot(&repo, &sha)?;
+        let store = self.exact_snapshot(&repo, &sha, opened)?;
         let overlay = if request.worktree {
             Some(worktree::overlay(&repo, &sha, &IndexOptions::default())?)
         } else {
@@ -294,7 +294,7 @@ impl Workspace {
         }
         let repo = self.repo()?;
         let sha = repo.resolve(at)?;
-        let store = self.exact_snapshot(&repo, &sha)?;
+        let store = self.exact_snapshot(&repo, &sha, None)?;
         let options = RetrieveOptions::default();
         let history = stored_past(&store, &sha, &options).or_else(|| past(&repo, &sha, &options));
         let scope = Scope {
@@ -309,33 +309,47 @@ impl Workspace {
     }
 
     /// Opens the store and checks that the exact snapshot `sha` is indexed; names the nearest
-    /// indexed ancestor as guidance when it is not (never packs it).
-    fn exact_snapshot(&self, repo: &Repo, sha: &str) -> Result<Store> {
-        let not_indexed = |message: String, nearest: Option<Ancestor>| {
-            Error::new(ErrorKind::NotIndexed, message).with_hint(Hint::IndexCommit {
-                sha: sha.to_owned(),
-                nearest,
-            })
-        };
+    /// indexed ancestor as guidance when it is not (never packs it). `opened` is the store
+    /// already open (a pack's check for an unindexed commit opens it first), used instead of
+    /// opening it again.
+    fn exact_snapshot(&self, repo: &Repo, sha: &str, opened: Option<Store>) -> Result<Store> {
         if let Some(record) = &self.snapshots {
             // The database decides what is indexed; the store is its cache.
             let Some(published) = record.published(sha)? else {
                 let published: HashSet<String> = record.shas()?.into_iter().collect();
                 return Err(not_indexed(
+                    sha,
                     format!("snapshot {sha} is not indexed"),
                     nearest(repo, sha, &published),
                 ));
             };
             // The cache usually has it: open the store once, and fill it only when it does not.
-            if let Some(store) = self.try_open_store_with(Some(repo))?
+            if let Some(store) = self.store_or_open(repo, opened)?
                 && store.snapshot(sha)?.is_some()
             {
                 return Ok(store);
             }
             self.fill_cache(record, &published)?;
+            let store = self.try_open_store_with(Some(repo))?;
+            return self.holding(repo, sha, store);
         }
-        let Some(store) = self.try_open_store_with(Some(repo))? else {
+        let store = self.store_or_open(repo, opened)?;
+        self.holding(repo, sha, store)
+    }
+
+    /// `opened`, or the store opened read-only (`None` when there is none).
+    fn store_or_open(&self, repo: &Repo, opened: Option<Store>) -> Result<Option<Store>> {
+        match opened {
+            Some(store) => Ok(Some(store)),
+            None => self.try_open_store_with(Some(repo)),
+        }
+    }
+
+    /// `store` when it holds snapshot `sha`; else why not, and the nearest indexed ancestor.
+    fn holding(&self, repo: &Repo, sha: &str, store: Option<Store>) -> Result<Store> {
+        let Some(store) = store else {
             return Err(not_indexed(
+                sha,
                 format!(
                     "snapshot {sha} is not indexed: no store at {}",
                     self.store_dir()?.display()
@@ -348,6 +362,7 @@ impl Workspace {
         }
         let indexed: HashSet<String> = store.snapshots()?.into_iter().map(|s| s.sha).collect();
         Err(not_indexed(
+            sha,
             format!("snapshot {sha} is not indexed"),
             nearest(repo, sha, &indexed),
         ))
@@ -355,22 +370,24 @@ impl Workspace {
 
     /// Indexes `sha` when it is not indexed yet and the workspace may index (see
     /// [`Access`]); otherwise it writes nothing (the caller then finds the snapshot missing).
+    /// With the summary of what it indexed, the store it opened to look, when that already
+    /// held the snapshot, for the caller to read.
     fn index_if_missing(
         &self,
         repo: &Repo,
         sha: &str,
         control: &Control,
-    ) -> Result<Option<IndexSummary>> {
+    ) -> Result<(Option<IndexSummary>, Option<Store>)> {
         if !self.may_index() {
-            return Ok(None);
+            return Ok((None, None));
         }
-        let missing = match (&self.snapshots, self.try_open_store_with(Some(repo))?) {
-            (Some(record), _) => record.published(sha)?.is_none(),
-            (None, Some(store)) => store.snapshot(sha)?.is_none(),
-            (None, None) => true,
+        let (missing, opened) = match (&self.snapshots, self.try_open_store_with(Some(repo))?) {
+            (Some(record), opened) => (record.published(sha)?.is_none(), opened),
+            (None, Some(store)) => (store.snapshot(sha)?.is_none(), Some(store)),
+            (None, None) => (true, None),
         };
         if !missing {
-            return Ok(None);
+            return Ok((None, opened));
         }
         let request = IndexRequest {
             at: sha.to_owned(),
@@ -379,8 +396,17 @@ impl Workspace {
             wait: true,
             ..IndexRequest::default()
         };
-        self.index(&request, control).map(Some)
+        Ok((Some(self.index(&request, control)?), None))
     }
+}
+
+/// Snapshot `sha` is not indexed: `message` says why, with a hint to index it (or to pack its
+/// `nearest` indexed ancestor).
+fn not_indexed(sha: &str, message: String, nearest: Option<Ancestor>) -> Error {
+    Error::new(ErrorKind::NotIndexed, message).with_hint(Hint::IndexCommit {
+        sha: sha.to_owned(),
+        nearest,
+    })
 }
 
 /// The nearest first-parent ancestor of `sha` among `indexed`, within [`ANCESTOR_SEARCH`]
@@ -633,7 +659,7 @@ impl Workspace {
     pub fn indexed_file(&self, at: &str, path: &str) -> Result<IndexedFile> {
         let repo = self.repo()?;
         let sha = repo.resolve(at)?;
-        let store = self.exact_snapshot(&repo, &sha)?;
+        let store = self.exact_snapshot(&repo, &sha, None)?;
         let id = store
             .manifest_entry(&sha, path)?
             .ok_or_else(|| Error::not_found(format!("snapshot {sha} has no file {path}")))?;
