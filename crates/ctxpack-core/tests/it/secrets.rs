@@ -8,10 +8,11 @@
 //! shapes were, and were scored once the rules were done; it is scored here too, with
 //! [`HELDOUT_ALLOWED_MISSES`] as its tolerance, and is never a reason to change a rule.
 //!
-//! `tests/secrets/unseen.jsonl` is a set written independently of the rules after rule set 4
-//! was done, scored once with it (`docs/security.md`, set 7) and kept as it was: its positives
-//! name no kind (`"secret"`: any rule may take them), and [`UNSEEN_ALLOWED_FAILURES`] is that
-//! first score. It, too, is never a reason to change a rule.
+//! `tests/secrets/unseen.jsonl` holds two sets written independently of the rules after rule
+//! set 4 was done, each scored once with it (`docs/security.md`, sets 7 and 8) and kept as it
+//! was: their positives name no kind (`"secret"`: any rule may take them), and
+//! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. They, too, are never a reason to change a
+//! rule.
 
 use std::collections::BTreeMap;
 
@@ -42,10 +43,10 @@ fn heldout() -> Vec<Entry> {
     parse(include_str!("../secrets/heldout.jsonl"))
 }
 
-/// How many entries of `unseen.jsonl` failed when it was scored once with rule set 4: 8 of its
-/// 111 secrets survived and 4 of its 57 near misses changed (2 of them AWS's published example
-/// keys, masked on purpose).
-const UNSEEN_ALLOWED_FAILURES: usize = 12;
+/// How many entries of `unseen.jsonl` failed when each set was scored once with rule set 4:
+/// set 7, 8 of its 111 secrets survived and 4 of its 57 near misses changed (2 of them AWS's
+/// published example keys, masked on purpose); set 8, 5 of 115 survived and 2 of 58 changed.
+const UNSEEN_ALLOWED_FAILURES: usize = 19;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -54,7 +55,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 168);
+    assert_eq!(entries.len(), 341);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
