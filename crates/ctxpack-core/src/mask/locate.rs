@@ -600,6 +600,16 @@ pub(super) fn variable_default(caps: &Captures<'_>, _: &str) -> Option<(usize, u
 }
 
 /// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
+/// A Gradle or Groovy setting written as a call without parentheses (`storePassword '…'`):
+/// a secret-named method given one quoted literal, alone on its line, judged like any
+/// assigned literal.
+pub(super) fn dsl_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let human = secret_name(caps.name("k")?.as_str())?;
+    let ((start, end), value) = unquote(caps.name("s")?);
+    (!is_placeholder(value) && !is_credential_name(value) && credible(value, human))
+        .then_some((start, end))
+}
+
 pub(super) fn directive(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;
     let ((start, end), value) = unquote(m);

@@ -720,13 +720,18 @@ pub(super) const SPECS: &[Spec] = &[
     },
     Spec {
         kind: "high_entropy_key",
-        description: "a random-looking value assigned to a key, salt or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys)",
-        prefilter: r"(?i-u)key|salt|pepper|hmac|credential|auth",
+        description: "a random-looking value assigned to a key, salt, encryption or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys, Consul's encrypt), also as hex or base64 given to a decoder (keyHex = \"…\", KEY = Base64.getDecoder().decode(\"…\"))",
+        prefilter: r"(?i-u)key|salt|pepper|hmac|credential|auth|encrypt",
         pattern: concat!(
-            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth)))",
+            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth|encrypt))",
+            // A key's encoding may follow its name (`keyHex`, `KEY_B64`, `aes_key_bytes`).
+            r"(?i-u:[_.-]?(?:hex|b64|base64|bytes))?)",
             r#"(?:\\?["']\]?)?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
-            // Random-looking values are 20 characters or longer; shorter ones never match.
-            r#"(?:(?:\[\]byte\()?[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
+            // Random-looking values are 20 characters or longer; shorter ones never match. The
+            // literal may be given to Go's `[]byte(…)` or to a decoder first
+            // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`).
+            r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){1,3}(?i-u:[a-z_]*decode[a-z_]*|fromhex|from_hex|unhexlify)\([ \t]*)?"#,
+            r#"[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
         ),
         locate: high_entropy_key,
     },
@@ -736,6 +741,16 @@ pub(super) const SPECS: &[Spec] = &[
         r"Fernet\(",
         r#"Fernet\(\s*b?["'](?P<s>[A-Za-z0-9_-]{43}=)["']"#,
     ),
+    Spec {
+        kind: "password_assignment",
+        description: "a Gradle or Groovy setting given as a call without parentheses (storePassword '...')",
+        prefilter: r#"(?i-u)(?:pass|pwd|secret|token|psk)[A-Za-z0-9_]*[ \t]+["']"#,
+        pattern: concat!(
+            r"(?m)^[ \t]*(?P<k>[A-Za-z][A-Za-z0-9_]*?(?i-u:pass|pwd|secret|token|psk)[A-Za-z0-9_]*)",
+            r#"[ \t]+(?P<s>"[^"\s\\]+"|'[^'\s\\]+')[ \t]*;?[ \t]*\r?$"#,
+        ),
+        locate: dsl_setting,
+    },
     Spec {
         kind: "password_assignment",
         description: "a server's password directive (Redis requirepass and masterauth)",

@@ -254,6 +254,14 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
     ];
     let name = name.trim_matches(['"', '\'']);
     let lower = name.to_ascii_lowercase();
+    // Helm's `existingSecret` (and `existingSecretPasswordKey`) names a Kubernetes secret
+    // object, or a field of one: the value is a name, never the secret.
+    if lower
+        .replace(['_', '-', '.'], "")
+        .contains("existingsecret")
+    {
+        return None;
+    }
     let human = ["pass", "pwd", "psk", "secret"]
         .iter()
         .any(|w| lower.contains(w));
@@ -569,12 +577,12 @@ pub(super) fn looks_like_code(value: &str) -> bool {
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     };
-    // `zWemT.opYkeWXQbKmJ1E`: a part mixing cases and digits without words is generated.
-    // (`resp.OAuth2Token`, `cfg.X509CertPem`: a few capitals start words.)
+    // `zWemT.opYkeWXQbKmJ1E`, `eHFSqBF.UZUv642GhEH`: a part mixing cases and digits without
+    // words is generated. (`resp.OAuth2Token`, `cfg.X509CertPem`: a few capitals start words.)
     let generated = |s: &str| {
         s.len() >= 8
             && s.bytes().filter(u8::is_ascii_uppercase).count() >= 5
-            && s.bytes().filter(u8::is_ascii_lowercase).count() >= 3
+            && s.bytes().filter(u8::is_ascii_lowercase).count() >= 2
             && s.bytes().any(|b| b.is_ascii_digit())
             && !is_camel_words(s)
     };
