@@ -8,11 +8,12 @@
 //! shapes were, and were scored once the rules were done; it is scored here too, with
 //! [`HELDOUT_ALLOWED_MISSES`] as its tolerance, and is never a reason to change a rule.
 //!
-//! `tests/secrets/unseen.jsonl` holds two sets written independently of the rules after rule
-//! set 4 was done, each scored once with it (`docs/security.md`, sets 7 and 8) and kept as it
-//! was: their positives name no kind (`"secret"`: any rule may take them), and
-//! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. They, too, are never a reason to change a
-//! rule.
+//! `tests/secrets/unseen.jsonl` holds sets written independently of the rules, each scored once
+//! when it arrived (`docs/security.md`: sets 7 and 8 with rule set 4, set 9 with rule set 5) and
+//! kept as it was: their positives name no kind (`"secret"`: any rule may take them), and
+//! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. A set that has been scored is not a
+//! reason to change a rule; shapes that keep getting through set after set are, with entries of
+//! their own in `corpus.jsonl` (rule set 5 took some that sets 6 to 8 showed).
 
 use std::collections::BTreeMap;
 
@@ -43,10 +44,11 @@ fn heldout() -> Vec<Entry> {
     parse(include_str!("../secrets/heldout.jsonl"))
 }
 
-/// How many entries of `unseen.jsonl` failed when each set was scored once with rule set 4:
-/// set 7, 8 of its 111 secrets survived and 4 of its 57 near misses changed (2 of them AWS's
-/// published example keys, masked on purpose); set 8, 5 of 115 survived and 2 of 58 changed.
-const UNSEEN_ALLOWED_FAILURES: usize = 19;
+/// How many entries of `unseen.jsonl` failed when each set was scored once on arrival: set 7
+/// (rule set 4), 8 of its 111 secrets survived and 4 of its 57 near misses changed (2 of them
+/// AWS's published example keys, masked on purpose); set 8 (rule set 4), 5 of 115 survived and
+/// 2 of 58 changed; set 9 (rule set 5), 12 of 116 survived and none of 58 changed.
+const UNSEEN_ALLOWED_FAILURES: usize = 31;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -55,7 +57,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 341);
+    assert_eq!(entries.len(), 515);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
