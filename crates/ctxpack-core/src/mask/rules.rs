@@ -18,11 +18,12 @@ const fn vendor(
     }
 }
 
-/// The words that make a name secret-named, as a regex alternation. `pass` is accepted only as
-/// a whole word of the name (`DB_PASS`, not `bypass`); [`secret_name`] checks that.
+/// The words that make a name secret-named, as a regex alternation. `pass` and `pw` are
+/// accepted only as whole words of the name (`DB_PASS` and `db.pw`, not `bypass` or `npw`);
+/// [`secret_name`] checks that.
 macro_rules! secret_word {
     () => {
-        r"(?:passwd|password|passphrase|pass|pwd|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key)"
+        r"(?:passwd|password|passphrase|pass|pwd|pw|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key)"
     };
 }
 
@@ -31,7 +32,7 @@ macro_rules! secret_word {
 /// automaton several times larger and the one pass over every text slower.
 macro_rules! secret_word_prefilter {
     () => {
-        r"(?i-u)pass|pwd|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key"
+        r"(?i-u)pass|pw|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key"
     };
 }
 
@@ -729,8 +730,9 @@ pub(super) const SPECS: &[Spec] = &[
             r#"(?:\\?["']\]?)?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
             // Random-looking values are 20 characters or longer; shorter ones never match. The
             // literal may be given to Go's `[]byte(…)` or to a decoder first
-            // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`).
-            r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){1,3}(?i-u:[a-z_]*decode[a-z_]*|fromhex|from_hex|unhexlify)\([ \t]*)?"#,
+            // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`,
+            // `base64.b64decode(…)`, `Convert.FromBase64String(…)`, `HexFormat.of().parseHex(…)`).
+            r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){1,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|unhexlify|frombase64string|parsehex(?:binary)?|unhex)\([ \t]*)?"#,
             r#"[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
         ),
         locate: high_entropy_key,

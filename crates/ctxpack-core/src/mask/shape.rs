@@ -244,6 +244,7 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
         "passphrase",
         "pass",
         "pwd",
+        "pw",
         "psk",
         "secret",
         "token",
@@ -262,7 +263,7 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
     {
         return None;
     }
-    let human = ["pass", "pwd", "psk", "secret"]
+    let human = ["pass", "pw", "psk", "secret"]
         .iter()
         .any(|w| lower.contains(w));
     // The whole name, and the name without a trailing `key` or `value` (`secret_key`).
@@ -282,6 +283,15 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
         let Some(word) = WORDS.iter().find(|w| flat.ends_with(*w)) else {
             continue;
         };
+        if *word == "pw" {
+            // `db.pw`, `DB_PW`, `pw`: a password; `npw`, `kpw`: not a word of the name.
+            let Some(before) = stem.strip_suffix("pw") else {
+                continue;
+            };
+            if !(before.is_empty() || before.ends_with(['_', '.', '-'])) {
+                continue;
+            }
+        }
         if *word == "pass" {
             // `DB_PASS`, `SMTP_PASS` (environment variables) and `--pass`: a password. In
             // code, `render_pass`, `first_pass` and `bypass` are passes over something.
@@ -311,6 +321,8 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
 pub(super) const PASS_OWNERS: &[&str] = &[
     "ssh", "become", "sudo", "su", "db", "smtp", "mail", "admin", "root", "user", "login", "vault",
     "ldap", "ftp", "sftp", "redis", "mysql", "pg", "proxy", "bind", "auth", "winrm",
+    // RabbitMQ's `default_pass`.
+    "default",
 ];
 
 /// Credential-shaped: eight or more characters mixing letters and digits, not words joined by
