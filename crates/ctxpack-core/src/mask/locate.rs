@@ -599,7 +599,6 @@ pub(super) fn variable_default(caps: &Captures<'_>, _: &str) -> Option<(usize, u
     credible(m.as_str(), human).then(|| span(m))
 }
 
-/// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
 /// A Gradle or Groovy setting written as a call without parentheses (`storePassword '…'`):
 /// a secret-named method given one quoted literal, alone on its line, judged like any
 /// assigned literal.
@@ -610,6 +609,7 @@ pub(super) fn dsl_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
         .then_some((start, end))
 }
 
+/// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
 pub(super) fn directive(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;
     let ((start, end), value) = unquote(m);
