@@ -609,6 +609,17 @@ pub(super) fn dsl_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
         .then_some((start, end))
 }
 
+/// A key given to a key constructor (`new SecretKeySpec(…decode("…"), "AES")`): it looks
+/// random and is no placeholder.
+pub(super) fn constructor_key(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let value = m.as_str();
+    (!is_placeholder(value)
+        && !is_stand_in(value)
+        && (looks_random(value) || looks_random_printable(value, false)))
+    .then(|| span(m))
+}
+
 /// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
 pub(super) fn directive(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;

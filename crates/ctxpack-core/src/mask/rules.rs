@@ -732,10 +732,22 @@ pub(super) const SPECS: &[Spec] = &[
             // literal may be given to Go's `[]byte(…)` or to a decoder first
             // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`,
             // `base64.b64decode(…)`, `Convert.FromBase64String(…)`, `HexFormat.of().parseHex(…)`).
-            r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){1,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|unhexlify|frombase64string|parsehex(?:binary)?|unhex)\([ \t]*)?"#,
+            r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){0,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|unhexlify|frombase64string|parsehex(?:binary)?|unhex)\([ \t]*)?"#,
             r#"[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
         ),
         locate: high_entropy_key,
+    },
+    Spec {
+        kind: "high_entropy_key",
+        description: "a random-looking key given to a key constructor (SecretKeySpec, SymmetricSecurityKey, SymmetricKey), directly or through a decoder",
+        prefilter: r"SecretKeySpec\(|SymmetricSecurityKey\(|SymmetricKey\(",
+        pattern: concat!(
+            r"(?:SecretKeySpec|SymmetricSecurityKey|SymmetricKey)\(\s*(?:data:[ \t]*)?",
+            r"(?:(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){0,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|frombase64string|parsehex)\([ \t]*",
+            r"|Data\(base64Encoded:[ \t]*)?",
+            r#"["'](?P<s>[^"'\s\\]{20,})["']"#,
+        ),
+        locate: constructor_key,
     },
     vendor(
         "high_entropy_key",

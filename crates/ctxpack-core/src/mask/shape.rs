@@ -461,9 +461,10 @@ pub(super) fn is_variable_reference(value: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '{' | '('))
 }
 
-/// Keys that are public by design or work only in a vendor's test mode.
+/// Keys that are public by design (Stripe's publishable keys, Mapbox's `pk.` tokens) or work
+/// only in a vendor's test mode.
 pub(super) const PUBLIC_OR_TEST_KEY_PREFIXES: &[&str] =
-    &["sk_test_", "rk_test_", "pk_test_", "pk_live_"];
+    &["sk_test_", "rk_test_", "pk_test_", "pk_live_", "pk."];
 
 pub(super) fn is_public_or_test_key(value: &str) -> bool {
     PUBLIC_OR_TEST_KEY_PREFIXES
