@@ -605,8 +605,7 @@ pub(super) fn variable_default(caps: &Captures<'_>, _: &str) -> Option<(usize, u
 pub(super) fn dsl_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let human = secret_name(caps.name("k")?.as_str())?;
     let ((start, end), value) = unquote(caps.name("s")?);
-    (!is_placeholder(value) && !is_credential_name(value) && credible(value, human))
-        .then_some((start, end))
+    credible(value, human).then_some((start, end))
 }
 
 /// A key given to a key constructor (`new SecretKeySpec(…decode("…"), "AES")`): it looks

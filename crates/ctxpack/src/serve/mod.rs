@@ -391,10 +391,10 @@ const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 /// The most connections `--max-connections` may allow: far beyond any open-file limit.
 const MAX_CONNECTIONS: usize = 1 << 20;
 
-/// `seconds` of the flag `field` as a timeout: 1 to [`MAX_TIMEOUT_SECONDS`].
 /// The lowest `--body-min-rate` other than 0, in bytes a second.
 const MIN_BODY_RATE: u64 = 1024;
 
+/// `seconds` of the flag `field` as a timeout: 1 to [`MAX_TIMEOUT_SECONDS`].
 fn timeout(field: &str, seconds: u64) -> Result<Duration, Error> {
     if !(1..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
         return Err(Error::invalid_field(
