@@ -401,24 +401,24 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     Some(span(bare))
 }
 
+/// The groups of the `code_credential` rules that capture a password given to a call.
+const CALL_ARGUMENTS: &[&str] = &["cv", "jv", "gv", "pv", "wv", "sv", "sw", "pa", "pb"];
+
 /// A password as a call argument or a `define`d constant: at least four characters (people
 /// choose short ones), no whitespace, not a placeholder or a credential's name.
 pub(super) fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     if let Some(k) = caps.name("k") {
-        // `define('DB_PASSWORD', …)`, `define('API_TOKEN', …)`; keys and salts have their own rule.
-        let human = secret_name(k.as_str())?;
+        // `define('DB_PASSWORD', …)`, `define('API_TOKEN', …)`; a key- or salt-named lookup's
+        // default (`env('APP_KEY', 'base64:…')`) when it looks random.
         let m = caps.name("dv")?;
         let v = m.as_str();
-        return credible(v, human).then(|| span(m));
+        let ok = match secret_name(k.as_str()) {
+            Some(human) => credible(v, human),
+            None => names_a_key(k.as_str()) && !is_placeholder(v) && looks_random(v),
+        };
+        return ok.then(|| span(m));
     }
-    let m = caps
-        .name("cv")
-        .or_else(|| caps.name("jv"))
-        .or_else(|| caps.name("gv"))
-        .or_else(|| caps.name("pv"))
-        .or_else(|| caps.name("wv"))
-        .or_else(|| caps.name("sv"))
-        .or_else(|| caps.name("sw"))?;
+    let m = CALL_ARGUMENTS.iter().find_map(|g| caps.name(g))?;
     let v = m.as_str();
     let ok = v.chars().count() >= 4
         && !v.chars().any(char::is_whitespace)
@@ -427,10 +427,12 @@ pub(super) fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, us
     ok.then(|| span(m))
 }
 
-/// C's `#define NAME "…"`: the macro's name is secret-named and the value generated, since
+/// C's `#define NAME "…"`: the macro's name is secret- or key-named and the value generated, since
 /// `#define TEST_PASS "PASSED"` or `#define AUTH_TOKEN "Authorization"` name words.
 pub(super) fn c_define(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let human = secret_name(caps.name("k")?.as_str())?;
+    let k = caps.name("k")?.as_str();
+    // A key-named macro (`BROKER_AUTH_KEY`) is judged as a token-named one.
+    let human = secret_name(k).or_else(|| names_a_key(k).then_some(false))?;
     let m = caps.name("dv")?;
     let v = m.as_str();
     let generated = looks_generated(v) && !is_word_list(v) && (human || !is_camel_words(v));
@@ -606,6 +608,65 @@ pub(super) fn dsl_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
     let human = secret_name(caps.name("k")?.as_str())?;
     let ((start, end), value) = unquote(caps.name("s")?);
     credible(value, human).then_some((start, end))
+}
+
+/// A name whose last word is `key` or `salt` (`APP_KEY`, `ARTIFACTORY_KEY`, `hashSalt`) and
+/// names nothing public or positional (`PRIMARY_KEY`, `cache_key`).
+pub(super) fn names_a_key(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let word = ["key", "salt"].into_iter().find(|w| lower.ends_with(w));
+    word.is_some_and(|w| {
+        let before = &name[..name.len() - w.len()];
+        let first = &name[name.len() - w.len()..];
+        is_word_start(before, first)
+            && (w == "salt" || !NOT_SECRET_KEY_WORDS.iter().any(|n| lower.contains(n)))
+    })
+}
+
+/// A value a shell gives a name (fish's `set -gx NAME value`, csh's `setenv NAME value`, a
+/// `${NAME:-value}` default): under a secret-named name a credible literal, under a key- or
+/// salt-named one a random-looking value.
+pub(super) fn shell_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let (key, m) = match (caps.name("k"), caps.name("s")) {
+        (Some(k), Some(s)) => (k.as_str(), s),
+        _ => (caps.name("dk")?.as_str(), caps.name("dv")?),
+    };
+    let ((start, end), value) = unquote(m);
+    let ok = match secret_name(key) {
+        Some(human) => credible(value, human),
+        None => names_a_key(key) && !is_placeholder(value) && looks_random(value),
+    };
+    ok.then_some((start, end))
+}
+
+/// A secret-named directive's value after spaces (`remote_password …`) or a secret-named
+/// header's (`proxy_set_header X-Api-Key "…"`), judged like any assigned literal.
+pub(super) fn spaced_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let (key, m) = match (caps.name("k"), caps.name("s")) {
+        (Some(k), Some(s)) => (k.as_str(), s),
+        _ => (caps.name("hk")?.as_str(), caps.name("hv")?),
+    };
+    let human = secret_name(key)?;
+    let ((start, end), value) = unquote(m);
+    // A table's column (`api_token CHAR(64),`) is a name and its type, not a setting.
+    let column = value.ends_with(',') || value.contains(['(', ')']);
+    (!column && credible(value, human)).then_some((start, end))
+}
+
+/// A flag's value on a command line: a key or token (`--api-key …`), an Erlang cookie
+/// (`-setcookie …`) or an `openssl` hex key (`-K …`). Not a list of settings (`id=…,src=…`), a
+/// variable or a placeholder. (`-pass pass:…` is `password_assignment`'s.)
+pub(super) fn cli_flag(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    if let Some(x) = caps.name("x") {
+        return looks_random(x.as_str()).then(|| span(x));
+    }
+    let human = match caps.name("k") {
+        Some(k) => secret_name(k.as_str())?,
+        None => true,
+    };
+    let ((start, end), value) = unquote(caps.name("s")?);
+    let settings = value.trim_end_matches('=').contains(['=', ',']);
+    (!settings && !is_variable_reference(value) && credible(value, human)).then_some((start, end))
 }
 
 /// A key given to a key constructor (`new SecretKeySpec(…decode("…"), "AES")`): it looks

@@ -252,6 +252,7 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
         "apikey",
         "accesskey",
         "privatekey",
+        "licensekey",
     ];
     let name = name.trim_matches(['"', '\'']);
     let lower = name.to_ascii_lowercase();
