@@ -10,11 +10,11 @@
 //!
 //! `tests/secrets/unseen.jsonl` holds sets written independently of the rules, each scored once
 //! when it arrived (`docs/security.md`: sets 7 and 8 with rule set 4, set 9 with rule set 5,
-//! set 10 with rule set 6, set 11 with rule set 7) and
+//! set 10 with rule set 6, set 11 with rule set 7, set 12 with rule set 8) and
 //! kept as it was: their positives name no kind (`"secret"`: any rule may take them), and
 //! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. A set that has been scored is not a
 //! reason to change a rule; shapes that keep getting through set after set are, with entries of
-//! their own in `corpus.jsonl` (rule sets 5 to 7 took some that sets 6 to 10 showed).
+//! their own in `corpus.jsonl` (rule sets 5 to 8 took some that sets 6 to 11 showed).
 
 use std::collections::BTreeMap;
 
@@ -50,8 +50,10 @@ fn heldout() -> Vec<Entry> {
 /// AWS's published example keys, masked on purpose); set 8 (rule set 4), 5 of 115 survived and
 /// 2 of 58 changed; set 9 (rule set 5), 12 of 116 survived and none of 58 changed; set 10
 /// (rule set 6), 21 of 108 survived and 1 of 53 changed (a Mapbox public `pk.` token); set 11
-/// (rule set 7), 15 of 107 survived and none of 50 changed.
-const UNSEEN_ALLOWED_FAILURES: usize = 68;
+/// (rule set 7), 15 of 107 survived and none of 50 changed; set 12 (rule set 8), 16 of 117
+/// survived and 1 of 56 changed (AWS's published example keys in a setup guide, masked on
+/// purpose as in set 7).
+const UNSEEN_ALLOWED_FAILURES: usize = 85;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -60,7 +62,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 833);
+    assert_eq!(entries.len(), 1006);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
