@@ -610,19 +610,6 @@ pub(super) fn dsl_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
     credible(value, human).then_some((start, end))
 }
 
-/// A name whose last word is `key` or `salt` (`APP_KEY`, `ARTIFACTORY_KEY`, `hashSalt`) and
-/// names nothing public or positional (`PRIMARY_KEY`, `cache_key`).
-pub(super) fn names_a_key(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let word = ["key", "salt"].into_iter().find(|w| lower.ends_with(w));
-    word.is_some_and(|w| {
-        let before = &name[..name.len() - w.len()];
-        let first = &name[name.len() - w.len()..];
-        is_word_start(before, first)
-            && (w == "salt" || !NOT_SECRET_KEY_WORDS.iter().any(|n| lower.contains(n)))
-    })
-}
-
 /// A value a shell gives a name (fish's `set -gx NAME value`, csh's `setenv NAME value`, a
 /// `${NAME:-value}` default): under a secret-named name a credible literal, under a key- or
 /// salt-named one a random-looking value.
@@ -666,7 +653,7 @@ pub(super) fn cli_flag(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     };
     let ((start, end), value) = unquote(caps.name("s")?);
     let settings = value.trim_end_matches('=').contains(['=', ',']);
-    (!settings && !is_variable_reference(value) && credible(value, human)).then_some((start, end))
+    (!settings && credible(value, human)).then_some((start, end))
 }
 
 /// A key given to a key constructor (`new SecretKeySpec(…decode("…"), "AES")`): it looks

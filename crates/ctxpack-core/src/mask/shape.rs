@@ -318,6 +318,19 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
     None
 }
 
+/// A name whose last word is `key` or `salt` (`APP_KEY`, `ARTIFACTORY_KEY`, `hashSalt`) and
+/// names nothing public or positional (`PRIMARY_KEY`, `cache_key`).
+pub(super) fn names_a_key(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let word = ["key", "salt"].into_iter().find(|w| lower.ends_with(w));
+    word.is_some_and(|w| {
+        let before = &name[..name.len() - w.len()];
+        let first = &name[name.len() - w.len()..];
+        is_word_start(before, first)
+            && (w == "salt" || !NOT_SECRET_KEY_WORDS.iter().any(|n| lower.contains(n)))
+    })
+}
+
 /// Words that, before `_pass`, make it a password (`ansible_ssh_pass`, `db_pass`).
 pub(super) const PASS_OWNERS: &[&str] = &[
     "ssh", "become", "sudo", "su", "db", "smtp", "mail", "admin", "root", "user", "login", "vault",
