@@ -354,9 +354,17 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
         return plausible(value).then(|| span(quoted));
     }
     let bare = caps.name("bv")?;
-    // `password: Option<String> = None`: after a type, only a string literal is data.
-    if caps.name("ty").is_some() {
-        return None;
+    // `password: Option<String> = None`: after a type, only a string literal is data. But
+    // `Password: Gxon25=~l%t` (an e-mail, a YAML value) is no type: a "type" that runs into `=`
+    // and on into the value without a space was the value's start.
+    if let Some(ty) = caps.name("ty") {
+        let joined = &hay[ty.start()..bare.end()];
+        let tight = &hay[ty.end()..bare.start()] == "=";
+        let value_like = tight
+            && joined.bytes().any(|b| b.is_ascii_digit())
+            && plausible(joined)
+            && !looks_like_code(joined);
+        return value_like.then_some((ty.start(), bare.end()));
     }
     let value = bare.as_str();
     if !plausible(value) || looks_like_code(value) {
@@ -629,15 +637,106 @@ pub(super) fn shell_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
 /// A secret-named directive's value after spaces (`remote_password …`) or a secret-named
 /// header's (`proxy_set_header X-Api-Key "…"`), judged like any assigned literal.
 pub(super) fn spaced_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    if let Some(m) = ["ha", "hb", "pm"].iter().find_map(|g| caps.name(g)) {
+        return credible(m.as_str(), true).then(|| span(m));
+    }
     let (key, m) = match (caps.name("k"), caps.name("s")) {
         (Some(k), Some(s)) => (k.as_str(), s),
         _ => (caps.name("hk")?.as_str(), caps.name("hv")?),
     };
+    if key.eq_ignore_ascii_case("authorization") {
+        return header_credentials(m);
+    }
     let human = secret_name(key)?;
     let ((start, end), value) = unquote(m);
     // A table's column (`api_token CHAR(64),`) is a name and its type, not a setting.
     let column = value.ends_with(',') || value.contains(['(', ')']);
     (!column && credible(value, human)).then_some((start, end))
+}
+
+/// An `Authorization` header's value set by a server's directive: the credentials after the
+/// scheme (`Basic …`, `Bearer …`), not a variable.
+fn header_credentials(m: regex::Match<'_>) -> Option<(usize, usize)> {
+    let ((start, end), value) = unquote(m);
+    let (scheme, credentials) = value.split_once(' ')?;
+    let known =
+        ["basic", "bearer", "token", "apikey"].contains(&scheme.to_ascii_lowercase().as_str());
+    let ok = known
+        && credentials.len() >= 8
+        && !credentials.contains(' ')
+        && !is_placeholder(credentials)
+        && looks_generated(credentials);
+    ok.then_some((start + scheme.len() + 1, end))
+}
+
+/// A credential in prose (a README, a runbook, an e-mail): a backquoted value after "password"
+/// or a user in backquotes, a table row whose label is secret-named, "the key is …". Prose
+/// quotes names, commands and code as often as values, so the value must look generated: at
+/// least three of upper case, lower case, digits and punctuation, no brackets, slashes or `$`,
+/// and not words joined by separators; "the key is …" wants a random-looking value.
+pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    if let Some(d) = caps.name("d") {
+        let v = d.as_str();
+        return (looks_random(v) && !is_placeholder(v)).then(|| span(d));
+    }
+    if let Some(c) = caps.name("c") {
+        let label = caps.name("ck")?.as_str().trim();
+        let lower = label.to_ascii_lowercase();
+        let human = secret_name(&label.replace(' ', "_")).or_else(|| {
+            (lower.contains("pre-shared key") || lower.contains("preshared key")).then_some(true)
+        })?;
+        let v = c.as_str();
+        // A chosen passphrase of words (`Cobalt!Larch!Glacier7505`) is at home in a table
+        // cell labelled as one; without punctuation, words are a product's name (`1Password`).
+        let punctuated = v.bytes().any(|b| b.is_ascii_punctuation());
+        let ok = credible(v, human) && prose_value(v) && (punctuated || !is_camel_words(v));
+        return ok.then(|| span(c));
+    }
+    let m = caps.name("a").or_else(|| caps.name("b"))?;
+    if caps.name("b").is_some() {
+        // A pair of backquoted names (`src` / `dst`) is a login only where the line says so.
+        let start = caps.get(0)?.start();
+        let line = hay[..start]
+            .rsplit('\n')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !LOGIN_WORDS.iter().any(|w| line.contains(w)) {
+            return None;
+        }
+    }
+    let v = m.as_str();
+    (prose_value(v) && !is_word_list(v) && !is_camel_words(v)).then(|| span(m))
+}
+
+/// Words before a `user` / `password` pair that say it is one.
+const LOGIN_WORDS: &[&str] = &[
+    "login",
+    "log in",
+    "sign in",
+    "credential",
+    "user",
+    "account",
+];
+
+/// A value written into prose that can be a credential; see [`prose_credential`].
+fn prose_value(v: &str) -> bool {
+    let classes = [
+        v.bytes().any(|b| b.is_ascii_uppercase()),
+        v.bytes().any(|b| b.is_ascii_lowercase()),
+        v.bytes().any(|b| b.is_ascii_digit()),
+        v.bytes().any(|b| b.is_ascii_punctuation()),
+    ];
+    v.chars().count() >= 8
+        && classes.iter().filter(|&&c| c).count() >= 3
+        && !v.contains([
+            '(', ')', '[', ']', '{', '}', '<', '>', '/', '\\', '$', ',', ';',
+        ])
+        && !v.contains("::")
+        && !v.contains("://")
+        && !is_placeholder(v)
+        && !is_credential_name(v)
+        && !is_path(v)
 }
 
 /// A flag's value on a command line: a key or token (`--api-key …`), an Erlang cookie

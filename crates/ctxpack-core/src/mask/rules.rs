@@ -320,7 +320,7 @@ const PLACED_SPECS: &[Spec] = &[
             r")(?i-u:[_.-]?(?:key|value))?)",
             // A typed declaration (`password: str = "…"`, `static TOKEN: &str = "…"`) comes
             // first: with a plain `:` the type would be read as the value.
-            r#"(?:\\?["']\]?)?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
+            r#"(?:\\?["']\]?|\])?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
             r"|[ \t]*(?:=>|:=|==|::|=|:)[ \t]*)",
             // (Go's `[]byte("…")` wraps the literal.)
             r#"(?:(?:\[\]byte\()?[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]*)\\?["'`]"#,
@@ -391,7 +391,8 @@ const PLACED_SPECS: &[Spec] = &[
             // A key's encoding may follow its name (`keyHex`, `KEY_B64`, `aes_key_bytes`).
             r"(?i-u:[_.-]?(?:hex|b64|base64|bytes))?)",
             // Go's `signingKey, _ = hex.DecodeString(…)` drops the decoder's error.
-            r#"(?:\\?["']\]?)?(?:,[ \t]*_)?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
+            // Rust's `KEY: &[u8] = b"…"` and `[u8; 32]` name the type first.
+            r#"(?:\\?["']\]?)?(?:,[ \t]*_|:[ \t]*&?(?:'static[ \t]+)?\[u8(?:;[ \t]*[0-9]+)?\])?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
             // Random-looking values are 20 characters or longer; shorter ones never match. The
             // literal may be given to Go's `[]byte(…)` or to a decoder first
             // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`,
@@ -487,15 +488,20 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "password_assignment",
-        description: "a secret-named directive and its value separated by spaces in a configuration file (Mosquitto's remote_password, keepalived's auth_pass), or a secret-named header set by nginx (proxy_set_header X-Api-Key \"...\")",
+        description: "a secret-named directive and its value separated by spaces in a configuration file (Mosquitto's remote_password, keepalived's auth_pass), a secret-named or Authorization header set by nginx (proxy_set_header X-Api-Key \"...\"), HAProxy's stats auth and insecure-password, Postfix's static: password map",
         // (Lower case, and a value's first character, not a type's bracket or an operator: in
         // code `_token` is followed by far more than a value.)
-        prefilter: r"_(?:pass(?:wd|word)?|pwd|secret|token|psk)[ \t]+[!-'*+\-./0-9<>?@A-Z\[\]^_`a-z|~]|_header[ \t]+[\x22']?X-",
+        prefilter: r"_(?:pass(?:wd|word)?|pwd|secret|token|psk)[ \t]+[!-'*+\-./0-9<>?@A-Z\[\]^_`a-z|~]|_header[ \t]+[\x22']?(?:X-|Authorization)|stats[ \t]+auth[ \t]|insecure-password[ \t]|_maps[ \t]*=[ \t]*static:",
         pattern: concat!(
             r"(?m)^[ \t]*(?P<k>[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:password|passwd|pass|pwd|secret|token|psk))",
             r#"[ \t]+(?P<s>"[^"\r\n]+"|[^\s"'#;=:][^\s"'#;]*)[ \t]*;?[ \t]*\r?$"#,
             r#"|(?:proxy_set_header|add_header|more_set_input_headers|more_set_headers|grpc_set_header)[ \t]+["']?"#,
-            r#"(?P<hk>X-[A-Za-z0-9-]+)["']?[ \t]+(?P<hv>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"';$][^\s;]*)"#,
+            r#"(?P<hk>X-[A-Za-z0-9-]+|Authorization)["']?[ \t]+(?P<hv>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"';$][^\s;]*)"#,
+            // HAProxy's `stats auth user:…` and `user NAME insecure-password …`; Postfix's
+            // `smtp_sasl_password_maps = static:user:…`.
+            r"|(?m:^)[ \t]*stats[ \t]+auth[ \t]+[^:\s]+:(?P<ha>\S+)",
+            r"|[ \t]insecure-password[ \t]+(?P<hb>\S+)",
+            r"|_maps[ \t]*=[ \t]*static:[^:\s]+:(?P<pm>\S+)",
         ),
         locate: spaced_setting,
     },
@@ -509,5 +515,38 @@ const PLACED_SPECS: &[Spec] = &[
             r"|(?:(?m:^)|[ \t;|&(])openssl[ \t][^\r\n]*?[ \t]-K[ \t]+(?P<x>[0-9A-Fa-f]{32,})(?:[ \t]|\r?$)",
         ),
         locate: cli_flag,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a backquoted generated value right after \"password\", \"passphrase\" or \"pre-shared key\" in prose (its password is `...`)",
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:?[ \t]*`",
+        pattern: r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:?[ \t]*`(?P<a>[^`\s]{8,})`",
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a `user` / `...` pair of backquoted values on a line that speaks of a login, user, account or credentials",
+        prefilter: r"`[ \t]*/[ \t]*`",
+        pattern: r"`[^`\s/]{1,40}`[ \t]*/[ \t]*`(?P<b>[^`\s]{8,})`",
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "the value cell of a Markdown table row labelled with a secret name (| Password | ... |)",
+        // The label ends in a secret word (`Password`, `DB password`, `Pre-shared key`): the
+        // prefilter starts from the word, since `|` is everywhere in code.
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)?|pwd|secret|token|psk|key)\**[ \t]*\|",
+        pattern: concat!(
+            r"(?m)^[ \t]*\|[ \t]*\**(?P<ck>[A-Za-z0-9 _.-]{0,30}?(?i-u:pass(?:word|wd|phrase)?|pwd|secret|token|psk|key))",
+            r"\**[ \t]*\|[ \t]*`?(?P<c>[^|`\s]{6,})`?[ \t]*\|",
+        ),
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a random-looking value that a key, token or secret \"is\" in prose (the new key is ...)",
+        prefilter: r"(?i-u)(?:key|token|secret)[ \t]+is[ \t]",
+        pattern: r"(?-u:\b)(?i-u:key|token|secret)[ \t]+is[ \t]+`?(?P<d>[A-Za-z0-9+/=_-]{20,})`?",
+        locate: prose_credential,
     },
 ];

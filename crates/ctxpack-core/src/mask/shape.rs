@@ -134,7 +134,11 @@ pub(super) fn looks_random(value: &str) -> bool {
     if let Some(rest) = value.strip_prefix("base64:") {
         return rest.len() >= 32 && rest.bytes().all(is_base64_byte);
     }
-    if value.len() < 20 || !value.bytes().all(is_base64_byte) || is_word_list(value) {
+    if value.len() < 20
+        || !value.bytes().all(is_base64_byte)
+        || is_word_list(value)
+        || is_periodic(value)
+    {
         return false;
     }
     let digit = value.bytes().any(|b| b.is_ascii_digit());
@@ -147,6 +151,13 @@ pub(super) fn looks_random(value: &str) -> bool {
         && digit
         && entropy(value) >= 3.5
         && !is_camel_words(value)
+}
+
+/// A value that repeats a unit of up to 16 bytes (`0123456789abcdef0123456789abcdef`, a
+/// known-answer test's key): no generated key does.
+pub(super) fn is_periodic(value: &str) -> bool {
+    let b = value.as_bytes();
+    (1..=(b.len() / 2).min(16)).any(|p| b[p..] == b[..b.len() - p])
 }
 
 /// Mostly runs of four or more lower-case letters (`sqlite3BtreePayloadSize`): identifier
@@ -300,8 +311,9 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
                 continue;
             };
             let before = name[..at].trim_start_matches('-');
+            // (`SSHPASS` is what `sshpass -e` reads.)
             let env_var = !name.bytes().any(|b| b.is_ascii_lowercase())
-                && before.chars().next_back().is_none_or(|c| c == '_');
+                && (before.chars().next_back().is_none_or(|c| c == '_') || name == "SSHPASS");
             // `ansible_ssh_pass`, `ansible_become_pass`, `db_pass`: the word before names
             // what the password opens, never a kind of pass over something.
             let credential = before
@@ -598,6 +610,14 @@ pub(super) fn looks_like_code(value: &str) -> bool {
     // `token?` and `self.next_token?`: Rust's `?` on a variable.
     let tried = value.strip_suffix('?');
     let normalized = tried.unwrap_or(value).replace("::", ".").replace("->", ".");
+    // `Harbor1994?`: a chosen password ends so; a variable Rust tries is lower case.
+    if tried.is_some()
+        && !normalized.contains('.')
+        && value.bytes().any(|b| b.is_ascii_uppercase())
+        && value.bytes().any(|b| b.is_ascii_digit())
+    {
+        return false;
+    }
     let mut parts = normalized.split('.');
     let is_ident = |s: &str| {
         s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (8, 0x6e60_9e75_aa54_31ba),
+        (9, 0x33a2_34e9_c2e9_f872),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1301,6 +1301,32 @@ oauth(\"client\", \"FakeNotPw1\")",
     (
         "registry_token",
         r#"{"github-oauth": {"github.com": "<token>"}, "bearer": {"x.org": "${TOKEN}"}}"#,
+        None,
+    ),
+    // prose_credential
+    (
+        "prose_credential",
+        "The maintenance role's password is `Qv7#rTz2Lp9w` for now.\n",
+        Some("The maintenance role's password is `[REDACTED:prose_credential]` for now.\n"),
+    ),
+    (
+        "prose_credential",
+        "| Setting | Value |\n|---|---|\n| Password | Wq3!hLs8Zk2d |\n",
+        Some("| Setting | Value |\n|---|---|\n| Password | [REDACTED:prose_credential] |\n"),
+    ),
+    (
+        "prose_credential",
+        "The login is `ops` / `mK4_tYz8Qw2e`.\n",
+        Some("The login is `ops` / `[REDACTED:prose_credential]`.\n"),
+    ),
+    (
+        "prose_credential",
+        "The new key is k3Jf8sQ2LzR7vW1xN4bT9mY6.\n",
+        Some("The new key is [REDACTED:prose_credential].\n"),
+    ),
+    (
+        "prose_credential",
+        "Passwords are hashed with `argon2id`; the `password` field is never logged.\n| Password | see 1Password |\n| Password | 1Password |\n",
         None,
     ),
     // rule set 3 additions to older kinds
