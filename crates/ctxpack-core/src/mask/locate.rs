@@ -146,7 +146,7 @@ pub(super) fn authorization(caps: &Captures<'_>, _: &str) -> Option<(usize, usiz
 
 /// The password of a command line; quotes around it are kept.
 pub(super) fn cli_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = ["s", "m", "r", "p", "q"]
+    let m = ["s", "m", "r", "p", "q", "t", "u", "e", "d"]
         .iter()
         .find_map(|name| caps.name(name))?;
     let ((start, end), value) = unquote(m);
@@ -342,6 +342,11 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     // name is a label in a test.
     let plausible = |v: &str| credible(v, human);
     if is_search_only_key(key, hay, start) {
+        return None;
+    }
+    // `${API_PASS:?API_PASS must be set}`: a shell's parameter expansion, whose default (if any)
+    // is `shell_value`'s.
+    if hay[..caps.name("k")?.start()].ends_with("${") {
         return None;
     }
     if let Some(quoted) = caps.name("qv") {
@@ -637,8 +642,17 @@ pub(super) fn shell_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
 /// A secret-named directive's value after spaces (`remote_password …`) or a secret-named
 /// header's (`proxy_set_header X-Api-Key "…"`), judged like any assigned literal.
 pub(super) fn spaced_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    if let Some(m) = ["ha", "hb", "pm"].iter().find_map(|g| caps.name(g)) {
+    if let Some(m) = ["ha", "hb", "pm", "ps", "sc"]
+        .iter()
+        .find_map(|g| caps.name(g))
+    {
         return credible(m.as_str(), true).then(|| span(m));
+    }
+    if let Some(m) = caps.name("ra") {
+        // One string to `auth(…)` is a Redis password when it looks generated, not a scheme.
+        let v = m.as_str();
+        let ok = credible(v, false) && v.bytes().any(|b| b.is_ascii_digit());
+        return ok.then(|| span(m));
     }
     let (key, m) = match (caps.name("k"), caps.name("s")) {
         (Some(k), Some(s)) => (k.as_str(), s),
@@ -667,76 +681,6 @@ fn header_credentials(m: regex::Match<'_>) -> Option<(usize, usize)> {
         && !is_placeholder(credentials)
         && looks_generated(credentials);
     ok.then_some((start + scheme.len() + 1, end))
-}
-
-/// A credential in prose (a README, a runbook, an e-mail): a backquoted value after "password"
-/// or a user in backquotes, a table row whose label is secret-named, "the key is …". Prose
-/// quotes names, commands and code as often as values, so the value must look generated: at
-/// least three of upper case, lower case, digits and punctuation, no brackets, slashes or `$`,
-/// and not words joined by separators; "the key is …" wants a random-looking value.
-pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
-    if let Some(d) = caps.name("d") {
-        let v = d.as_str();
-        return (looks_random(v) && !is_placeholder(v)).then(|| span(d));
-    }
-    if let Some(c) = caps.name("c") {
-        let label = caps.name("ck")?.as_str().trim();
-        let lower = label.to_ascii_lowercase();
-        let human = secret_name(&label.replace(' ', "_")).or_else(|| {
-            (lower.contains("pre-shared key") || lower.contains("preshared key")).then_some(true)
-        })?;
-        let v = c.as_str();
-        // A chosen passphrase of words (`Cobalt!Larch!Glacier7505`) is at home in a table
-        // cell labelled as one; without punctuation, words are a product's name (`1Password`).
-        let punctuated = v.bytes().any(|b| b.is_ascii_punctuation());
-        let ok = credible(v, human) && prose_value(v) && (punctuated || !is_camel_words(v));
-        return ok.then(|| span(c));
-    }
-    let m = caps.name("a").or_else(|| caps.name("b"))?;
-    if caps.name("b").is_some() {
-        // A pair of backquoted names (`src` / `dst`) is a login only where the line says so.
-        let start = caps.get(0)?.start();
-        let line = hay[..start]
-            .rsplit('\n')
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if !LOGIN_WORDS.iter().any(|w| line.contains(w)) {
-            return None;
-        }
-    }
-    let v = m.as_str();
-    (prose_value(v) && !is_word_list(v) && !is_camel_words(v)).then(|| span(m))
-}
-
-/// Words before a `user` / `password` pair that say it is one.
-const LOGIN_WORDS: &[&str] = &[
-    "login",
-    "log in",
-    "sign in",
-    "credential",
-    "user",
-    "account",
-];
-
-/// A value written into prose that can be a credential; see [`prose_credential`].
-fn prose_value(v: &str) -> bool {
-    let classes = [
-        v.bytes().any(|b| b.is_ascii_uppercase()),
-        v.bytes().any(|b| b.is_ascii_lowercase()),
-        v.bytes().any(|b| b.is_ascii_digit()),
-        v.bytes().any(|b| b.is_ascii_punctuation()),
-    ];
-    v.chars().count() >= 8
-        && classes.iter().filter(|&&c| c).count() >= 3
-        && !v.contains([
-            '(', ')', '[', ']', '{', '}', '<', '>', '/', '\\', '$', ',', ';',
-        ])
-        && !v.contains("::")
-        && !v.contains("://")
-        && !is_placeholder(v)
-        && !is_credential_name(v)
-        && !is_path(v)
 }
 
 /// A flag's value on a command line: a key or token (`--api-key …`), an Erlang cookie

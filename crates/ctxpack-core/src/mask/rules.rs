@@ -84,7 +84,7 @@ const PLACED_SPECS: &[Spec] = &[
         pattern: concat!(
             // The command, then (lazily, across `\` line continuations) other arguments.
             r"(?:^|[^A-Za-z0-9_./:-])(?:curl|https?|xh|wget)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?",
-            r#"(?:-u|--user|-U|--proxy-user|-a|--auth)(?:[ \t]+|=)["']?[^\s:"'$<{]*:(?P<s>[^\s"'@]+)"#,
+            r#"(?:-u|--user|-U|--proxy-user|-a|--auth)(?:[ \t]+|=)["']?[^\s:"'$<{]*:["']?(?P<s>[^\s"'@]+)"#,
             r"|(?:^|[^A-Za-z0-9_./-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)[ \t]",
             r#"(?:(?:[^\n]|\\\r?\n)*?[ \t])?-p(?P<m>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
             r"|(?:^|[^A-Za-z0-9_./-])redis-cli[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-a[ \t]+",
@@ -323,7 +323,8 @@ const PLACED_SPECS: &[Spec] = &[
             r#"(?:\\?["']\]?|\])?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
             r"|[ \t]*(?:=>|:=|==|::|=|:)[ \t]*)",
             // (Go's `[]byte("…")` wraps the literal.)
-            r#"(?:(?:\[\]byte\()?[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]*)\\?["'`]"#,
+            // (A YAML anchor, `&dbpass`, may name the value first.)
+            r#"(?:&[A-Za-z0-9_-]+[ \t]+)?(?:(?:\[\]byte\()?[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]*)\\?["'`]"#,
             r#"|(?P<bv>[^\s"'`,;&=:|*!#@(\[{<][^\s"'`,;&]*))"#,
         ),
         locate: assignment,
@@ -488,10 +489,10 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "password_assignment",
-        description: "a secret-named directive and its value separated by spaces in a configuration file (Mosquitto's remote_password, keepalived's auth_pass), a secret-named or Authorization header set by nginx (proxy_set_header X-Api-Key \"...\"), HAProxy's stats auth and insecure-password, Postfix's static: password map",
+        description: "a secret-named directive and its value separated by spaces in a configuration file (Mosquitto's remote_password, keepalived's auth_pass), a secret-named or Authorization header set by nginx (proxy_set_header X-Api-Key \"...\"), HAProxy's stats auth and insecure-password, Postfix's static: password map, strongSwan's PSK, an SNMP community, a Redis client's auth(\"...\")",
         // (Lower case, and a value's first character, not a type's bracket or an operator: in
         // code `_token` is followed by far more than a value.)
-        prefilter: r"_(?:pass(?:wd|word)?|pwd|secret|token|psk)[ \t]+[!-'*+\-./0-9<>?@A-Z\[\]^_`a-z|~]|_header[ \t]+[\x22']?(?:X-|Authorization)|stats[ \t]+auth[ \t]|insecure-password[ \t]|_maps[ \t]*=[ \t]*static:",
+        prefilter: r"_(?:pass(?:wd|word)?|pwd|secret|token|psk)[ \t]+[!-'*+\-./0-9<>?@A-Z\[\]^_`a-z|~]|_header[ \t]+[\x22']?(?:X-|Authorization)|stats[ \t]+auth[ \t]|insecure-password[ \t]|_maps[ \t]*=[ \t]*static:|(?:PSK|EAP|XAUTH)[ \t]+\x22|r[ow]community6?[ \t]|auth[ \t]*\([ \t]*[\x22']",
         pattern: concat!(
             r"(?m)^[ \t]*(?P<k>[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:password|passwd|pass|pwd|secret|token|psk))",
             r#"[ \t]+(?P<s>"[^"\r\n]+"|[^\s"'#;=:][^\s"'#;]*)[ \t]*;?[ \t]*\r?$"#,
@@ -502,13 +503,18 @@ const PLACED_SPECS: &[Spec] = &[
             r"|(?m:^)[ \t]*stats[ \t]+auth[ \t]+[^:\s]+:(?P<ha>\S+)",
             r"|[ \t]insecure-password[ \t]+(?P<hb>\S+)",
             r"|_maps[ \t]*=[ \t]*static:[^:\s]+:(?P<pm>\S+)",
+            // strongSwan's `ipsec.secrets` (`… : PSK "…"`) and an SNMP community string.
+            r#"|:[ \t]*(?:PSK|EAP|XAUTH)[ \t]+"(?P<ps>[^"\r\n]+)""#,
+            r"|(?m:^)[ \t]*r[ow]community6?[ \t]+(?P<sc>[^\s#]+)",
+            // Redis's `AUTH` from a client (`red:auth("…")`, `client.auth("…")`): one argument.
+            r#"|[:.]auth[ \t]*\([ \t]*["'](?P<ra>[^"'\\\s]+)["'][ \t]*\)"#,
         ),
         locate: spaced_setting,
     },
     Spec {
         kind: "cli_password",
         description: "a key or token given to a command-line flag (--api-key KEY, --token TOKEN), an Erlang node's -setcookie, or openssl's -K key",
-        prefilter: r"--(?:api-?key|(?:auth|access|api)-token|token|client-secret|secret-key)[ \t=]|-setcookie[ \t]|[ \t]-K[ \t]+[0-9A-Fa-f]{8}",
+        prefilter: r"--(?:api-?key|(?:auth|access|api)-token|token|client-secret|secret-key)[ \t=]|-setcookie[ \t]|-K[ \t]+[0-9A-Fa-f]{8}",
         pattern: concat!(
             r"(?:(?m:^)|[ \t])(?:--(?P<k>api-?key|(?:auth|access|api)-token|token|client-secret|secret-key)(?:[ \t]+|=)",
             r#"|(?P<c>-setcookie)[ \t]+)(?P<s>"[^"\r\n$]+"|'[^'\r\n]+'|[^\s"'$<{\\`-][^\s"'`;|&)]*)"#,
@@ -517,10 +523,28 @@ const PLACED_SPECS: &[Spec] = &[
         locate: cli_flag,
     },
     Spec {
+        kind: "cli_password",
+        description: "a password on a database or transfer command line (sqlcmd -P, lftp -u user,PASS) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
+        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin",
+        pattern: concat!(
+            r"(?:^|[^A-Za-z0-9_./-])(?:sqlcmd|bcp|osql)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-P[ \t]*",
+            r#"(?P<t>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'-][^\s"']*)"#,
+            r#"|(?:^|[^A-Za-z0-9_./-])lftp[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-u[ \t]+["']?[^,\s"']+,"#,
+            r#"(?P<u>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"']+)"#,
+            r#"|echo[ \t]+(?P<e>"[^"\r\n$]+"|'[^'\r\n]+'|[^\s"'$|]+)[ \t]*\|[ \t]*(?:sudo[ \t]+)?"#,
+            r"(?:docker|podman|helm|oras)[ \t][^\r\n]*--password-stdin",
+            r"|(?:docker|podman)[ \t]+login[ \t](?:[^\r\n]*?[ \t])?(?:-p|--password)(?:[ \t]+|=)",
+            r#"(?P<d>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'$-][^\s"']*)"#,
+        ),
+        locate: cli_password,
+    },
+    Spec {
         kind: "prose_credential",
         description: "a backquoted generated value right after \"password\", \"passphrase\" or \"pre-shared key\" in prose (its password is `...`)",
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:?[ \t]*`",
-        pattern: r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:?[ \t]*`(?P<a>[^`\s]{8,})`",
+        // (Prefilters start from a literal: one that starts from a space or a colon keeps a
+        // thread of the one pass alive at every such byte of every text.)
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw)(?:[ \t]+(?:is|was|to|of))?[ \t]*:?[ \t]*`",
+        pattern: r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:?[ \t]*`(?P<a>[^`\s]{8,})`",
         locate: prose_credential,
     },
     Spec {
@@ -547,6 +571,27 @@ const PLACED_SPECS: &[Spec] = &[
         description: "a random-looking value that a key, token or secret \"is\" in prose (the new key is ...)",
         prefilter: r"(?i-u)(?:key|token|secret)[ \t]+is[ \t]",
         pattern: r"(?-u:\b)(?i-u:key|token|secret)[ \t]+is[ \t]+`?(?P<d>[A-Za-z0-9+/=_-]{20,})`?",
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "an unquoted value a password or pw \"is\" in prose (the root pw on the NAS is ..., new pw is ...)",
+        prefilter: r"(?i-u)(?:pw|password|passphrase)[ \t]",
+        pattern: concat!(
+            r"(?i-u:(?-u:\b)pw|pass(?:word|phrase))(?:[ \t]+[A-Za-z0-9._-]+){0,4}?[ \t]+(?i-u:is|was|now)[ \t]+",
+            r#"(?P<e>[^\s`'"]{8,})"#,
+        ),
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "an unquoted user / password pair on a line that speaks of logging in (log in with admin / ...)",
+        // (From the login word: ` / ` is every division in code.)
+        prefilter: r"(?i-u)log[ \t-]?in|sign[ \t]in",
+        pattern: concat!(
+            r"(?i-u:log[ \t-]?in|sign[ \t]in)[^\r\n]{0,60}?[ \t]",
+            r#"[A-Za-z0-9_.@-]{2,40}[ \t]+/[ \t]+(?P<f>[^\s`'"]{8,})"#,
+        ),
         locate: prose_credential,
     },
 ];
