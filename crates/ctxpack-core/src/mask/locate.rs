@@ -627,9 +627,10 @@ pub(super) fn dsl_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
 /// `${NAME:-value}` default): under a secret-named name a credible literal, under a key- or
 /// salt-named one a random-looking value.
 pub(super) fn shell_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let (key, m) = match (caps.name("k"), caps.name("s")) {
-        (Some(k), Some(s)) => (k.as_str(), s),
-        _ => (caps.name("dk")?.as_str(), caps.name("dv")?),
+    let (key, m) = match (caps.name("k"), caps.name("s"), caps.name("dk")) {
+        (Some(k), Some(s), _) => (k.as_str(), s),
+        (_, _, Some(k)) => (k.as_str(), caps.name("dv")?),
+        _ => (caps.name("sk")?.as_str(), caps.name("sv")?),
     };
     let ((start, end), value) = unquote(m);
     let ok = match secret_name(key) {

@@ -10,21 +10,11 @@ use super::*;
 /// and not words joined by separators; "the key is …" wants a random-looking value.
 pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
     if let Some(d) = caps.name("d") {
-        let v = d.as_str();
-        return (looks_random(v) && !is_placeholder(v)).then(|| span(d));
-    }
-    if let Some(c) = caps.name("c") {
-        let label = caps.name("ck")?.as_str().trim();
-        let lower = label.to_ascii_lowercase();
-        let human = secret_name(&label.replace(' ', "_")).or_else(|| {
-            (lower.contains("pre-shared key") || lower.contains("preshared key")).then_some(true)
-        })?;
-        let v = c.as_str();
-        // A chosen passphrase of words (`Cobalt!Larch!Glacier7505`) is at home in a table
-        // cell labelled as one; without punctuation, words are a product's name (`1Password`).
-        let punctuated = v.bytes().any(|b| b.is_ascii_punctuation());
-        let ok = credible(v, human) && prose_value(v) && (punctuated || !is_camel_words(v));
-        return ok.then(|| span(c));
+        // "The key is …": random, or a chosen password (`River4432!juniper`).
+        let m_end = d.start() + d.as_str().trim_end_matches(['.', ',', ';', ':', ')']).len();
+        let v = &hay[d.start()..m_end];
+        let ok = !is_placeholder(v) && (looks_random(v) || (prose_value(v) && is_chosen(v)));
+        return ok.then_some((d.start(), m_end));
     }
     let m = ["a", "b", "e", "f"].iter().find_map(|g| caps.name(g))?;
     // A sentence's own punctuation after an unquoted value is not part of it.
@@ -42,14 +32,115 @@ pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize,
         }
     }
     let v = &hay[m.start()..m_end];
-    // A chosen password of words (`zephyr*Bramble6`) holds a digit and a symbol no
-    // identifier has; without them, words are names.
-    let chosen = v.bytes().any(|b| b.is_ascii_digit())
-        && v.bytes()
-            .any(|b| b.is_ascii_punctuation() && !matches!(b, b'_' | b'-' | b'.'));
-    let ok = prose_value(v) && (chosen || (!is_word_list(v) && !is_camel_words(v)));
+    // After "login/pass: user /", words joined with a digit are a passphrase
+    // (`Sunset-maple-cobalt6743`), not a name.
+    let labelled = caps.name("f").is_some() && v.bytes().any(|b| b.is_ascii_digit());
+    let ok = prose_value(v) && (reads_as_credential(v) || labelled);
     ok.then_some((m.start(), m_end))
 }
+
+/// A chosen password of words (`zephyr*Bramble6`) holds a digit and a symbol no identifier
+/// has.
+fn is_chosen(v: &str) -> bool {
+    v.bytes().any(|b| b.is_ascii_digit())
+        && v.bytes()
+            .any(|b| b.is_ascii_punctuation() && !matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// Chosen, or not words at all; words without a digit and a symbol are names.
+fn reads_as_credential(v: &str) -> bool {
+    is_chosen(v) || (!is_word_list(v) && !is_camel_words(v))
+}
+
+/// A value cell of a Markdown table: the second cell of a row whose first is a secret label
+/// (`| Password | … |`, `| Pre-shared key | … |`), or a cell under a column whose header ends in
+/// a secret word (`| env | user | DB password |`). The table's header is the first of the row's
+/// run of `|` lines, no more than 64 KiB back; the header and the separator row are not values.
+pub(super) fn table_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let row = caps.get(0)?;
+    if let Some(span) = labelled_row(row) {
+        return Some(span);
+    }
+    let from = hay.floor_char_boundary(row.start().saturating_sub(64 << 10));
+    let mut header = None;
+    for line in hay[from..row.start()].lines().rev() {
+        if !line.trim_start().starts_with('|') {
+            break;
+        }
+        header = Some(line);
+    }
+    let header = header?;
+    let cells = |line: &str| -> Vec<(usize, usize)> {
+        // Each cell's span within `line`, between its pipes.
+        let mut spans = Vec::new();
+        let mut start = None;
+        for (i, b) in line.bytes().enumerate() {
+            if b == b'|' {
+                if let Some(s) = start {
+                    spans.push((s, i));
+                }
+                start = Some(i + 1);
+            }
+        }
+        spans
+    };
+    let column = cells(header).iter().position(|&(a, b)| {
+        let name = header[a..b].trim().trim_matches('*').to_ascii_lowercase();
+        // The cell's last word (`DB password`), or the two of `API key`.
+        let last = name.rsplit(' ').next().unwrap_or("");
+        TABLE_SECRET_HEADERS.contains(&last) || name.ends_with("api key")
+    })?;
+    let line = row.as_str();
+    let (a, b) = *cells(line).get(column)?;
+    let cell = &line[a..b];
+    let value = cell.trim().trim_matches('`');
+    if value.is_empty() || value.bytes().all(|c| matches!(c, b'-' | b':' | b' ')) {
+        return None;
+    }
+    let offset = row.start() + a + cell.find(value)?;
+    let ok = prose_value(value) && reads_as_credential(value);
+    ok.then_some((offset, offset + value.len()))
+}
+
+/// `| Password | … |`: a row whose first cell is a secret label and whose second holds the
+/// value. A chosen passphrase of words (`Cobalt!Larch!Glacier7505`) is at home in a cell
+/// labelled as one; without punctuation, words are a product's name (`1Password`).
+fn labelled_row(row: regex::Match<'_>) -> Option<(usize, usize)> {
+    let line = row.as_str();
+    let mut cells = line.trim().trim_matches('|').split('|');
+    let label = cells.next()?.trim().trim_matches('*').trim();
+    let cell = cells.next()?;
+    let lower = label.to_ascii_lowercase();
+    let human = secret_name(&label.replace(' ', "_")).or_else(|| {
+        (lower.ends_with("pre-shared key") || lower.ends_with("preshared key")).then_some(true)
+    })?;
+    let v = cell.trim().trim_matches('`');
+    let punctuated = v.bytes().any(|b| b.is_ascii_punctuation());
+    let ok = !v.is_empty()
+        && !v.contains(char::is_whitespace)
+        && credible(v, human)
+        && prose_value(v)
+        && (punctuated || !is_camel_words(v));
+    if !ok {
+        return None;
+    }
+    // The cell's place in the line: the second `|`-separated cell holds `v` once trimmed.
+    let second = line.match_indices('|').nth(1)?.0 + 1;
+    let at = second + line[second..].find(v)?;
+    Some((row.start() + at, row.start() + at + v.len()))
+}
+
+/// Last words of header cells that name a column of secrets.
+const TABLE_SECRET_HEADERS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "passphrase",
+    "credential",
+    "credentials",
+];
 
 /// Words before a `user` / `password` pair that say it is one.
 const LOGIN_WORDS: &[&str] = &[

@@ -71,7 +71,7 @@ const PLACED_SPECS: &[Spec] = &[
         prefilter: r"(?i-u)authorization|bearer",
         pattern: concat!(
             r#"(?:^|[^A-Za-z0-9-])(?i-u:(?:proxy-)?authorization)["']?[ \t]*[:=][ \t]*["']?"#,
-            r"(?:(?P<scheme>(?i-u:bearer|basic|token|bot|apikey|api-key|sso-key|key|digest))[ \t]+)?",
+            r"(?:(?P<scheme>(?i-u:bearer|basic|token|bot|apikey|api-key|sso-key|key|digest|ssws))[ \t]+)?",
             r"(?P<s>[A-Za-z0-9._~+/:=-]{8,})",
             r"|(?:^|[^A-Za-z0-9_])(?:Bearer|bearer|BEARER)[ \t]+(?P<b>[A-Za-z0-9._~+/-]{20,}=*)",
         ),
@@ -85,7 +85,8 @@ const PLACED_SPECS: &[Spec] = &[
             // The command, then (lazily, across `\` line continuations) other arguments.
             r"(?:^|[^A-Za-z0-9_./:-])(?:curl|https?|xh|wget)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?",
             r#"(?:-u|--user|-U|--proxy-user|-a|--auth)(?:[ \t]+|=)["']?[^\s:"'$<{]*:["']?(?P<s>[^\s"'@]+)"#,
-            r"|(?:^|[^A-Za-z0-9_./-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)[ \t]",
+            // (Also named by its path: `/usr/bin/mysqldump`.)
+            r"|(?:^|[^A-Za-z0-9_.-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)[ \t]",
             r#"(?:(?:[^\n]|\\\r?\n)*?[ \t])?-p(?P<m>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
             r"|(?:^|[^A-Za-z0-9_./-])redis-cli[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-a[ \t]+",
             r#"(?P<r>[^\s'"-][^\s'"]*|'[^'\s]+'|"[^"\s]+")"#,
@@ -405,10 +406,11 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "high_entropy_key",
-        description: "a random-looking key given to a key constructor (SecretKeySpec, SymmetricSecurityKey, SymmetricKey), directly or through a decoder",
-        prefilter: r"SecretKeySpec\(|SymmetricSecurityKey\(|SymmetricKey\(",
+        description: "a random-looking key given to a key constructor (SecretKeySpec, SymmetricSecurityKey, SymmetricKey, Dart's Key.fromBase64), directly or through a decoder",
+        prefilter: r"SecretKeySpec\(|SymmetricSecurityKey\(|SymmetricKey\(|Key\.from(?:Base64|Base16|Utf8)\(",
         pattern: concat!(
-            r"(?:SecretKeySpec|SymmetricSecurityKey|SymmetricKey)\(\s*(?:data:[ \t]*)?",
+            // (Dart's `encrypt` package: `Key.fromBase64("…")`.)
+            r"(?:SecretKeySpec|SymmetricSecurityKey|SymmetricKey|Key\.from(?:Base64|Base16|Utf8))\(\s*(?:data:[ \t]*)?",
             r"(?:(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){0,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|frombase64string|parsehex)\([ \t]*",
             r"|Data\(base64Encoded:[ \t]*)?",
             r#"["'](?P<s>[^"'\s\\]{20,})["']"#,
@@ -479,11 +481,13 @@ const PLACED_SPECS: &[Spec] = &[
     Spec {
         kind: "password_assignment",
         description: "a secret-named shell variable set by fish (set -gx NAME value) or csh (setenv NAME value), or given as a ${NAME:-default} default",
-        prefilter: r"set[ \t]+-[A-Za-z]|setenv[ \t]|\$\{[A-Za-z0-9_]+:?[-=]",
+        prefilter: r"set[ \t]+-[A-Za-z]|setenv[ \t]|\$\{[A-Za-z0-9_.-]+:",
         pattern: concat!(
             r"(?m)^[ \t]*(?:set(?:[ \t]+-[A-Za-z]+)+|setenv)[ \t]+(?P<k>[A-Za-z_][A-Za-z0-9_]*)[ \t]+",
             r#"(?P<s>"[^"\r\n$]*"|'[^'\r\n]*'|[^\s"'$][^\s;]*)[ \t]*(?:[;#][^\r\n]*)?\r?$"#,
             r#"|\$\{(?P<dk>[A-Za-z_][A-Za-z0-9_]*):?[-=](?P<dv>[^}\s"'$]+)\}"#,
+            // Spring's `${mail.smtp.pass:default}`.
+            r#"|\$\{(?P<sk>[A-Za-z_][A-Za-z0-9_.-]*):(?P<sv>[^}\s"'$:?+=-][^}\s"'$]*)\}"#,
         ),
         locate: shell_value,
     },
@@ -528,13 +532,13 @@ const PLACED_SPECS: &[Spec] = &[
         prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin",
         pattern: concat!(
             r"(?:^|[^A-Za-z0-9_./-])(?:sqlcmd|bcp|osql)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-P[ \t]*",
-            r#"(?P<t>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'-][^\s"']*)"#,
+            r#"(?P<t>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,-][^\s"'`,]{3,})"#,
             r#"|(?:^|[^A-Za-z0-9_./-])lftp[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-u[ \t]+["']?[^,\s"']+,"#,
             r#"(?P<u>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"']+)"#,
             r#"|echo[ \t]+(?P<e>"[^"\r\n$]+"|'[^'\r\n]+'|[^\s"'$|]+)[ \t]*\|[ \t]*(?:sudo[ \t]+)?"#,
             r"(?:docker|podman|helm|oras)[ \t][^\r\n]*--password-stdin",
             r"|(?:docker|podman)[ \t]+login[ \t](?:[^\r\n]*?[ \t])?(?:-p|--password)(?:[ \t]+|=)",
-            r#"(?P<d>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'$-][^\s"']*)"#,
+            r#"(?P<d>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,$-][^\s"'`,]{3,})"#,
         ),
         locate: cli_password,
     },
@@ -556,21 +560,9 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
-        description: "the value cell of a Markdown table row labelled with a secret name (| Password | ... |)",
-        // The label ends in a secret word (`Password`, `DB password`, `Pre-shared key`): the
-        // prefilter starts from the word, since `|` is everywhere in code.
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)?|pwd|secret|token|psk|key)\**[ \t]*\|",
-        pattern: concat!(
-            r"(?m)^[ \t]*\|[ \t]*\**(?P<ck>[A-Za-z0-9 _.-]{0,30}?(?i-u:pass(?:word|wd|phrase)?|pwd|secret|token|psk|key))",
-            r"\**[ \t]*\|[ \t]*`?(?P<c>[^|`\s]{6,})`?[ \t]*\|",
-        ),
-        locate: prose_credential,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "a random-looking value that a key, token or secret \"is\" in prose (the new key is ...)",
+        description: "a random-looking or chosen value that a key, token or secret \"is\" in prose (the new key is ...)",
         prefilter: r"(?i-u)(?:key|token|secret)[ \t]+is[ \t]",
-        pattern: r"(?-u:\b)(?i-u:key|token|secret)[ \t]+is[ \t]+`?(?P<d>[A-Za-z0-9+/=_-]{20,})`?",
+        pattern: r"(?-u:\b)(?i-u:key|token|secret)[ \t]+is[ \t]+`?(?P<d>[^\s`'\x22]{8,})`?",
         locate: prose_credential,
     },
     Spec {
@@ -587,11 +579,21 @@ const PLACED_SPECS: &[Spec] = &[
         kind: "prose_credential",
         description: "an unquoted user / password pair on a line that speaks of logging in (log in with admin / ...)",
         // (From the login word: ` / ` is every division in code.)
-        prefilter: r"(?i-u)log[ \t-]?in|sign[ \t]in",
+        prefilter: r"(?i-u)log[ \t-]?in|sign[ \t]in|/pass",
         pattern: concat!(
-            r"(?i-u:log[ \t-]?in|sign[ \t]in)[^\r\n]{0,60}?[ \t]",
+            r"(?i-u:log[ \t-]?in|sign[ \t]in|/pass)[^\r\n]{0,60}?[ \t]",
             r#"[A-Za-z0-9_.@-]{2,40}[ \t]+/[ \t]+(?P<f>[^\s`'"]{8,})"#,
         ),
         locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a Markdown table's value cell: in a row labelled with a secret name (| Password | ... |) or under a column headed by one (| env | user | DB password |)",
+        // A label or header cell that ends in a secret word; then every row of such a text is
+        // looked at.
+        // (Not a bare `key` or `token`: `|key|` and `|token|` are closures' arguments in code.)
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)?|pwd|secret|psk|shared key|api key|api token|credentials?)\**[ \t]*\|",
+        pattern: r"(?m)^[ \t]*\|[^\r\n]*\|[ \t]*\r?$",
+        locate: table_cell,
     },
 ];

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (10, 0x3e6d_9eb2_79a0_9a71),
+        (11, 0xd334_1545_e912_31eb),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1301,6 +1301,38 @@ oauth(\"client\", \"FakeNotPw1\")",
     (
         "registry_token",
         r#"{"github-oauth": {"github.com": "<token>"}, "bearer": {"x.org": "${TOKEN}"}}"#,
+        None,
+    ),
+    // heroku_token
+    (
+        "heroku_token",
+        "HEROKU_API_KEY=HRKU-AAfAkEq3Zx9Lm2Vb7Nc4Rt8Ws1Ye6Ud0Ki5OjFAKEq3Zx9Lm2Vb7Nc4Rt8W\n",
+        Some("HEROKU_API_KEY=[REDACTED:heroku_token]\n"),
+    ),
+    (
+        "heroku_token",
+        "[09:15] <ops> HRKU-AAq3Zx9Lm2Vb7Nc4Rt8Ws1Ye6Ud0Ki5OjFAKE_q3Zx9Lm2Vb7Nc4Rt8-dzU\n",
+        Some("[09:15] <ops> [REDACTED:heroku_token]\n"),
+    ),
+    (
+        "heroku_token",
+        "Heroku tokens start HRKU- and are long.\n",
+        None,
+    ),
+    // mailgun_api_key
+    (
+        "mailgun_api_key",
+        "MAILGUN_KEY=95f8e3cc0891fd2fd81463f68d8f5af7-482f2207-ebde9236\n",
+        Some("MAILGUN_KEY=[REDACTED:mailgun_api_key]\n"),
+    ),
+    (
+        "mailgun_api_key",
+        "mg = Mailgun(api_key: 'key-3a06f9b29d4c6fd0e4c373a8b9e0d1f7')\n",
+        Some("mg = Mailgun(api_key: '[REDACTED:mailgun_api_key]')\n"),
+    ),
+    (
+        "mailgun_api_key",
+        "request_id: 3f2504e0-4f89-11d3-9a0c-0305e82c3301\n",
         None,
     ),
     // prose_credential

@@ -155,15 +155,18 @@ pub(super) const TOKEN_SPECS: &[Spec] = &[
         r"SK[0-9a-fA-F]{8}",
         r"(?-u:\b)(?P<s>SK[0-9a-fA-F]{32})(?-u:\b)",
     ),
-    vendor(
-        "twilio_auth_token",
-        "Twilio auth token (32 hex digits) given beside its account SID (AC and 32 hex digits)",
-        r"AC[0-9a-f]{32}",
-        concat!(
+    Spec {
+        kind: "twilio_auth_token",
+        description: "Twilio auth token (32 hex digits) given beside its account SID (AC and 32 hex digits, or a variable named for it)",
+        prefilter: r"AC[0-9a-f]{32}|Client\([ \t\r\n]*[A-Za-z_.]*(?i-u:sid)",
+        pattern: concat!(
             r#"(?-u:\b)AC[0-9a-f]{32}["']?[ \t]*[,:][ \t]*(?:[A-Za-z_]+[ \t]*=[ \t]*)?["']?"#,
             r"(?P<s>[0-9a-f]{32})(?-u:\b)",
+            // `Client(ACCOUNT_SID, "…")`: the SID held in a variable named for it.
+            r#"|Client\(\s*[A-Za-z_.]*(?i-u:sid)[A-Za-z_]*\s*,\s*["'](?P<t>[0-9a-f]{32})["']"#,
         ),
-    ),
+        locate: either_vendor_group,
+    },
     vendor(
         "discord_bot_token",
         "Discord bot token (the bot's id in base64, a timestamp and an HMAC, dot-separated) given to a client's run() or login()",
@@ -344,6 +347,21 @@ pub(super) const TOKEN_SPECS: &[Spec] = &[
         "Atlassian API token (ATATT3...)",
         r"ATATT3",
         r"(?-u:\b)(?P<s>ATATT3[A-Za-z0-9_=-]{150,})",
+    ),
+    vendor(
+        "heroku_token",
+        "Heroku platform API token (HRKU- and 40 or more characters)",
+        r"HRKU-",
+        r"(?-u:\b)(?P<s>HRKU-[A-Za-z0-9_-]{40,100})(?:[^A-Za-z0-9_-]|$)",
+    ),
+    vendor(
+        "mailgun_api_key",
+        "Mailgun API key (32 hex digits, then 8 and 8 after hyphens, in a text that names Mailgun or an API key; or key- and 32 hex digits)",
+        // (A prefilter on the key's own shape, which starts at any hex digit, kept a thread of
+        // the one pass alive at most bytes of every text: the key is looked for where Mailgun
+        // or an API key is named.)
+        r"(?i-u)mailgun|api[_. -]?key|key-[0-9a-f]{8}",
+        r"(?-u:\b)(?P<s>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}|key-[0-9a-f]{32})(?-u:\b)",
     ),
     vendor(
         "telegram_bot_token",
