@@ -158,9 +158,10 @@ const PLACED_SPECS: &[Spec] = &[
     Spec {
         kind: "pgpass_password",
         description: "the password field of a PostgreSQL .pgpass line (host:port:database:user:password)",
-        // A whole line of five fields from its start: a port between colons alone is in every
-        // time of day.
-        prefilter: r"(?m)^[ \t]*(?:[^\s:]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
+        // From the port on (a port between colons alone is in every time of day, so four
+        // fields): a prefilter from each line's start keeps a thread of the one pass alive
+        // through every line's first word.
+        prefilter: r":(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
         pattern: concat!(
             r"(?m)^[ \t]*(?P<h>[A-Za-z0-9_.*-]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):",
             r"(?:[^:\s\\]|\\.)+:(?P<u>(?:[^:\s\\]|\\.)+):(?P<s>(?:[^:\s\\]|\\.)+)[ \t]*\r?$",
