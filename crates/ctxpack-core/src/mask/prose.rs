@@ -4,10 +4,11 @@
 use super::*;
 
 /// A credential in prose (a README, a runbook, an e-mail): a backquoted value after "password"
-/// or a user in backquotes, a table row whose label is secret-named, "the key is …". Prose
-/// quotes names, commands and code as often as values, so the value must look generated: at
-/// least three of upper case, lower case, digits and punctuation, no brackets, slashes or `$`,
-/// and not words joined by separators; "the key is …" wants a random-looking value.
+/// or "pw", an unquoted one a password "is", a `user` / `…` pair on a login line, "the key is
+/// …". Prose quotes names, commands and code as often as values, so the value must read as a
+/// credential: at least three of upper case, lower case, digits and punctuation, no brackets,
+/// slashes or `$`, and not words unless they hold a digit and a symbol; "the key is …" wants a
+/// random-looking or chosen value. (Tables are [`table_cell`]'s.)
 pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
     if let Some(d) = caps.name("d") {
         // "The key is …": random, or a chosen password (`River4432!juniper`).
@@ -55,13 +56,14 @@ fn reads_as_credential(v: &str) -> bool {
 /// A value cell of a Markdown table: the second cell of a row whose first is a secret label
 /// (`| Password | … |`, `| Pre-shared key | … |`), or a cell under a column whose header ends in
 /// a secret word (`| env | user | DB password |`). The table's header is the first of the row's
-/// run of `|` lines, no more than 64 KiB back; the header and the separator row are not values.
+/// run of `|` lines, looked for no more than 4 KiB back (each row looks, so a long table costs
+/// at most that per row); the header and the separator row are not values.
 pub(super) fn table_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
     let row = caps.get(0)?;
     if let Some(span) = labelled_row(row) {
         return Some(span);
     }
-    let from = hay.floor_char_boundary(row.start().saturating_sub(64 << 10));
+    let from = hay.floor_char_boundary(row.start().saturating_sub(4 << 10));
     let mut header = None;
     for line in hay[from..row.start()].lines().rev() {
         if !line.trim_start().starts_with('|') {

@@ -2033,3 +2033,19 @@ fn prefilter_is_a_necessary_condition() {
         }
     }
 }
+
+#[test]
+fn a_long_table_looks_for_its_header_a_bounded_way_back() {
+    // Each row of a table under a secret-named column looks back for the header, no more than
+    // 4 KiB: a table of 50,000 rows is masked near its header and left beyond, in bounded work.
+    let mut text = String::from("| env | user | DB password |\n|---|---|---|\n");
+    text.push_str("| staging | app | Wq3!hLs8Zk2d |\n");
+    for i in 0..50_000 {
+        text.push_str(&format!("| env{i} | app | Pq7!mRt2Xv{i} |\n"));
+    }
+    let (masked, counts) = Masker::new().mask(&text);
+    assert!(masked.contains("| staging | app | [REDACTED:prose_credential] |"));
+    assert!(masked.contains("| env49999 | app | Pq7!mRt2Xv49999 |"));
+    let near = counts.get("prose_credential").copied().unwrap_or(0);
+    assert!(near > 10 && near < 200, "{near} rows masked");
+}
