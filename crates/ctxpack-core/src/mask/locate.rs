@@ -643,7 +643,11 @@ pub(super) fn shell_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
 /// A secret-named directive's value after spaces (`remote_password …`) or a secret-named
 /// header's (`proxy_set_header X-Api-Key "…"`), judged like any assigned literal.
 pub(super) fn spaced_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    if let Some(m) = ["ha", "hb", "pm", "ps", "sc"]
+    if let Some(m) = caps.name("dn") {
+        let v = m.as_str();
+        return (credible(v, false) && v.bytes().any(|b| b.is_ascii_digit())).then(|| span(m));
+    }
+    if let Some(m) = ["ha", "hb", "pm", "ps", "sc", "sp"]
         .iter()
         .find_map(|g| caps.name(g))
     {

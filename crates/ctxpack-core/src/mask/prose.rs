@@ -33,9 +33,10 @@ pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize,
         }
     }
     let v = &hay[m.start()..m_end];
-    // After "login/pass: user /", words joined with a digit are a passphrase
-    // (`Sunset-maple-cobalt6743`), not a name.
-    let labelled = caps.name("f").is_some() && v.bytes().any(|b| b.is_ascii_digit());
+    // After "login/pass: user /" or right after "password" in quotes, words joined with a digit
+    // are a passphrase (`Sunset-maple-cobalt6743`), not a name.
+    let labelled = (caps.name("f").is_some() || caps.name("a").is_some())
+        && v.bytes().any(|b| b.is_ascii_digit());
     let ok = prose_value(v) && (reads_as_credential(v) || labelled);
     ok.then_some((m.start(), m_end))
 }
@@ -135,6 +136,7 @@ fn labelled_row(row: regex::Match<'_>) -> Option<(usize, usize)> {
 /// Last words of header cells that name a column of secrets.
 const TABLE_SECRET_HEADERS: &[&str] = &[
     "password",
+    "pass",
     "passwd",
     "pwd",
     "secret",

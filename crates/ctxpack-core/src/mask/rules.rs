@@ -497,7 +497,7 @@ const PLACED_SPECS: &[Spec] = &[
         description: "a secret-named directive and its value separated by spaces in a configuration file (Mosquitto's remote_password, keepalived's auth_pass), a secret-named or Authorization header set by nginx (proxy_set_header X-Api-Key \"...\"), HAProxy's stats auth and insecure-password, Postfix's static: password map, strongSwan's PSK, an SNMP community, a Redis client's auth(\"...\")",
         // (Lower case, and a value's first character, not a type's bracket or an operator: in
         // code `_token` is followed by far more than a value.)
-        prefilter: r"_(?:pass(?:wd|word)?|pwd|secret|token|psk)[ \t]+[!-'*+\-./0-9<>?@A-Z\[\]^_`a-z|~]|_header[ \t]+[\x22']?(?:X-|Authorization)|stats[ \t]+auth[ \t]|insecure-password[ \t]|_maps[ \t]*=[ \t]*static:|(?:PSK|EAP|XAUTH)[ \t]+\x22|r[ow]community6?[ \t]|auth[ \t]*\([ \t]*[\x22']",
+        prefilter: r"_(?:pass(?:wd|word)?|pwd|secret|token|psk)[ \t]+[!-'*+\-./0-9<>?@A-Z\[\]^_`a-z|~]|_header[ \t]+[\x22']?(?:X-|Authorization)|stats[ \t]+auth[ \t]|insecure-password[ \t]|_maps[ \t]*=[ \t]*static:|(?:PSK|EAP|XAUTH)[ \t]+\x22|r[ow]community6?[ \t]|auth[ \t]*\([ \t]*[\x22']|\]:[0-9]{1,5}[ \t]+[A-Za-z0-9._%+-]+@|dns[ \t]+(?:cloudflare|route53|digitalocean|duckdns|gandi|porkbun|hetzner)[ \t]",
         pattern: concat!(
             r"(?m)^[ \t]*(?P<k>[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:password|passwd|pass|pwd|secret|token|psk))",
             r#"[ \t]+(?P<s>"[^"\r\n]+"|[^\s"'#;=:][^\s"'#;]*)[ \t]*;?[ \t]*\r?$"#,
@@ -513,6 +513,10 @@ const PLACED_SPECS: &[Spec] = &[
             r"|(?m:^)[ \t]*r[ow]community6?[ \t]+(?P<sc>[^\s#]+)",
             // Redis's `AUTH` from a client (`red:auth("…")`, `client.auth("…")`): one argument.
             r#"|[:.]auth[ \t]*\([ \t]*["'](?P<ra>[^"'\\\s]+)["'][ \t]*\)"#,
+            // Postfix's `sasl_passwd` (`[smtp.host]:587 user@domain:…`) and a Caddy DNS
+            // provider's token (`dns cloudflare …`).
+            r"|(?m:^)[ \t]*\[[^\]\s]+\](?::[0-9]{1,5})?[ \t]+[^\s:]+:(?P<sp>\S+)[ \t]*\r?$",
+            r"|dns[ \t]+(?:cloudflare|route53|digitalocean|duckdns|gandi|porkbun|hetzner)[ \t]+(?P<dn>[^\s{}]+)",
         ),
         locate: spaced_setting,
     },
@@ -548,8 +552,13 @@ const PLACED_SPECS: &[Spec] = &[
         description: "a backquoted generated value right after \"password\", \"passphrase\" or \"pre-shared key\" in prose (its password is `...`)",
         // (Prefilters start from a literal: one that starts from a space or a colon keeps a
         // thread of the one pass alive at every such byte of every text.)
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw)(?:[ \t]+(?:is|was|to|of))?[ \t]*:?[ \t]*`",
-        pattern: r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:?[ \t]*`(?P<a>[^`\s]{8,})`",
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<code>)",
+        // Quoted as each markup quotes: Markdown's backquotes, reStructuredText's double ones,
+        // DokuWiki's `''…''`, Jira's `{{…}}`, bold, HTML.
+        pattern: concat!(
+            r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw|credential)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:{0,2}[ \t]*",
+            r"(?:``|''|\{\{|\*\*|<strong>|<code>|`)(?P<a>[^`\s]{8,}?)(?:``|''|\}\}|\*\*|</strong>|</code>|`)(?:[\s.,;:)]|$)",
+        ),
         locate: prose_credential,
     },
     Spec {
@@ -562,16 +571,17 @@ const PLACED_SPECS: &[Spec] = &[
     Spec {
         kind: "prose_credential",
         description: "a random-looking or chosen value that a key, token or secret \"is\" in prose (the new key is ...)",
-        prefilter: r"(?i-u)(?:key|token|secret)[ \t]+is[ \t]",
-        pattern: r"(?-u:\b)(?i-u:key|token|secret)[ \t]+is[ \t]+`?(?P<d>[^\s`'\x22]{8,})`?",
+        prefilter: r"(?i-u)(?:(?:key|token|secret)[ \t]+is|api[ \t]key)[ \t]",
+        pattern: r"(?-u:\b)(?i-u:(?:key|token|secret)[ \t]+is|api[ \t]key)[ \t]+`?(?P<d>[^\s`'\x22]{8,})`?",
         locate: prose_credential,
     },
     Spec {
         kind: "prose_credential",
         description: "an unquoted value a password or pw \"is\" in prose (the root pw on the NAS is ..., new pw is ...)",
-        prefilter: r"(?i-u)(?:pw|password|passphrase)[ \t]",
+        prefilter: r"(?i-u)(?:pw|password|passphrase|login)[ \t]",
         pattern: concat!(
-            r"(?i-u:(?-u:\b)pw|pass(?:word|phrase))(?:[ \t]+[A-Za-z0-9._-]+){0,4}?[ \t]+(?i-u:is|was|now)[ \t]+",
+            // The value right after the word (`uses the passphrase …`) or after "is" a few words on.
+            r"(?i-u:(?-u:\b)pw|pass(?:word|phrase)|login)(?:(?:[ \t]+[A-Za-z0-9._-]+){0,4}?[ \t]+(?i-u:is|was|now))?[ \t]+",
             r#"(?P<e>[^\s`'"]{8,})"#,
         ),
         locate: prose_credential,
@@ -596,5 +606,12 @@ const PLACED_SPECS: &[Spec] = &[
         prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)?|pwd|secret|psk|shared key|api key|api token|credentials?)\**[ \t]*\|",
         pattern: r"(?m)^[ \t]*\|[^\r\n]*\|[ \t]*\r?$",
         locate: table_cell,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "a secret-named Clojure or EDN keyword given a string in a map (:password \"...\")",
+        prefilter: r"(?:password|passwd|secret|token|api-key)[ \t]+\x22",
+        pattern: r#":(?P<k>[a-z0-9-]*(?:password|passwd|secret|token|api-key))[ \t]+(?P<s>"[^"\s\\]+")"#,
+        locate: dsl_setting,
     },
 ];

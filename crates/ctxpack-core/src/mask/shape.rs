@@ -311,9 +311,10 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
                 continue;
             };
             let before = name[..at].trim_start_matches('-');
-            // (`SSHPASS` is what `sshpass -e` reads.)
-            let env_var = !name.bytes().any(|b| b.is_ascii_lowercase())
-                && (before.chars().next_back().is_none_or(|c| c == '_') || name == "SSHPASS");
+            // (`SSHPASS` is what `sshpass -e` reads; Dovecot's `dnpass` is an LDAP bind DN's.)
+            let env_var = (!name.bytes().any(|b| b.is_ascii_lowercase())
+                && (before.chars().next_back().is_none_or(|c| c == '_') || name == "SSHPASS"))
+                || name == "dnpass";
             // `ansible_ssh_pass`, `ansible_become_pass`, `db_pass`: the word before names
             // what the password opens, never a kind of pass over something.
             let credential = before
