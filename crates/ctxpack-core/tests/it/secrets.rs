@@ -11,11 +11,11 @@
 //! `tests/secrets/unseen.jsonl` holds sets written independently of the rules, each scored once
 //! when it arrived (`docs/security.md`: sets 7 and 8 with rule set 4, set 9 with rule set 5,
 //! set 10 with rule set 6, set 11 with rule set 7, set 12 with rule set 8, set 13 with rule set
-//! 9, set 14 with rule set 10, set 15 with rule set 11) and
+//! 9, set 14 with rule set 10, set 15 with rule set 11, set 16 with rule set 12) and
 //! kept as it was: their positives name no kind (`"secret"`: any rule may take them), and
 //! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. A set that has been scored is not a
 //! reason to change a rule; shapes that keep getting through set after set are, with entries of
-//! their own in `corpus.jsonl` (rule sets 5 to 11 took some that sets 6 to 14 showed).
+//! their own in `corpus.jsonl` (rule sets 5 to 12 took some that sets 6 to 15 showed).
 
 use std::collections::BTreeMap;
 
@@ -57,8 +57,11 @@ fn heldout() -> Vec<Entry> {
 /// bcrypt and Argon2 hashes, masked as `password_hash` by design, AWS's published examples, and a
 /// `${API_PASS:?…}` message read as a value); set 14 (rule set 10), 17 of 115 survived and 1 of
 /// 57 changed (AWS's published examples again); set 15 (rule set 11), 20 of 117 survived and 4
-/// of 58 changed (three password hashes, masked by design, and AWS's published examples).
-const UNSEEN_ALLOWED_FAILURES: usize = 152;
+/// of 58 changed (three password hashes, masked by design, and AWS's published examples); set 16
+/// (rule set 12), 16 of 115 survived and 4 of 57 changed (two password hashes, AWS's published
+/// examples, a `SESSION_SECRET=generate-with-openssl-rand-hex-32` instruction, and a table cell
+/// naming a vault entry, `1Password → "…"`).
+const UNSEEN_ALLOWED_FAILURES: usize = 172;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -67,7 +70,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 1531);
+    assert_eq!(entries.len(), 1703);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
