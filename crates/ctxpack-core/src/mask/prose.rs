@@ -56,9 +56,9 @@ fn reads_as_credential(v: &str) -> bool {
 
 /// A value cell of a Markdown table: the second cell of a row whose first is a secret label
 /// (`| Password | … |`, `| Pre-shared key | … |`), or a cell under a column whose header ends in
-/// a secret word (`| env | user | DB password |`). The table's header is the first of the row's
-/// run of `|` lines, looked for no more than 4 KiB back (each row looks, so a long table costs
-/// at most that per row); the header and the separator row are not values.
+/// a secret word (`| env | user | DB password |`), with no space in it. The table's header is the
+/// first of the row's run of `|` lines, looked for no more than 4 KiB back (each row looks, so a
+/// long table costs at most that per row); the header and the separator row are not values.
 pub(super) fn table_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
     let row = caps.get(0)?;
     if let Some(span) = labelled_row(row) {
@@ -97,7 +97,8 @@ pub(super) fn table_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     let (a, b) = *cells(line).get(column)?;
     let cell = &line[a..b];
     let value = cell.trim().trim_matches('`');
-    if value.is_empty() || value.bytes().all(|c| matches!(c, b'-' | b':' | b' ')) {
+    // A cell with spaces is a sentence or a pointer (`1Password → "ops-bot"`), not a value.
+    if value.is_empty() || value.contains(char::is_whitespace) {
         return None;
     }
     let offset = row.start() + a + cell.find(value)?;

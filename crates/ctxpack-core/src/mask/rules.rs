@@ -533,8 +533,8 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "cli_password",
-        description: "a password on a database or transfer command line (sqlcmd -P, lftp -u user,PASS) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
-        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin",
+        description: "a password on a database, directory or transfer command line (sqlcmd -P, ldapsearch -w, lftp -u user,PASS) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
+        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin|ldap(?:search|modify|add|delete|whoami|passwd)[ \t]",
         pattern: concat!(
             r"(?:^|[^A-Za-z0-9_./-])(?:sqlcmd|bcp|osql)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-P[ \t]*",
             r#"(?P<t>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,-][^\s"'`,]{3,})"#,
@@ -542,6 +542,9 @@ const PLACED_SPECS: &[Spec] = &[
             r#"(?P<u>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"']+)"#,
             r#"|echo[ \t]+(?P<e>"[^"\r\n$]+"|'[^'\r\n]+'|[^\s"'$|]+)[ \t]*\|[ \t]*(?:sudo[ \t]+)?"#,
             r"(?:docker|podman|helm|oras)[ \t][^\r\n]*--password-stdin",
+            // OpenLDAP's tools take the bind password after `-w`.
+            r"|(?:^|[^A-Za-z0-9_.-])ldap(?:search|modify|add|delete|whoami|passwd)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-w[ \t]+",
+            r#"(?P<l>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,$-][^\s"'`,]{3,})"#,
             r"|(?:docker|podman)[ \t]+login[ \t](?:[^\r\n]*?[ \t])?(?:-p|--password)(?:[ \t]+|=)",
             r#"(?P<d>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,$-][^\s"'`,]{3,})"#,
         ),
@@ -552,12 +555,12 @@ const PLACED_SPECS: &[Spec] = &[
         description: "a backquoted generated value right after \"password\", \"passphrase\" or \"pre-shared key\" in prose (its password is `...`)",
         // (Prefilters start from a literal: one that starts from a space or a colon keeps a
         // thread of the one pass alive at every such byte of every text.)
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<code>)",
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential|api key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<code>|\x22)",
         // Quoted as each markup quotes: Markdown's backquotes, reStructuredText's double ones,
         // DokuWiki's `''…''`, Jira's `{{…}}`, bold, HTML.
         pattern: concat!(
-            r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw|credential)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:{0,2}[ \t]*",
-            r"(?:``|''|\{\{|\*\*|<strong>|<code>|`)(?P<a>[^`\s]{8,}?)(?:``|''|\}\}|\*\*|</strong>|</code>|`)(?:[\s.,;:)]|$)",
+            r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw|credential|api key)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:{0,2}[ \t]*",
+            r#"(?:``|''|\{\{|\*\*|<strong>|<code>|`|")(?P<a>[^`"\s]{8,}?)(?:``|''|\}\}|\*\*|</strong>|</code>|`|")(?:[\s.,;:)]|$)"#,
         ),
         locate: prose_credential,
     },
