@@ -11,11 +11,12 @@
 //! `tests/secrets/unseen.jsonl` holds sets written independently of the rules, each scored once
 //! when it arrived (`docs/security.md`: sets 7 and 8 with rule set 4, set 9 with rule set 5,
 //! set 10 with rule set 6, set 11 with rule set 7, set 12 with rule set 8, set 13 with rule set
-//! 9, set 14 with rule set 10, set 15 with rule set 11, set 16 with rule set 12) and
+//! 9, set 14 with rule set 10, set 15 with rule set 11, set 16 with rule set 12, set 17 with
+//! rule set 13) and
 //! kept as it was: their positives name no kind (`"secret"`: any rule may take them), and
 //! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. A set that has been scored is not a
 //! reason to change a rule; shapes that keep getting through set after set are, with entries of
-//! their own in `corpus.jsonl` (rule sets 5 to 12 took some that sets 6 to 15 showed).
+//! their own in `corpus.jsonl` (rule sets 5 to 13 took some that sets 6 to 16 showed).
 
 use std::collections::BTreeMap;
 
@@ -60,8 +61,9 @@ fn heldout() -> Vec<Entry> {
 /// of 58 changed (three password hashes, masked by design, and AWS's published examples); set 16
 /// (rule set 12), 16 of 115 survived and 4 of 57 changed (two password hashes, AWS's published
 /// examples, a `SESSION_SECRET=generate-with-openssl-rand-hex-32` instruction, and a table cell
-/// naming a vault entry, `1Password → "…"`).
-const UNSEEN_ALLOWED_FAILURES: usize = 172;
+/// naming a vault entry, `1Password → "…"`); set 17 (rule set 13), 16 of 114 survived and 3 of
+/// 58 changed (two files of password hashes, masked by design, and AWS's published examples).
+const UNSEEN_ALLOWED_FAILURES: usize = 191;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -70,7 +72,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 1703);
+    assert_eq!(entries.len(), 1875);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
