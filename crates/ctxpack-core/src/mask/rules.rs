@@ -552,7 +552,7 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
-        description: "a backquoted generated value right after \"password\", \"passphrase\" or \"pre-shared key\" in prose (its password is `...`)",
+        description: "a value right after \"password\", \"passphrase\", \"pw\", \"credential\", \"API key\" or \"pre-shared key\" in prose, quoted as its markup quotes (its password is `...`, :Password: ``...``, {{...}}, ''...'', <strong>...</strong>)",
         // (Prefilters start from a literal: one that starts from a space or a colon keeps a
         // thread of the one pass alive at every such byte of every text.)
         prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential|api key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<code>|\x22)",
@@ -573,14 +573,14 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
-        description: "a random-looking or chosen value that a key, token or secret \"is\" in prose (the new key is ...)",
+        description: "a random-looking or chosen value that a key, token or secret \"is\", or that follows \"API key\", in prose (the new key is ...)",
         prefilter: r"(?i-u)(?:(?:key|token|secret)[ \t]+is|api[ \t]key)[ \t]",
         pattern: r"(?-u:\b)(?i-u:(?:key|token|secret)[ \t]+is|api[ \t]key)[ \t]+`?(?P<d>[^\s`'\x22]{8,})`?",
         locate: prose_credential,
     },
     Spec {
         kind: "prose_credential",
-        description: "an unquoted value a password or pw \"is\" in prose (the root pw on the NAS is ..., new pw is ...)",
+        description: "an unquoted value right after \"password\", \"passphrase\" or \"login\", or one that a password, pw or login \"is\", in prose (uses the passphrase ..., the root pw on the NAS is ...)",
         prefilter: r"(?i-u)(?:pw|password|passphrase|login)[ \t]",
         pattern: concat!(
             // The value right after the word (`uses the passphrase …`) or after "is" a few words on.
