@@ -425,11 +425,7 @@ pub(super) fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, us
         // default (`env('APP_KEY', 'base64:…')`) when it looks random.
         let m = caps.name("dv")?;
         let v = m.as_str();
-        let ok = match secret_name(k.as_str()) {
-            Some(human) => credible(v, human),
-            None => names_a_key(k.as_str()) && !is_placeholder(v) && looks_random(v),
-        };
-        return ok.then(|| span(m));
+        return named_value_is_secret(k.as_str(), v).then(|| span(m));
     }
     let m = CALL_ARGUMENTS.iter().find_map(|g| caps.name(g))?;
     let v = m.as_str();
@@ -633,31 +629,23 @@ pub(super) fn shell_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
         _ => (caps.name("sk")?.as_str(), caps.name("sv")?),
     };
     let ((start, end), value) = unquote(m);
-    let ok = match secret_name(key) {
-        Some(human) => credible(value, human),
-        None => names_a_key(key) && !is_placeholder(value) && looks_random(value),
-    };
-    ok.then_some((start, end))
+    named_value_is_secret(key, value).then_some((start, end))
 }
 
 /// A secret-named directive's value after spaces (`remote_password …`) or a secret-named
 /// header's (`proxy_set_header X-Api-Key "…"`), judged like any assigned literal.
 pub(super) fn spaced_setting(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    if let Some(m) = caps.name("dn") {
-        let v = m.as_str();
-        return (credible(v, false) && v.bytes().any(|b| b.is_ascii_digit())).then(|| span(m));
-    }
     if let Some(m) = ["ha", "hb", "pm", "ps", "sc", "sp"]
         .iter()
         .find_map(|g| caps.name(g))
     {
         return credible(m.as_str(), true).then(|| span(m));
     }
-    if let Some(m) = caps.name("ra") {
-        // One string to `auth(…)` is a Redis password when it looks generated, not a scheme.
+    // A DNS provider's token, or the one string given to `auth(…)` (a Redis password, not a
+    // scheme): generated, with a digit.
+    if let Some(m) = caps.name("dn").or_else(|| caps.name("ra")) {
         let v = m.as_str();
-        let ok = credible(v, false) && v.bytes().any(|b| b.is_ascii_digit());
-        return ok.then(|| span(m));
+        return (credible(v, false) && v.bytes().any(|b| b.is_ascii_digit())).then(|| span(m));
     }
     let (key, m) = match (caps.name("k"), caps.name("s")) {
         (Some(k), Some(s)) => (k.as_str(), s),

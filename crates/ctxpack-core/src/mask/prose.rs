@@ -21,9 +21,12 @@ pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize,
     // A sentence's own punctuation after an unquoted value is not part of it.
     let m_end = m.start() + m.as_str().trim_end_matches(['.', ',', ';', ':', ')']).len();
     if caps.name("b").is_some() {
-        // A pair of backquoted names (`src` / `dst`) is a login only where the line says so.
+        // A pair of backquoted names (`src` / `dst`) is a login only where the line says so;
+        // the line is read no more than 4 KiB back, so a long line of pairs costs a bounded
+        // amount per pair.
         let start = caps.get(0)?.start();
-        let line = hay[..start]
+        let from = hay.floor_char_boundary(start.saturating_sub(4 << 10));
+        let line = hay[from..start]
             .rsplit('\n')
             .next()
             .unwrap_or("")

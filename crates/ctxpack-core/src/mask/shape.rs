@@ -331,6 +331,15 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
     None
 }
 
+/// A literal given to a name is its secret: any credible literal under a secret-named name, a
+/// random-looking one under a key- or salt-named one (`APP_KEY`).
+pub(super) fn named_value_is_secret(name: &str, value: &str) -> bool {
+    match secret_name(name) {
+        Some(human) => credible(value, human),
+        None => names_a_key(name) && !is_placeholder(value) && looks_random(value),
+    }
+}
+
 /// A name whose last word is `key` or `salt` (`APP_KEY`, `ARTIFACTORY_KEY`, `hashSalt`) and
 /// names nothing public or positional (`PRIMARY_KEY`, `cache_key`).
 pub(super) fn names_a_key(name: &str) -> bool {

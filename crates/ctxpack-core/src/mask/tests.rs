@@ -2049,3 +2049,18 @@ fn a_long_table_looks_for_its_header_a_bounded_way_back() {
     let near = counts.get("prose_credential").copied().unwrap_or(0);
     assert!(near > 10 && near < 200, "{near} rows masked");
 }
+
+#[test]
+fn a_long_line_of_backquoted_pairs_reads_its_login_word_a_bounded_way_back() {
+    // Each `user` / `…` pair looks back along its line for a login word, no more than 4 KiB:
+    // a line of 20,000 pairs is masked near its word and left beyond, in bounded work.
+    let mut text = String::from("The shared login is");
+    for i in 0..20_000 {
+        text.push_str(&format!(" `u{i}` / `Qv7#rTz2Lp{i}`;"));
+    }
+    let (masked, counts) = Masker::new().mask(&text);
+    assert!(masked.contains("`u0` / `[REDACTED:prose_credential]`"));
+    assert!(masked.contains("`u19999` / `Qv7#rTz2Lp19999`"));
+    let near = counts.get("prose_credential").copied().unwrap_or(0);
+    assert!(near > 10 && near < 400, "{near} pairs masked");
+}
