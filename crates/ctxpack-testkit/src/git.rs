@@ -31,6 +31,10 @@ pub fn command(dir: &Path) -> Command {
         .env("GIT_COMMITTER_NAME", NAME)
         .env("GIT_COMMITTER_EMAIL", EMAIL)
         .env("GIT_TERMINAL_PROMPT", "0")
+        // A reading command such as `git status` never writes: by default it refreshes a
+        // stale index under `index.lock`, and a test copying a cached repository at that
+        // moment would copy the lock (and then fail to commit in its copy).
+        .env("GIT_OPTIONAL_LOCKS", "0")
         // No housekeeping after a commit: `git commit` would otherwise start a
         // `git maintenance run --auto` process each time, and a test's repository never
         // grows enough to need one.

@@ -153,6 +153,27 @@ mod tests {
     }
 
     #[test]
+    fn reading_a_repository_never_writes_its_index() {
+        let repo = history().build();
+        let fixture = repo.checkout();
+        // A file whose stat data no longer matches its index entry: a refreshing `git status`
+        // would rewrite the index to record the new time.
+        let file = std::fs::File::options()
+            .append(true)
+            .open(fixture.path().join("bin/run"))
+            .expect("a fixture file");
+        file.set_modified(
+            std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(git::EPOCH),
+        )
+        .expect("setting a file's time");
+        drop(file);
+        let index = fixture.path().join(".git/index");
+        let before = std::fs::read(&index).expect("the index");
+        assert_eq!(fixture.git(&["status", "--porcelain"]), "");
+        assert_eq!(std::fs::read(&index).expect("the index"), before);
+    }
+
+    #[test]
     fn a_derived_directory_is_made_once_and_copied() {
         let mut script = Script::new();
         script.write("a.txt", "a\n").commit("one");
