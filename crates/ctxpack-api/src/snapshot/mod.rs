@@ -567,7 +567,15 @@ pub(crate) fn retrieve_and_select(
         // Each cut candidate as it was, by rank, for a pack with budget left.
         let mut uncut = Vec::new();
         let mut candidates = Vec::with_capacity(retrieved.len());
-        let shaped = shape_all(retrieved, terms.as_ref(), lines, request.meter, scope.sha);
+        let whole = shown_whole(retrieved.iter().map(|r| r.candidate.cost), budget);
+        let shaped = shape_all(
+            retrieved,
+            terms.as_ref(),
+            lines,
+            whole,
+            request.meter,
+            scope.sha,
+        );
         for (i, s) in shaped.into_iter().enumerate() {
             for (kind, n) in &s.redactions.by_kind {
                 redactions.add(kind, *n);

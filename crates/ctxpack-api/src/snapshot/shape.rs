@@ -17,6 +17,26 @@ pub(super) fn cut_lines(budget: Budget) -> usize {
     usize::try_from((budget.get() / BUDGET_PER_LINE).max(MIN_CUT_LINES)).unwrap_or(usize::MAX)
 }
 
+/// The share of a pack's budget (1 / n) that its best-ranked candidates may take whole: they
+/// are never cut while together they cost at most this share. The chunk the evidence points
+/// at most holds the lines a task changes more often than another chunk's matching lines do
+/// (docs/quality.md, "The best chunks whole").
+pub(super) const WHOLE_SHARE: u64 = 2;
+
+/// How many candidates of these `costs` (best first) a pack with `budget` shows whole: the
+/// longest run from the first whose costs together fit [`WHOLE_SHARE`] of the budget.
+pub(super) fn shown_whole(costs: impl IntoIterator<Item = u64>, budget: Budget) -> usize {
+    let share = budget.get() / WHOLE_SHARE;
+    let mut spent = 0u64;
+    costs
+        .into_iter()
+        .take_while(|&cost| {
+            spent = spent.saturating_add(cost);
+            spent <= share
+        })
+        .count()
+}
+
 /// The goal's terms (as the index analyses text), each weighted by how rare it is among the
 /// texts of a retrieval's candidates: a term most candidates hold ("add", "config") says little
 /// about which of a chunk's lines matter.
@@ -247,15 +267,17 @@ pub(super) const SHAPED_PER_THREAD: usize = 64;
 
 /// Shapes `retrieved` ([`Shaped`]), in order, on every core: masking and cutting are most of a
 /// large pack's own work, and each candidate's is independent of the others'. With `terms`
-/// (a focused pack) each candidate is glimpsed and cut to `lines` around them.
+/// (a focused pack) each candidate is glimpsed and, past the first `whole`, cut to `lines`
+/// around them.
 pub(super) fn shape_all(
     retrieved: Vec<Retrieved>,
     terms: Option<&GoalTerms>,
     lines: usize,
+    whole: usize,
     meter: Meter,
     sha: &str,
 ) -> Vec<Shaped> {
-    let shape = |r: Retrieved| {
+    let shape = |(i, r): (usize, Retrieved)| {
         let mut redactions = RedactionSummary::default();
         for (kind, n) in &r.redactions {
             redactions.add(kind, *n);
@@ -272,7 +294,9 @@ pub(super) fn shape_all(
             Some(terms) => {
                 let glimpse = glimpse(&candidate, meter, sha);
                 let counts = r.o200k_lines.as_ref();
-                let uncut = cut_to_matches(&mut candidate, lines, terms, meter, sha, counts)
+                let uncut = (i >= whole)
+                    .then(|| cut_to_matches(&mut candidate, lines, terms, meter, sha, counts))
+                    .flatten()
                     .map(|whole| (candidate.citation.clone(), whole));
                 (glimpse, uncut)
             }
@@ -289,12 +313,12 @@ pub(super) fn shape_all(
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let per_thread = retrieved.len().div_ceil(threads).max(SHAPED_PER_THREAD);
     if retrieved.len() <= per_thread {
-        return retrieved.into_iter().map(shape).collect();
+        return retrieved.into_iter().enumerate().map(shape).collect();
     }
-    let mut parts: Vec<Vec<Retrieved>> = Vec::new();
-    let mut rest = retrieved.into_iter();
+    let mut parts: Vec<Vec<(usize, Retrieved)>> = Vec::new();
+    let mut rest = retrieved.into_iter().enumerate();
     loop {
-        let part: Vec<Retrieved> = rest.by_ref().take(per_thread).collect();
+        let part: Vec<(usize, Retrieved)> = rest.by_ref().take(per_thread).collect();
         if part.is_empty() {
             break;
         }
@@ -518,6 +542,18 @@ mod tests {
             glimpse_line("\n\nlet a = 1;\n", None),
             Some((2, "let a = 1;\n"))
         );
+    }
+
+    #[test]
+    fn the_best_candidates_are_whole_while_they_fit_half_the_budget() {
+        let budget = |n| Budget::new(n).expect("a budget");
+        // 400 + 500 fit 1,000; the third would take the run to 1,200.
+        assert_eq!(shown_whole([400, 500, 300, 10], budget(2000)), 2);
+        assert_eq!(shown_whole([1000, 1], budget(2000)), 1);
+        // A first candidate over the share: none whole, though a later one would fit.
+        assert_eq!(shown_whole([1001, 10], budget(2000)), 0);
+        assert_eq!(shown_whole([], budget(2000)), 0);
+        assert_eq!(shown_whole([u64::MAX, u64::MAX], budget(Budget::MAX)), 0);
     }
 
     #[test]

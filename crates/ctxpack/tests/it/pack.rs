@@ -287,6 +287,71 @@ fn the_right_files_large_chunk_whole_at_8k_and_its_matching_lines_at_2k() {
     );
 }
 
+/// The best-ranked chunks are shown whole while together they take at most half the budget;
+/// the chunks after them are cut to their matching lines. At 2,000 tokens the best chunk
+/// (about 600 tokens) is whole, though the cut chunks of six other files would fill the budget
+/// without it.
+#[test]
+fn the_best_chunks_are_whole_within_half_the_budget_and_the_rest_cut() {
+    const GOAL: &str = "retry the upload when the quota is exceeded";
+    let mut best = String::from("pub fn upload_with_retry(quota: &Quota) -> Result<(), Error> {\n");
+    for i in 0..20 {
+        best.push_str(&format!(
+            "    let try_{i} = upload(quota).or_else(|e| retry(e, {i}))?; // retry {i}\n"
+        ));
+    }
+    best.push_str("    if quota.exceeded() { return retry_upload(quota); }\n    Ok(())\n}\n");
+    let best_lines = best.lines().count();
+    let mut script = Script::new();
+    script.write("src/upload.rs", &best);
+    for n in 0..6 {
+        let mut report = format!("pub fn retry_upload_report_{n}(quota: &Quota) -> String {{\n");
+        for i in 0..44 {
+            report.push_str(&format!(
+                "    let line_{i} = format!(\"{{}} of upload quota {n} is used by part {i}\", quota.used({i}));\n"
+            ));
+        }
+        report
+            .push_str("    if quota.exceeded() { retry_upload_report() }\n    String::new()\n}\n");
+        script.write(&format!("src/quota_{n}.rs"), &report);
+    }
+    let repo = script.commit("an uploader and its reports").build();
+    let f = repo.checkout();
+    let short = &repo.head()[..7];
+    let pack = json(&f.run(&[
+        "pack",
+        GOAL,
+        "--budget",
+        "2000",
+        "--format",
+        "json",
+        "--no-ledger",
+    ]));
+    let hits = pack["hits"].as_array().expect("hits");
+    assert_eq!(
+        hits[0]["citation"],
+        format!("src/upload.rs#L1-L{best_lines}@{short}").as_str(),
+        "{pack}"
+    );
+    assert_eq!(hits[0]["text"], best.as_str());
+    // Past a line for a further file (its signature), each other file's chunk is cut.
+    let reports: Vec<&Value> = hits
+        .iter()
+        .filter(|h| {
+            h["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("src/quota_"))
+        })
+        .filter(|h| h["endLine"] != h["startLine"])
+        .collect();
+    assert!(reports.len() >= 2, "{pack}");
+    for report in reports {
+        let text = report["text"].as_str().expect("text");
+        assert_eq!(text.lines().count(), 10, "{pack}");
+        assert!(text.contains("quota.exceeded()"), "{pack}");
+    }
+}
+
 #[test]
 fn context_pack_keeps_seed_000s_contract_and_header_lines() {
     let (f, sha) = project();
