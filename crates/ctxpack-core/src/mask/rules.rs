@@ -442,6 +442,23 @@ const PLACED_SPECS: &[Spec] = &[
         locate: directive,
     },
     Spec {
+        kind: "password_assignment",
+        description: "a password in a server's own configuration: OpenLDAP's rootpw (not a {SCHEME} hash), a Nagios $USERn$ macro (not a path), an AsciiDoc labelled password:: entry",
+        prefilter: r"rootpw[ \t]|\$USER[0-9]{1,3}\$=|(?i-u)pass(?:word|phrase)?::[ \t]",
+        pattern: concat!(
+            r"(?m)(?:^[ \t]*rootpw[ \t]+|^\$USER[0-9]{1,3}\$=|^[ \t]*(?i-u:pass(?:word|phrase)?)::[ \t]+)",
+            r##"(?P<s>"[^"\r\n{]+"|[^\s"{#/$][^\s"]*)"##,
+        ),
+        locate: directive,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "a Dovecot passwd-file's clear-text password (user:{PLAIN}...:uid:gid:...)",
+        prefilter: r"\{(?:PLAIN|CLEAR|CLEARTEXT)\}",
+        pattern: r"(?m)^[^:\s]+:\{(?:PLAIN|CLEAR|CLEARTEXT)\}(?P<s>[^:\s]+)",
+        locate: directive,
+    },
+    Spec {
         kind: "connection_string_password",
         description: "the password of a Bundler gem-server credential (BUNDLE_HOST__NAME: user:PASSWORD)",
         prefilter: r"BUNDLE_[A-Z0-9_-]*__",

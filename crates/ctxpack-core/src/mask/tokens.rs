@@ -45,6 +45,16 @@ pub(super) const TOKEN_SPECS: &[Spec] = &[
         locate: private_key,
     },
     Spec {
+        kind: "private_key",
+        description: "an OpenVPN static key (the hex lines of -----BEGIN OpenVPN Static key V1-----)",
+        prefilter: r"OpenVPN Static key",
+        pattern: concat!(
+            r"-----BEGIN OpenVPN Static key V1-----[ \t]*\r?\n",
+            r"(?P<s>(?:[ \t]*[0-9A-Fa-f]{16,}[ \t]*\r?\n)*[ \t]*[0-9A-Fa-f]{16,})",
+        ),
+        locate: group_s,
+    },
+    Spec {
         kind: "password_hash",
         description: "crypt(3), htpasswd, LDAP or Django password hash",
         prefilter: concat!(
