@@ -90,7 +90,13 @@ pub(super) fn table_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
         }
         spans
     };
-    let column = cells(header).iter().position(|&(a, b)| {
+    // Confluence heads its tables with `||` between cells (`||Host||Password||`), its rows
+    // with `|`: there a run of pipes is one separator.
+    let header_cells: Vec<(usize, usize)> = cells(header)
+        .into_iter()
+        .filter(|&(a, b)| !(header.contains("||") && a == b))
+        .collect();
+    let column = header_cells.iter().position(|&(a, b)| {
         let name = header[a..b].trim().trim_matches('*').to_ascii_lowercase();
         // The cell's last word (`DB password`), or the two of `API key`.
         let last = name.rsplit(' ').next().unwrap_or("");
@@ -99,7 +105,7 @@ pub(super) fn table_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     let line = row.as_str();
     let (a, b) = *cells(line).get(column)?;
     let cell = &line[a..b];
-    let value = cell.trim().trim_matches('`');
+    let value = unmarked(cell.trim());
     // A cell with spaces is a sentence or a pointer (`1Password → "ops-bot"`), not a value.
     if value.is_empty() || value.contains(char::is_whitespace) {
         return None;
@@ -121,7 +127,7 @@ fn labelled_row(row: regex::Match<'_>) -> Option<(usize, usize)> {
     let human = secret_name(&label.replace(' ', "_")).or_else(|| {
         (lower.ends_with("pre-shared key") || lower.ends_with("preshared key")).then_some(true)
     })?;
-    let v = cell.trim().trim_matches('`');
+    let v = unmarked(cell.trim());
     let punctuated = v.bytes().any(|b| b.is_ascii_punctuation());
     let ok = !v.is_empty()
         && !v.contains(char::is_whitespace)
@@ -135,6 +141,48 @@ fn labelled_row(row: regex::Match<'_>) -> Option<(usize, usize)> {
     let second = line.match_indices('|').nth(1)?.0 + 1;
     let at = second + line[second..].find(v)?;
     Some((row.start() + at, row.start() + at + v.len()))
+}
+
+/// A CSV row's value under a column whose header names a secret (`system,url,username,password`):
+/// the header is the text's first line, so only a text read from its start is looked at, and
+/// a row is read only when it has the header's number of fields and no quotes (a quoted field
+/// may hold commas).
+pub(super) fn csv_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let row = caps.get(0)?;
+    // The first line ends within 4 KiB, so each row reads a bounded header.
+    let head = &hay[..hay.floor_char_boundary(hay.len().min(4 << 10))];
+    let header = head.split_once('\n')?.0.trim_end_matches('\r');
+    if row.start() == 0 || header.contains('"') {
+        return None;
+    }
+    let names: Vec<&str> = header.split(',').collect();
+    let column = names.iter().position(|name| {
+        let name = name.trim().to_ascii_lowercase();
+        TABLE_SECRET_HEADERS.contains(&name.as_str()) || secret_name(&name).is_some()
+    })?;
+    let line = row.as_str().trim_end_matches('\r');
+    let fields: Vec<&str> = line.split(',').collect();
+    if fields.len() != names.len() {
+        return None;
+    }
+    let value = fields[column].trim();
+    if value.is_empty() || value.contains(char::is_whitespace) {
+        return None;
+    }
+    let ok = prose_value(value) && reads_as_credential(value);
+    let before: usize = fields[..column].iter().map(|f| f.len() + 1).sum();
+    let offset = row.start() + before + fields[column].find(value)?;
+    ok.then_some((offset, offset + value.len()))
+}
+
+/// A cell's value without the code markup around it: Markdown's backquotes, Textile's `@…@`
+/// (a Maven placeholder, `@db.password@`, is then a name and never a value).
+fn unmarked(cell: &str) -> &str {
+    let v = cell.trim_matches('`');
+    match v.strip_prefix('@').and_then(|v| v.strip_suffix('@')) {
+        Some(inner) if !inner.is_empty() => inner,
+        _ => v,
+    }
 }
 
 /// Last words of header cells that name a column of secrets.

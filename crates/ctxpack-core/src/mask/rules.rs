@@ -569,14 +569,16 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
-        description: "a value right after \"password\", \"passphrase\", \"pw\", \"credential\", \"API key\" or \"pre-shared key\" in prose, quoted as its markup quotes (its password is `...`, :Password: ``...``, {{...}}, ''...'', <strong>...</strong>)",
+        description: "a value right after \"password\", \"passphrase\", \"pw\", \"credential\", \"API key\", \"pre-shared key\" or a bold **pass:** label in prose, quoted as its markup quotes (its password is `...`, :Password: ``...``, {{...}}, ''...'', <strong>...</strong>)",
         // (Prefilters start from a literal: one that starts from a space or a colon keeps a
         // thread of the one pass alive at every such byte of every text.)
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential|api key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<code>|\x22)",
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential|api key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<code>|\x22)|(?i-u)pass:\*\*[ \t]*`",
         // Quoted as each markup quotes: Markdown's backquotes, reStructuredText's double ones,
         // DokuWiki's `''…''`, Jira's `{{…}}`, bold, HTML.
         pattern: concat!(
-            r"(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw|credential|api key)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:{0,2}[ \t]*",
+            r"(?:(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw|credential|api key)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:{0,2}[ \t]*",
+            // A bold `**pass:**` label.
+            r"|(?-u:\b)(?i-u:pass):\*\*[ \t]*)",
             r#"(?:``|''|\{\{|\*\*|<strong>|<code>|`|")(?P<a>[^`"\s]{8,}?)(?:``|''|\}\}|\*\*|</strong>|</code>|`|")(?:[\s.,;:)]|$)"#,
         ),
         locate: prose_credential,
@@ -626,6 +628,15 @@ const PLACED_SPECS: &[Spec] = &[
         prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)?|pwd|secret|psk|shared key|api key|api token|credentials?)\**[ \t]*\|",
         pattern: r"(?m)^[ \t]*\|[^\r\n]*\|[ \t]*\r?$",
         locate: table_cell,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a CSV row's value under a column headed by a secret name (system,url,username,password,...)",
+        // Anchored at the text's start: the header is its first line, and a pass that starts
+        // nowhere else costs nothing on the texts that are not CSV.
+        prefilter: r"(?i-u)\A(?:[\t\x20-\x2b\x2d-\x7e]*,)*[ \t]*[a-z_]*(?:passw(?:or)?d|pass|pwd|secret|token|passphrase)[ \t]*(?:,|\r?\n)",
+        pattern: r#"(?m)^[^\r\n",]*(?:,[^\r\n",]*){1,63}\r?$"#,
+        locate: csv_cell,
     },
     Spec {
         kind: "password_assignment",
