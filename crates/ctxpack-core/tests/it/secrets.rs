@@ -12,7 +12,7 @@
 //! when it arrived (`docs/security.md`: sets 7 and 8 with rule set 4, set 9 with rule set 5,
 //! set 10 with rule set 6, set 11 with rule set 7, set 12 with rule set 8, set 13 with rule set
 //! 9, set 14 with rule set 10, set 15 with rule set 11, set 16 with rule set 12, set 17 with
-//! rule set 13, set 18 with rule set 15) and
+//! rule set 13, sets 18 and 19 with rule set 15) and
 //! kept as it was: their positives name no kind (`"secret"`: any rule may take them), and
 //! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. A set that has been scored is not a
 //! reason to change a rule; shapes that keep getting through set after set are, with entries of
@@ -64,8 +64,9 @@ fn heldout() -> Vec<Entry> {
 /// naming a vault entry, `1Password → "…"`); set 17 (rule set 13), 16 of 114 survived and 3 of
 /// 58 changed (two files of password hashes, masked by design, and AWS's published examples);
 /// set 18 (rule set 15), 18 of 115 survived and 3 of 58 changed (two password hashes and AWS's
-/// published examples).
-const UNSEEN_ALLOWED_FAILURES: usize = 212;
+/// published examples); set 19 (rule set 15), 23 of 115 survived and 1 of 61 changed (a Japanese
+/// locale's strings naming a password and an API key).
+const UNSEEN_ALLOWED_FAILURES: usize = 236;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -74,7 +75,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 2048);
+    assert_eq!(entries.len(), 2224);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
