@@ -297,7 +297,7 @@ pub(super) fn shape_all(
                 let uncut = (i >= whole)
                     .then(|| cut_to_matches(&mut candidate, lines, terms, meter, sha, counts))
                     .flatten()
-                    .map(|whole| (candidate.citation.clone(), whole));
+                    .map(|before| (candidate.citation.clone(), before));
                 (glimpse, uncut)
             }
             None => (None, None),

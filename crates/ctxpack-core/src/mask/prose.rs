@@ -92,9 +92,10 @@ pub(super) fn table_cell(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     };
     // Confluence heads its tables with `||` between cells (`||Host||Password||`), its rows
     // with `|`: there a run of pipes is one separator.
+    let confluence = header.contains("||");
     let header_cells: Vec<(usize, usize)> = cells(header)
         .into_iter()
-        .filter(|&(a, b)| !(header.contains("||") && a == b))
+        .filter(|&(a, b)| !(confluence && a == b))
         .collect();
     let column = header_cells.iter().position(|&(a, b)| {
         let name = header[a..b].trim().trim_matches('*').to_ascii_lowercase();
