@@ -17,6 +17,13 @@ fn masker() -> &'static Masker {
     MASKER.get_or_init(Masker::new)
 }
 
+/// Compiles the rule set now, if no masking has yet: a pack calls it first thing on a thread
+/// that has time to spare, so the compilation (about two milliseconds) is not paid where the
+/// first text is masked, on the path a pack waits on.
+pub(crate) fn prepare() {
+    masker();
+}
+
 /// `text` with every secret masked; what was masked is added to `redactions`.
 pub(crate) fn text(text: &str, redactions: &mut RedactionSummary) -> String {
     let (masked, found) = masker().mask(text);

@@ -115,9 +115,11 @@ impl Workspace {
             // read on the second core while this one ranks and selects: the status stats
             // every tracked file and walks the tree for new ones, a third of a pack on a
             // large repository, and neither needs the other. A repository handle stays on
-            // its thread: the status opens its own.
+            // its thread: the status opens its own. That thread first compiles the masking
+            // rules, which shaping needs once ranking is done.
             let source = repo.source();
             let status = threads.spawn(move || -> Result<_> {
+                crate::mask::prepare();
                 let repo = source.open()?;
                 let head = repo.head()?;
                 let changes =

@@ -292,8 +292,8 @@ pub(super) fn shape_all(
         }
         let (glimpse, uncut) = match terms {
             Some(terms) => {
-                let glimpse = glimpse(&candidate, meter, sha);
                 let counts = r.o200k_lines.as_ref();
+                let glimpse = glimpse(&candidate, meter, sha, counts);
                 let uncut = (i >= whole)
                     .then(|| cut_to_matches(&mut candidate, lines, terms, meter, sha, counts))
                     .flatten()
@@ -390,8 +390,14 @@ pub(super) fn leave_out_weak(pack: &mut Pack, weak: Vec<Retrieved>, offered: usi
 pub(super) const GLIMPSE_SHARE: u64 = 10;
 
 /// A line of a file's candidate that says where else to look: the signature of the definition
-/// its chunk is named after ([`glimpse_line`]), cited by that line alone.
-pub(super) fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<Candidate> {
+/// its chunk is named after ([`glimpse_line`]), cited by that line alone. Its cost is read from
+/// the `o200k` counts stored with the chunk's text where they tell it, else counted.
+pub(super) fn glimpse(
+    candidate: &Candidate,
+    meter: Meter,
+    sha: &str,
+    o200k_lines: Option<&LineCounts>,
+) -> Option<Candidate> {
     let source = Source::of(candidate, sha)?;
     let location = candidate.location.as_ref()?;
     if location.end_line <= location.start_line {
@@ -403,7 +409,10 @@ pub(super) fn glimpse(candidate: &Candidate, meter: Meter, sha: &str) -> Option<
         citation: source.cite(&location.path, line, line),
         family: candidate.family.clone(),
         text: text.to_owned(),
-        cost: meter.count(text),
+        cost: o200k_lines
+            .filter(|_| meter == Meter::O200k)
+            .and_then(|counts| counts.window(n, 1))
+            .unwrap_or_else(|| meter.count(text)),
         tier: candidate.tier,
         score: candidate.score,
         location: Some(Location {
@@ -542,6 +551,40 @@ mod tests {
             glimpse_line("\n\nlet a = 1;\n", None),
             Some((2, "let a = 1;\n"))
         );
+    }
+
+    #[test]
+    fn a_glimpse_costs_its_line_whether_read_from_stored_counts_or_counted() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let signature = "fn budgets_are_enforced(limit: u64) -> bool { limit > 0 }\n";
+        // Followed by a blank line, the signature's closing brace and both line breaks are one
+        // piece: no count is known at the next line's start, and the line is counted. After
+        // a doc comment and before another line, pieces start at both its ends.
+        for (text, known) in [
+            (format!("{signature}\nfn other() {{}}\n"), false),
+            (format!("/// Budgets.\n{signature}fn other() {{}}\n"), true),
+        ] {
+            let lines = text.lines().count() as u32;
+            let mut candidate = Candidate::new(
+                Citation::code("src/lib.rs", 1, lines, sha).0,
+                text.as_str(),
+                Meter::O200k,
+            );
+            candidate.location = Some(Location {
+                path: "src/lib.rs".into(),
+                start_line: 1,
+                end_line: lines,
+                symbol: Some("budgets_are_enforced".into()),
+            });
+            let counts = Meter::O200k.count_lines(&text).expect("an encoding");
+            let counted = glimpse(&candidate, Meter::O200k, sha, None).expect("a glimpse");
+            let read = glimpse(&candidate, Meter::O200k, sha, Some(&counts)).expect("a glimpse");
+            assert_eq!(read, counted);
+            assert_eq!(counted.text, signature);
+            assert_eq!(counted.cost, Meter::O200k.count(signature));
+            let line = usize::from(known);
+            assert_eq!(counts.window(line, 1).is_some(), known, "{text:?}");
+        }
     }
 
     #[test]

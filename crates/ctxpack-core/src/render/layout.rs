@@ -286,6 +286,10 @@ pub(super) fn language_of(path: &str) -> &'static str {
 
 /// The longest run of backticks in `text`.
 pub(super) fn longest_backtick_run(text: &str) -> usize {
+    // Most texts have none, which a search for one byte answers fastest.
+    if !text.as_bytes().contains(&b'`') {
+        return 0;
+    }
     let mut longest = 0;
     let mut run = 0;
     // A backtick is one byte, and no byte of a longer character equals it.

@@ -660,7 +660,7 @@ proptest::proptest! {
     /// (C1 controls share their first UTF-8 byte with ordinary text such as `©`) mix.
     #[test]
     fn visible_replaces_exactly_the_controls(
-        s in "[a-z\u{0}-\u{1f}\u{7f}-\u{a0}©é\r\n\t ␛]{0,40}",
+        s in "[a-z\u{0}-\u{1f}\u{7f}-\u{a0}©é\r\n\t ␛]{0,160}",
     ) {
         let shown = ctxpack_core::visible(&s);
         proptest::prop_assert!(raw_controls(&shown).is_empty(), "{:?}", shown);
