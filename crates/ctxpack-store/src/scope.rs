@@ -74,20 +74,9 @@ impl Store {
         let Some(file_id) = self.manifest_entry(sha, path)? else {
             return Ok(None);
         };
-        // A store before format 9 (read-only, not migrated) has no `inside` column.
-        let inside = if self.format_version() >= 9 {
-            "c.inside"
-        } else {
-            "NULL"
-        };
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT c.start_line, c.end_line, c.enclosing_line, c.enclosing_text, {inside}, \
-                 f.bytes, c.text, c.checksum FROM chunks c JOIN files f ON f.id = c.file_id \
-                 WHERE c.file_id = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 \
-                 ORDER BY c.start_line DESC, c.ordinal LIMIT 1"
-            ))
+            .prepare_cached(&self.chunk_around_sql())
             .map_err(|e| sql_error(&self.dir, e))?;
         let row = stmt
             .query_row(rusqlite::params![file_id, line], |r| {
@@ -130,6 +119,23 @@ impl Store {
                 }
             },
         ))
+    }
+
+    /// The query of [`chunk_around`](Store::chunk_around): the chunk of file version `?1` that
+    /// holds line `?2`.
+    fn chunk_around_sql(&self) -> String {
+        // A store before format 9 (read-only, not migrated) has no `inside` column.
+        let inside = if self.format_version() >= 9 {
+            "c.inside"
+        } else {
+            "NULL"
+        };
+        format!(
+            "SELECT c.start_line, c.end_line, c.enclosing_line, c.enclosing_text, {inside}, \
+             f.bytes, c.text, c.checksum FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE c.file_id = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 \
+             ORDER BY c.start_line DESC, c.ordinal LIMIT 1"
+        )
     }
 
     /// The file versions of the stored artifacts of `scopes`.
@@ -192,7 +198,36 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::ChunkStart;
+    use crate::Store;
     use crate::db::{inside_from_json, inside_json};
+
+    #[test]
+    fn the_lookup_of_a_hits_chunk_is_prepared_once_whatever_lines_it_is_asked_for() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        Store::open_or_create(dir.path()).expect("a new store");
+        let store = Store::open(dir.path()).expect("the store, read-only");
+        // As a pack asks for the chunk around each hit's line, through the cached statement.
+        for line in 1..=5u32 {
+            let mut stmt = store
+                .conn
+                .prepare_cached(&store.chunk_around_sql())
+                .expect("the cached statement");
+            let found = stmt
+                .query_map(rusqlite::params![7, line], |_| Ok(()))
+                .expect("a query")
+                .count();
+            assert_eq!(found, 0);
+        }
+        let stmt = store
+            .conn
+            .prepare_cached(&store.chunk_around_sql())
+            .expect("the cached statement");
+        assert_eq!(
+            stmt.get_status(rusqlite::StatementStatus::RePrepare),
+            0,
+            "a value bound to a range over an indexed column re-prepares the statement"
+        );
+    }
 
     fn opening(line: u32, text: &str) -> Option<(u32, String)> {
         Some((line, text.to_owned()))

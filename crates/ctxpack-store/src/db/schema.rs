@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rusqlite::params;
+use rusqlite::{config::DbConfig, params};
 
 use super::{FORMAT_VERSION, Store, checksum, sql_error};
 use crate::error::StoreError;
@@ -338,6 +338,13 @@ impl Store {
         // functions with side effects: never run them on ctxpack's behalf.
         self.conn
             .pragma_update(None, "trusted_schema", "OFF")
+            .map_err(|e| sql_error(&dir, e))?;
+        // Plans never depend on the values bound: this SQLite is built to weigh a value
+        // compared with an indexed column, and prepares such a statement again whenever its
+        // value changes (a pack's lookup of the chunk around each hit's line was prepared
+        // again on every call, for a plan no statistic could change).
+        self.conn
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(|e| sql_error(&dir, e))?;
         if self.writable {
             self.conn
