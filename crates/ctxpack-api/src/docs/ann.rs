@@ -32,7 +32,7 @@ pub struct AnnRequest {
     pub field: String,
     /// How many lists to cluster the vectors into (0: about the square root of their number).
     pub lists: u32,
-    /// How many lists a search reads (0: one in six).
+    /// How many lists a search reads (0: about √(10 × lists)).
     pub probes: u32,
     /// Wait for another writer instead of failing.
     #[schemars(skip)]

@@ -65,7 +65,8 @@ pub struct AnnArgs {
     /// Lists to cluster the vectors into (default: about the square root of their number).
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub lists: u32,
-    /// Lists a search reads (default: one in six; all of them gives the exact ranking).
+    /// Lists a search reads (default: about √(10 × lists), one in ten at a million documents; all
+    /// of them gives the exact ranking).
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub probes: u32,
 }
