@@ -12,8 +12,9 @@ use std::sync::OnceLock;
 use ctxpack_core::{Candidate, Masker, Meter, RedactionSummary};
 use serde_json::Value;
 
+static MASKER: OnceLock<Masker> = OnceLock::new();
+
 fn masker() -> &'static Masker {
-    static MASKER: OnceLock<Masker> = OnceLock::new();
     MASKER.get_or_init(Masker::new)
 }
 
@@ -22,6 +23,19 @@ fn masker() -> &'static Masker {
 /// first text is masked, on the path a pack waits on.
 pub(crate) fn prepare() {
     masker();
+}
+
+/// [`prepare`] on a thread of its own, when the rules are not compiled yet: for a search, which
+/// masks only the documents it returns, at its end, so the compilation overlaps the search.
+/// The thread is not waited for: the first masking waits for the rules if it must, and a
+/// process that ends first loses nothing.
+pub(crate) fn prepare_in_background() {
+    if MASKER.get().is_none() {
+        // A thread that cannot be started leaves the compilation to the first masking.
+        let _ = std::thread::Builder::new()
+            .name("mask-rules".into())
+            .spawn(prepare);
+    }
 }
 
 /// `text` with every secret masked; what was masked is added to `redactions`.

@@ -397,6 +397,7 @@ impl Workspace {
     pub fn vsearch(&self, request: &VsearchRequest) -> Result<VsearchOutcome> {
         crate::limits::check_goal_size("query", &request.query)?;
         let filter = parse_optional_filter(request.filter.as_ref())?;
+        crate::mask::prepare_in_background();
         let store = self.open_document_store()?;
         search::vsearch(&store, request, filter.as_ref())
     }
@@ -463,6 +464,7 @@ impl Workspace {
         crate::limits::check_meter(request.meter)?;
         self.admit_record(record)?;
         let filter = parse_optional_filter(request.filter.as_ref())?;
+        crate::mask::prepare_in_background();
         let store = self.open_document_store()?;
         let (mut pack, embedded_on_the_fly) = search::context(&store, request, filter.as_ref())?;
         if embedded_on_the_fly > 0 {
