@@ -173,12 +173,24 @@ pub(super) fn cut_to_matches(
     location.start_line += first as u32;
     location.end_line = location.start_line + count as u32 - 1;
     candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
-    candidate.cost = o200k_lines
-        .filter(|_| meter == Meter::O200k)
-        .and_then(|counts| counts.window(first, count))
-        .unwrap_or_else(|| meter.count(&text));
+    candidate.cost = lines_cost(&text, first, count, meter, o200k_lines);
     candidate.text = text;
     Some(uncut)
+}
+
+/// The cost in `meter` of `text`, the `count` lines of a chunk from its line `first`
+/// (0-based): read from the chunk's stored `o200k` counts where they tell it, else counted.
+fn lines_cost(
+    text: &str,
+    first: usize,
+    count: usize,
+    meter: Meter,
+    o200k_lines: Option<&LineCounts>,
+) -> u64 {
+    o200k_lines
+        .filter(|_| meter == Meter::O200k)
+        .and_then(|counts| counts.window(first, count))
+        .unwrap_or_else(|| meter.count(text))
 }
 
 /// Where a file candidate cited whole comes from: the snapshot's commit, or the working tree
@@ -409,10 +421,7 @@ pub(super) fn glimpse(
         citation: source.cite(&location.path, line, line),
         family: candidate.family.clone(),
         text: text.to_owned(),
-        cost: o200k_lines
-            .filter(|_| meter == Meter::O200k)
-            .and_then(|counts| counts.window(n, 1))
-            .unwrap_or_else(|| meter.count(text)),
+        cost: lines_cost(text, n, 1, meter, o200k_lines),
         tier: candidate.tier,
         score: candidate.score,
         location: Some(Location {
