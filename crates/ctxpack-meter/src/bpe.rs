@@ -77,6 +77,65 @@ impl Encoding {
         })
     }
 
+    /// The number of tokens `run` encodes to, where `run` is lines `first..` of a text whose
+    /// [`LineCounts`] (this encoding's) are `counts`.
+    ///
+    /// A piece depends only on the text from its start on, so where the run's own pieces and
+    /// the whole text's both start at a line, they are the same pieces from there until the
+    /// next such line: the tokens between the first and the last such line of the run (its
+    /// end counts as a line) are the difference of the counts, and only the pieces before the
+    /// first and after the last are counted. A run with no such line is counted whole.
+    pub(crate) fn count_run(&self, run: &str, first: usize, counts: &LineCounts) -> usize {
+        // Where each line starts, and the run's end (a line of the counts, too).
+        let mut starts: Vec<usize> = std::iter::once(0)
+            .chain(run.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        if starts.last() != Some(&run.len()) {
+            starts.push(run.len());
+        }
+        // The first and the last place where a piece of the run starts at a line whose count
+        // is known, with that count.
+        let mut known: Option<((usize, u32), (usize, u32))> = None;
+        let (mut at, mut line) = (0usize, 0usize);
+        for piece in self.split.pieces(run).chain(std::iter::once("")) {
+            while starts.get(line).is_some_and(|&start| start < at) {
+                line += 1;
+            }
+            if starts.get(line) == Some(&at)
+                && let Some(before) = first.checked_add(line).and_then(|l| counts.before(l))
+            {
+                let here = (at, before);
+                known = Some(known.map_or((here, here), |(start, _)| (start, here)));
+            }
+            at += piece.len();
+        }
+        let Some(((start, from), (end, to))) = known else {
+            return self.count(run);
+        };
+        let Some(between) = to.checked_sub(from) else {
+            return self.count(run);
+        };
+        self.with_scratch(|Scratch { merged }| {
+            let mut offset = 0usize;
+            let head: usize = self
+                .split
+                .pieces(run)
+                .take_while(|piece| {
+                    let starts_before = offset < start;
+                    offset += piece.len();
+                    starts_before
+                })
+                .map(|piece| self.vocabulary.count_piece(piece.as_bytes(), merged))
+                .sum();
+            let tail: usize = self
+                .split
+                .pieces(&run[end..])
+                .map(|piece| self.vocabulary.count_piece(piece.as_bytes(), merged))
+                .sum();
+            head + between as usize + tail
+        })
+    }
+
     /// Runs `count` with this thread's scratch for the encoding.
     fn with_scratch<R>(&self, count: impl FnOnce(&mut Scratch) -> R) -> R {
         let fresh = || Scratch {

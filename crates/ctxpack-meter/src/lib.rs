@@ -159,6 +159,28 @@ impl Meter {
         }
     }
 
+    /// The cost of `run`, the lines from line `first` (0-based) of a text whose line counts in
+    /// this meter are `counts` (as [`count_lines`](Meter::count_lines) made them): read from
+    /// the counts where they tell it ([`LineCounts::window`]), else counting only the lines at
+    /// its ends that they do not tell. It is always [`count`](Meter::count)'s for the run.
+    ///
+    /// # Panics
+    ///
+    /// As [`count`](Meter::count) does, for a meter this build leaves out.
+    pub fn count_run(self, run: &str, first: usize, counts: &LineCounts) -> u64 {
+        let lines = run.split_inclusive('\n').count();
+        if let Some(n) = counts.window(first, lines) {
+            return n;
+        }
+        let n = match self {
+            Meter::O200k => bpe::O200K.count_run(run, first, counts),
+            #[cfg(feature = "cl100k")]
+            Meter::Cl100k => bpe::CL100K.count_run(run, first, counts),
+            _ => return self.count(run),
+        };
+        n as u64
+    }
+
     /// Whether this meter counts tokens of a real encoding (as opposed to a heuristic unit).
     pub fn is_exact_tokenizer(self) -> bool {
         matches!(self, Meter::O200k | Meter::Cl100k)

@@ -5,7 +5,9 @@
 //! another such line (or the text's end) are the difference of the tokens before each: the
 //! run's own pieces are the whole text's pieces between them. Where a piece spans a line break
 //! (a run of blank lines is one piece, and so is `}` with the line break and a `/` after it)
-//! nothing is known, and the run must be counted.
+//! nothing is known there. A run that starts or ends at such a line is costed by counting only
+//! its lines up to the first, and from the last, of its own piece starts where the counts are
+//! known (see `Encoding::count_run`).
 
 /// The tokens of a text's pieces before the start of each of its lines, where a piece starts
 /// there (`None` where a piece spans the line's start), and the total after the last line.
@@ -30,6 +32,12 @@ impl LineCounts {
         let end = first.checked_add(count)?;
         let (from, to) = (*self.0.get(first)?, *self.0.get(end)?);
         Some(u64::from(to?.checked_sub(from?)?))
+    }
+
+    /// The tokens before line `line` (0-based; the line count is the text's end), when a
+    /// piece starts there.
+    pub(crate) fn before(&self, line: usize) -> Option<u32> {
+        self.0.get(line).copied().flatten()
     }
 
     /// The tokens of the whole text.

@@ -173,24 +173,18 @@ pub(super) fn cut_to_matches(
     location.start_line += first as u32;
     location.end_line = location.start_line + count as u32 - 1;
     candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
-    candidate.cost = lines_cost(&text, first, count, meter, o200k_lines);
+    candidate.cost = lines_cost(&text, first, meter, o200k_lines);
     candidate.text = text;
     Some(uncut)
 }
 
-/// The cost in `meter` of `text`, the `count` lines of a chunk from its line `first`
-/// (0-based): read from the chunk's stored `o200k` counts where they tell it, else counted.
-fn lines_cost(
-    text: &str,
-    first: usize,
-    count: usize,
-    meter: Meter,
-    o200k_lines: Option<&LineCounts>,
-) -> u64 {
-    o200k_lines
-        .filter(|_| meter == Meter::O200k)
-        .and_then(|counts| counts.window(first, count))
-        .unwrap_or_else(|| meter.count(text))
+/// The cost in `meter` of `text`, lines of a chunk from its line `first` (0-based): from the
+/// chunk's stored `o200k` counts ([`Meter::count_run`]), else counted.
+fn lines_cost(text: &str, first: usize, meter: Meter, o200k_lines: Option<&LineCounts>) -> u64 {
+    match o200k_lines {
+        Some(counts) if meter == Meter::O200k => meter.count_run(text, first, counts),
+        _ => meter.count(text),
+    }
 }
 
 /// Where a file candidate cited whole comes from: the snapshot's commit, or the working tree
@@ -421,7 +415,7 @@ pub(super) fn glimpse(
         citation: source.cite(&location.path, line, line),
         family: candidate.family.clone(),
         text: text.to_owned(),
-        cost: lines_cost(text, n, 1, meter, o200k_lines),
+        cost: lines_cost(text, n, meter, o200k_lines),
         tier: candidate.tier,
         score: candidate.score,
         location: Some(Location {

@@ -140,6 +140,16 @@ mod differential {
         fn cl100k_counts_like_the_reference(text in text()) {
             prop_assert_eq!(Meter::Cl100k.count(&text), bpe_openai::cl100k_base().count(text.as_str()) as u64);
         }
+
+        /// Any run of any text's lines costs from its line counts what counting it gives.
+        #[test]
+        fn a_run_costs_what_counting_it_gives(text in text(), first in 0..64usize, count in 1..64usize) {
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            let first = first.min(lines.len());
+            let run = lines[first..(first + count).min(lines.len())].concat();
+            let counts = Meter::O200k.count_lines(&text).expect("an encoding");
+            prop_assert_eq!(Meter::O200k.count_run(&run, first, &counts), Meter::O200k.count(&run));
+        }
     }
 }
 
@@ -159,7 +169,8 @@ const LINE_CASES: &[&str] = &[
 
 /// A run of lines costed from the counts at its ends is the count of the run's own text,
 /// wherever the counts say anything, in both encodings, over the corpus and texts built to
-/// break pieces across lines; and the counts say something for most runs of real code.
+/// break pieces across lines; and the counts say something for most runs of real code. Every
+/// run costed by `count_run` (the counts where they tell it, else its ends counted) is too.
 #[test]
 fn runs_of_lines_cost_what_counting_them_gives() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
@@ -189,11 +200,17 @@ fn runs_of_lines_cost_what_counting_them_gives() {
             for first in 0..lines.len() {
                 for count in 1..=(lines.len() - first).min(80) {
                     runs += 1;
+                    let run: String = lines[first..first + count].concat();
+                    let counted = meter.count(&run);
                     if let Some(cost) = counts.window(first, count) {
                         known += 1;
-                        let run: String = lines[first..first + count].concat();
-                        assert_eq!(cost, meter.count(&run), "{meter}: {run:?}");
+                        assert_eq!(cost, counted, "{meter}: {run:?}");
                     }
+                    assert_eq!(
+                        meter.count_run(&run, first, &counts),
+                        counted,
+                        "{meter}: {run:?} from line {first}"
+                    );
                 }
             }
             assert_eq!(counts.window(0, lines.len() + 1), None);
