@@ -596,13 +596,11 @@ impl Lexical {
             return Ok(Vec::new());
         }
 
-        // Per matching document, the score of each field: terms added in query order. Dense
-        // per segment (a document is touched when it first matches), which beats hashing
-        // when a common term matches a large share of the documents.
-        let mut scores: Vec<Vec<[f32; 3]>> =
-            members.iter().map(|m| vec![[0.0; 3]; m.len()]).collect();
-        let mut touched: Vec<Vec<bool>> = members.iter().map(|m| vec![false; m.len()]).collect();
-        let mut matched: Vec<(usize, DocId)> = Vec::new();
+        // Per matching document, each field's score (terms added in query order), found through
+        // its segment's table of places in `matched` (`UNMATCHED` until it first matches).
+        const UNMATCHED: u32 = u32::MAX;
+        let mut place: Vec<Vec<u32>> = members.iter().map(|m| vec![UNMATCHED; m.len()]).collect();
+        let mut matched: Vec<(usize, DocId, [f32; 3])> = Vec::new();
         let mut extra_scores: HashMap<usize, [f32; 3]> = HashMap::new();
         for (slot, &(field, boost)) in fields.iter().enumerate() {
             let average = tokens[slot] as f32 / docs as f32;
@@ -644,11 +642,17 @@ impl Lexical {
                     .collect();
                 let idf = idf((matches.len() + extra_matches.len()) as u64, docs);
                 for (ord, doc, freq, length) in matches {
-                    if !touched[ord][doc as usize] {
-                        touched[ord][doc as usize] = true;
-                        matched.push((ord, doc));
+                    let at = &mut place[ord][doc as usize];
+                    if *at == UNMATCHED {
+                        *at = u32::try_from(matched.len())
+                            .ok()
+                            .filter(|&n| n != UNMATCHED)
+                            .ok_or_else(|| {
+                                lex_error(&self.dir, "more matching chunks than a search counts")
+                            })?;
+                        matched.push((ord, doc, [0.0; 3]));
                     }
-                    scores[ord][doc as usize][slot] += bm25(freq, length, idf);
+                    matched[*at as usize].2[slot] += bm25(freq, length, idf);
                 }
                 for (i, freq, length) in extra_matches {
                     extra_scores.entry(i).or_default()[slot] += bm25(freq, length, idf);
@@ -667,9 +671,9 @@ impl Lexical {
         };
         let mut hits: Vec<LexicalHit> = matched
             .into_iter()
-            .filter_map(|(ord, doc)| {
+            .filter_map(|(ord, doc, fields)| {
                 let chunk_id = chunk_ids[ord].first(doc)?;
-                Some(hit(chunk_id as i64, scores[ord][doc as usize]))
+                Some(hit(chunk_id as i64, fields))
             })
             .chain(
                 extra_scores
