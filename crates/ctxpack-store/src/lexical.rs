@@ -597,10 +597,9 @@ impl Lexical {
         }
 
         // Per matching document, the score of each field: terms added in query order. Each
-        // segment's documents hold one more than their place in `matched` (0 until a document
-        // first matches), which beats hashing when a common term matches a large share of the
-        // documents. The table starts zeroed, so only the pages of documents that match are
-        // ever touched, where a dense table of scores took twelve bytes a document.
+        // segment's documents hold one more than their place in `matched` (0 until it first
+        // matches): faster than hashing when a common term matches many documents, and zeroed,
+        // so only the pages of documents that match are touched.
         let mut place: Vec<Vec<u32>> = members.iter().map(|m| vec![0; m.len()]).collect();
         let mut matched: Vec<(usize, DocId, [f32; 3])> = Vec::new();
         let mut extra_scores: HashMap<usize, [f32; 3]> = HashMap::new();
@@ -623,6 +622,8 @@ impl Lexical {
                         continue;
                     };
                     let norms = segment.get_fieldnorms_reader(field).map_err(err)?;
+                    // Room for the term's documents, at most the segment's: a common term has many.
+                    matches.reserve(postings.doc_freq().min(segment.max_doc()) as usize);
                     while postings.doc() != TERMINATED {
                         let doc = postings.doc();
                         if members[ord][doc as usize] {
