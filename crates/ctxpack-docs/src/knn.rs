@@ -252,16 +252,28 @@ impl PartialSums {
             return;
         }
         // Column by column (the loop the compiler vectorises), into this block's sums and a
-        // scratch row of magnitudes.
+        // scratch row of magnitudes. The first column starts both (added to zero, as every
+        // later one is added to what is there), so neither is zeroed first.
         let start = self.sums.len();
-        self.sums.resize(start + rows, 0.0);
+        let col = |k: usize| columns[k * column..(k + 1) * column].as_chunks::<4>().0;
         self.scratch.clear();
-        self.scratch.resize(rows, 0.0);
+        match support.first() {
+            Some(&d) => {
+                let q = query.0[d];
+                let products = || col(0).iter().map(|bytes| f32::from_le_bytes(*bytes) * q);
+                self.sums.extend(products().map(|product| 0.0 + product));
+                self.scratch
+                    .extend(products().map(|product| 0.0 + product.abs()));
+            }
+            None => {
+                self.sums.resize(start + rows, 0.0);
+                self.scratch.resize(rows, 0.0);
+            }
+        }
         let sums = &mut self.sums[start..];
-        for (k, &d) in support.iter().enumerate() {
+        for (k, &d) in support.iter().enumerate().skip(1) {
             let q = query.0[d];
-            let col = columns[k * column..(k + 1) * column].as_chunks::<4>().0;
-            for ((sum, magnitude), bytes) in sums.iter_mut().zip(&mut self.scratch).zip(col) {
+            for ((sum, magnitude), bytes) in sums.iter_mut().zip(&mut self.scratch).zip(col(k)) {
                 let product = f32::from_le_bytes(*bytes) * q;
                 *sum += product;
                 *magnitude += product.abs();
