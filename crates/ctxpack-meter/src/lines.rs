@@ -34,8 +34,8 @@ impl LineCounts {
         Some(u64::from(to?.checked_sub(from?)?))
     }
 
-    /// The tokens before line `line` (0-based; the line count is the text's end), when a
-    /// piece starts there.
+    /// The tokens before line `line` (0-based; line [`lines`](LineCounts::lines) is the
+    /// text's end, before which every token is), when a piece starts there.
     pub(crate) fn before(&self, line: usize) -> Option<u32> {
         self.0.get(line).copied().flatten()
     }
