@@ -21,6 +21,7 @@ use rusqlite::params;
 use crate::db::{Store, sql_error};
 use crate::error::StoreError;
 use crate::failpoint;
+use crate::file_list::write_file_list;
 use crate::manifest::{Rows, chain_in, write_rows};
 
 /// A resolved manifest: every listed path with its file version.
@@ -120,6 +121,10 @@ impl Store {
             tx.execute("DELETE FROM manifest WHERE snapshot = ?1", [sha])
                 .map_err(e)?;
             write_rows(&tx, sha, stored).map_err(e)?;
+            let whole = base
+                .is_none()
+                .then(|| stored.iter().filter_map(|(_, id)| *id));
+            write_file_list(&tx, sha, whole).map_err(e)?;
             if has_bases {
                 tx.execute(
                     "UPDATE snapshots SET base = ?2 WHERE sha = ?1",

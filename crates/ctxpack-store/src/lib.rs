@@ -23,6 +23,7 @@ mod digest;
 pub mod docs;
 mod error;
 mod failpoint;
+mod file_list;
 mod gc;
 mod guard;
 pub mod ledger;

@@ -24,6 +24,10 @@
 //! missing from a pack; `verify` compares the digest too. A child's record is its parent's
 //! updated by the child's changes, so committing a one-file change never reads the whole
 //! manifest. Snapshots committed before format 7 have no record and are read as they are.
+//!
+//! Since format 13 a snapshot stored whole also keeps its file versions as one list
+//! ([`crate::file_list`]), which a search reads instead of walking the rows; what it reads is
+//! checked against the record the same way, and `verify` compares the list with the rows.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -31,6 +35,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::db::{SnapshotStats, Store, sql_error};
 use crate::error::StoreError;
+use crate::file_list::write_file_list;
 
 /// Manifest rows by path: a file version, or `None` for a path not listed.
 pub(crate) type Rows = Vec<(String, Option<i64>)>;
@@ -291,6 +296,9 @@ impl Store {
             return Ok(Vec::new());
         };
         let changed = self.folded(deltas)?;
+        if let Some(ids) = self.listed_from_file_list(&whole.sha, &changed)? {
+            return Ok(ids);
+        }
         let e = |err| sql_error(&self.dir, err);
         let mut out: Vec<i64> = changed.values().filter_map(|id| *id).collect();
         // The whole snapshot's rows come in path order (its key's), as the changed paths do
@@ -635,6 +643,10 @@ impl Store {
                 ready.execute([id]).map_err(e)?;
             }
             write_rows(&tx, snapshot.sha, &stored).map_err(e)?;
+            let whole = base
+                .is_none()
+                .then(|| stored.iter().filter_map(|(_, id)| *id));
+            write_file_list(&tx, snapshot.sha, whole).map_err(e)?;
         }
         tx.commit().map_err(e)?;
         Ok(())
@@ -889,17 +901,20 @@ mod tests {
             Some("s0"),
             Manifest::Changes(vec![("f1.rs".into(), Some(ids[9]))]),
         );
-        let corrupt = |store: &Store, sha: &str, needle: &str| {
-            for result in [
-                store.manifest(sha).map(|_| ()),
-                store.manifest_ids(sha).map(|_| ()),
-            ] {
-                match result {
-                    Err(StoreError::Corrupt { detail, .. }) => {
-                        assert!(detail.contains(needle), "{detail}");
-                    }
-                    other => panic!("{sha}: {other:?}"),
-                }
+        let committed: Vec<Vec<i64>> = ["s0", "s1"]
+            .iter()
+            .map(|sha| sorted(store.manifest_ids(sha).expect("reads")))
+            .collect();
+        let corrupt = |result: Result<(), StoreError>, needle: &str| match result {
+            Err(StoreError::Corrupt { detail, .. }) => assert!(detail.contains(needle), "{detail}"),
+            other => panic!("{other:?}"),
+        };
+        // A search reads the base's file list and no row of it but those the delta changes:
+        // what it is scoped to is what was committed, while the rows read fail.
+        let rows_fail = |store: &Store, needle: &str| {
+            for (sha, ids) in ["s0", "s1"].iter().zip(&committed) {
+                corrupt(store.manifest(sha).map(|_| ()), needle);
+                assert_eq!(&sorted(store.manifest_ids(sha).expect("the list")), ids);
             }
         };
         // A row of the base deleted: both snapshots list one file fewer than they recorded.
@@ -910,8 +925,7 @@ mod tests {
                 [],
             )
             .expect("tamper");
-        corrupt(&store, "s0", "lists 7 files where 8 were committed");
-        corrupt(&store, "s1", "lists 7 files where 8 were committed");
+        rows_fail(&store, "lists 7 files where 8 were committed");
         let damaged = store.damaged_manifests().expect("verifies");
         assert_eq!(damaged.len(), 2, "{damaged:?}");
         // Put back, then pointed at a version that does not exist (as a tool that does not
@@ -927,11 +941,7 @@ mod tests {
                 [],
             )
             .expect("tamper");
-        corrupt(
-            &store,
-            "s1",
-            "lists file version 999 for f5.rs, which is missing",
-        );
+        rows_fail(&store, "lists file version 999 for f5.rs, which is missing");
         // Pointed at another version that exists: the sum of the ids tells.
         store
             .conn
@@ -940,11 +950,7 @@ mod tests {
                 [ids[13]],
             )
             .expect("tamper");
-        corrupt(
-            &store,
-            "s1",
-            "lists other file versions than were committed",
-        );
+        rows_fail(&store, "lists other file versions than were committed");
         // As committed again: sound.
         store
             .conn
@@ -954,6 +960,50 @@ mod tests {
             )
             .expect("restore");
         assert!(store.manifest("s1").is_ok());
+        assert!(store.damaged_manifests().expect("verifies").is_empty());
+        // The file list changed instead: what a search reads fails, and `verify` names it.
+        let list: Vec<u8> = store
+            .conn
+            .query_row("SELECT file_ids FROM snapshots WHERE sha = 's0'", [], |r| {
+                r.get(0)
+            })
+            .expect("a list");
+        for (tampered, needle) in [
+            (
+                crate::file_list::encode(committed[0][1..].iter().copied()),
+                "lists 7 files where 8",
+            ),
+            (
+                crate::file_list::encode(committed[0].iter().map(|id| id + 1)),
+                "lists other file versions",
+            ),
+            (
+                vec![0x80],
+                "file list of snapshot s0 is not one ctxpack writes",
+            ),
+        ] {
+            store
+                .conn
+                .execute(
+                    "UPDATE snapshots SET file_ids = ?1 WHERE sha = 's0'",
+                    [&tampered],
+                )
+                .expect("tamper");
+            for sha in ["s0", "s1"] {
+                corrupt(store.manifest_ids(sha).map(|_| ()), needle);
+                assert!(store.manifest(sha).is_ok());
+            }
+            let damaged = store.damaged_manifests().expect("verifies");
+            assert_eq!(damaged.len(), 1, "{damaged:?}");
+            assert_eq!(damaged[0].0, "s0", "{damaged:?}");
+        }
+        store
+            .conn
+            .execute(
+                "UPDATE snapshots SET file_ids = ?1 WHERE sha = 's0'",
+                [&list],
+            )
+            .expect("restore");
         assert!(store.damaged_manifests().expect("verifies").is_empty());
         // A snapshot without a record (as a store before format 7 left it) is read as it is,
         // and recording it makes its manifest as it stands the one checked.
@@ -976,5 +1026,12 @@ mod tests {
         assert_eq!(store.record_manifests().expect("records").len(), 2);
         assert!(store.unrecorded_manifests().expect("reads").is_empty());
         assert_recorded(&store, "s1");
+        assert_eq!(store.manifest_ids("s1").expect("as recorded").len(), 7);
+        assert!(store.damaged_manifests().expect("verifies").is_empty());
+    }
+
+    fn sorted(mut ids: Vec<i64>) -> Vec<i64> {
+        ids.sort_unstable();
+        ids
     }
 }

@@ -239,7 +239,8 @@ fn pad(mut blob: Vec<u8>) -> Vec<u8> {
     blob
 }
 
-fn leb128(out: &mut Vec<u8>, mut n: u64) {
+/// Appends `n` to `out` as an unsigned LEB128 number.
+pub(crate) fn leb128(out: &mut Vec<u8>, mut n: u64) {
     loop {
         let byte = (n & 0x7f) as u8;
         n >>= 7;

@@ -2,7 +2,8 @@
 //! store holds. Opening a store makes only cheap checks (the format, the lexical index's
 //! presence and size); this reads everything: the database's own integrity check, every
 //! chunk's and embedding's checksum, every snapshot's manifest against its record (count, sum
-//! of ids and digest) and every manifest row's file version, every file of the lexical index
+//! of ids and digest) and its file list against its rows, every manifest row's file version,
+//! every file of the lexical index
 //! against its checksum and its size against the chunks, and the ledger's records and texts.
 
 use std::collections::HashSet;
@@ -12,6 +13,7 @@ use rusqlite::params;
 
 use crate::db::{Store, checksum, sql_error};
 use crate::error::StoreError;
+use crate::file_list::write_file_list;
 use crate::ledger::Ledger;
 use crate::manifest::Record;
 
@@ -140,20 +142,32 @@ impl Store {
                 "its manifest lists file version {id} for {path}, which is missing"
             )));
         }
-        let Some(record) = self.record(sha)? else {
-            return Ok(None);
-        };
-        let found = Record::of(listing.iter().map(|(p, id)| (p.as_str(), *id)));
-        Ok(if found.files != record.files {
-            Some(format!(
-                "its manifest lists {} files where {} were committed",
-                found.files, record.files
-            ))
-        } else if found.ids != record.ids || found.digest != record.digest {
-            Some("its manifest's rows differ from those committed".to_owned())
-        } else {
-            None
-        })
+        if let Some(record) = self.record(sha)? {
+            let found = Record::of(listing.iter().map(|(p, id)| (p.as_str(), *id)));
+            if found.files != record.files {
+                return Ok(Some(format!(
+                    "its manifest lists {} files where {} were committed",
+                    found.files, record.files
+                )));
+            }
+            if found.ids != record.ids || found.digest != record.digest {
+                return Ok(Some(
+                    "its manifest's rows differ from those committed".to_owned(),
+                ));
+            }
+        }
+        // A search reads a snapshot's file list instead of its rows: the two must agree.
+        match self.file_list(sha) {
+            Ok(Some(list)) => {
+                let mut listed: Vec<i64> = listing.iter().map(|(_, id)| *id).collect();
+                listed.sort_unstable();
+                Ok((listed != list)
+                    .then(|| "its file list differs from its manifest's rows".to_owned()))
+            }
+            Ok(None) => Ok(None),
+            Err(StoreError::Corrupt { detail, .. }) => Ok(Some(detail)),
+            Err(other) => Err(other),
+        }
     }
 
     /// Chunks whose file version is missing, `(chunk id, file version id)`: `gc` deletes a
@@ -238,7 +252,10 @@ impl Store {
                     Err(other) => return Err(other),
                 };
                 let record = Record::of(listing.iter().map(|(p, id)| (p.as_str(), *id)));
-                records.push((snapshot.sha, record));
+                // A snapshot stored whole keeps its file list as its rows stand too.
+                let whole = (self.chain(&snapshot.sha)?.len() == 1)
+                    .then(|| listing.iter().map(|(_, id)| *id).collect::<Vec<_>>());
+                records.push((snapshot.sha, record, whole));
             }
         }
         let dir = self.dir.clone();
@@ -251,7 +268,9 @@ impl Store {
                      manifest_digest = ?4 WHERE sha = ?1",
                 )
                 .map_err(e)?;
-            for (sha, record) in &records {
+            for (sha, record, whole) in &records {
+                // A writer's store is of the current format: it has file lists.
+                write_file_list(&tx, sha, whole.clone()).map_err(e)?;
                 update
                     .execute(params![
                         sha,
@@ -263,7 +282,7 @@ impl Store {
             }
         }
         tx.commit().map_err(e)?;
-        Ok(records.into_iter().map(|(sha, _)| sha).collect())
+        Ok(records.into_iter().map(|(sha, ..)| sha).collect())
     }
 
     /// Compares each collection's kept document count with a count of its documents (searches

@@ -29,8 +29,9 @@ use search::remove_stale_lexical;
 /// The newest store format this build reads and writes. Older formats (1: no checksums, one
 /// `lexical/` directory; 2: no enclosing lines; 3: every manifest whole; 4: no field indexes;
 /// 5: every vector raw; 6: no manifest records; 7: no stored histories; 8: no enclosing lines
-/// inside chunks) are read as they are and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 12;
+/// inside chunks; 9: no index of chunk heads; 10: no line counts; 11: no index of chunks by
+/// line; 12: no file lists) are read as they are and migrated by the first writer.
+pub const FORMAT_VERSION: i64 = 13;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -266,6 +267,8 @@ impl Store {
             .map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_11).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(FORMAT_12).map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(crate::file_list::FORMAT_13)
+            .map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;

@@ -321,6 +321,11 @@ impl Store {
             // Format 12: chunks indexed by their first line, built here.
             tx.execute_batch(FORMAT_12).map_err(e)?;
         }
+        if from < 13 {
+            // Format 13: the file list of every snapshot stored whole, written here from its
+            // rows (before format 4 every snapshot is stored whole).
+            crate::file_list::write_file_lists(&tx, from >= 4).map_err(e)?;
+        }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(e)?;

@@ -711,10 +711,10 @@ fn damaged_stores_and_repositories_exit_4_with_a_way_out() {
         run.stdout
     );
     assert_eq!(f.run(&["pack", "budget"]).code, 0);
-    // A manifest that lost a row is damage too, never a pack without the file.
+    // A manifest whose file list lost its files is damage too, never a pack without them.
     rusqlite::Connection::open(store.join("ctxpack.sqlite"))
-        .and_then(|c| c.execute("DELETE FROM manifest WHERE path = 'src/budget.rs'", []))
-        .expect("a row deleted");
+        .and_then(|c| c.execute("UPDATE snapshots SET file_ids = X'01'", []))
+        .expect("a file list changed");
     let run = f.run(&["pack", "budget"]);
     assert_eq!(run.code, 4, "{}", run.stderr);
     assert!(

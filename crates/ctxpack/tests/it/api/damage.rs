@@ -251,11 +251,13 @@ fn a_changed_chunk_is_never_packed_or_queried() {
     assert_eq!(packs(&workspace), before);
 }
 
-/// A manifest that lost a row (or a snapshot that lost a file) is damage on the read path,
-/// not a pack without the file: the folded manifest is counted against the record committed
-/// with the snapshot. Here the row is in the base the packed snapshot is stored against.
+/// A manifest that lost a row is never a pack without the file: a search reads the file list
+/// of the snapshot its chain is stored against and only the rows its deltas change, so the
+/// pack is the one committed, and `verify` finds the row gone (against the record committed
+/// with each snapshot) and indexes both snapshots again. Here the row is in the base the
+/// packed snapshot is stored against.
 #[test]
-fn a_deleted_manifest_row_fails_the_pack_and_verify() {
+fn a_deleted_manifest_row_is_found_by_verify_and_never_drops_the_file() {
     let (f, workspace, _) = indexed();
     f.write(
         "src/spend.rs",
@@ -270,17 +272,16 @@ fn a_deleted_manifest_row_fails_the_pack_and_verify() {
         &f.store(),
         "DELETE FROM manifest WHERE path = 'src/budget.rs';",
     );
-    let error = damage_reported(&workspace);
-    assert!(
-        error
-            .message()
-            .contains("lists 4 files where 5 were committed"),
-        "{error}"
-    );
-    assert_eq!(error.hint(), Some(&Hint::RebuildStore), "{error}");
+    assert_eq!(packs(&workspace), before);
     // Both snapshots list it through the same row, and both are indexed again.
     let report = verify(&workspace, false);
     assert_eq!(parts(&report), ["manifest", "manifest"], "{report}");
+    assert!(
+        report.found[0]
+            .detail
+            .contains("lists 4 files where 5 were committed"),
+        "{report}"
+    );
     assert!(report.remaining.len() == 2, "{report}");
     let report = verify(&workspace, true);
     assert!(report.remaining.is_empty(), "{report}");
@@ -288,10 +289,42 @@ fn a_deleted_manifest_row_fails_the_pack_and_verify() {
     assert!(verify(&workspace, false).found.is_empty());
 }
 
-/// A manifest row pointed at a file version that is not there (as a tool that does not enforce
-/// foreign keys can leave it) fails the pack, naming the row, until `verify --repair`.
+/// The file list a search reads changed outside ctxpack: counted against the record, it is
+/// damage on the read path, never a pack of other files, until `verify --repair`.
 #[test]
-fn a_manifest_row_naming_a_missing_file_fails_the_pack() {
+fn a_changed_file_list_fails_the_pack_until_repaired() {
+    let (f, workspace, before) = indexed();
+    for (list, needle) in [
+        ("X'01'", "lists 1 files where 4 were committed"),
+        ("X'80'", "is not one ctxpack writes"),
+    ] {
+        sql(
+            &f.store(),
+            &format!("UPDATE snapshots SET file_ids = {list};"),
+        );
+        let error = damage_reported(&workspace);
+        assert!(error.message().contains(needle), "{error}");
+        assert_eq!(error.hint(), Some(&Hint::RebuildStore), "{error}");
+        let report = verify(&workspace, false);
+        assert_eq!(parts(&report), ["manifest"], "{report}");
+        assert!(
+            report.found[0].detail.contains(if list == "X'80'" {
+                needle
+            } else {
+                "file list differs from its manifest's rows"
+            }),
+            "{report}"
+        );
+        let report = verify(&workspace, true);
+        assert!(report.remaining.is_empty(), "{report}");
+        assert_eq!(packs(&workspace), before);
+    }
+}
+
+/// A manifest row pointed at a file version that is not there (as a tool that does not enforce
+/// foreign keys can leave it) is named by `verify` and repaired; packs read the file list.
+#[test]
+fn a_manifest_row_naming_a_missing_file_is_found_and_repaired() {
     let (f, workspace, before) = indexed();
     sql(
         &f.store(),
@@ -299,13 +332,7 @@ fn a_manifest_row_naming_a_missing_file_fails_the_pack() {
          UPDATE manifest SET file_id = (SELECT max(id) + 1000 FROM files) \
          WHERE path = 'src/budget.rs';",
     );
-    let error = damage_reported(&workspace);
-    assert!(
-        error
-            .message()
-            .contains("for src/budget.rs, which is missing"),
-        "{error}"
-    );
+    assert_eq!(packs(&workspace), before);
     found_then_repaired(&workspace, "manifest", "src/budget.rs", &before);
 }
 
@@ -351,6 +378,7 @@ fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
          DROP INDEX chunk_heads; \
          ALTER TABLE chunks DROP COLUMN o200k_lines; \
          DROP INDEX chunks_by_line; \
+         ALTER TABLE snapshots DROP COLUMN file_ids; \
          PRAGMA user_version = 6;",
     );
     let reader = f.workspace_with(Access::ReadOnly, None);
@@ -371,11 +399,22 @@ fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
     );
     assert_eq!(report.unrecorded, 0, "{report}");
     assert_eq!(packs(&workspace), before);
-    // Recorded, the manifest is checked: a row deleted now is damage.
-    sql(
-        &f.store(),
-        "DELETE FROM manifest WHERE path = 'src/budget.rs';",
+    // Recorded, the manifest is checked, and so is the file list the migration wrote from
+    // its rows: a list changed now is damage.
+    let lists: i64 = rusqlite::Connection::open(f.store().join("ctxpack.sqlite"))
+        .and_then(|c| {
+            c.query_row(
+                "SELECT count(*) FROM snapshots WHERE length(file_ids) > 0",
+                [],
+                |r| r.get(0),
+            )
+        })
+        .expect("counts");
+    assert_eq!(
+        lists, 1,
+        "the migration writes the whole snapshot's file list"
     );
+    sql(&f.store(), "UPDATE snapshots SET file_ids = X'01';");
     damage_reported(&workspace);
 }
 
