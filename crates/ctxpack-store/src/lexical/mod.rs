@@ -7,7 +7,6 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::Postings;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
@@ -18,6 +17,11 @@ use tantivy::{
 };
 
 use crate::error::StoreError;
+
+mod extra;
+
+use extra::Analyzed;
+pub use extra::ExtraDoc;
 
 /// The file versions a search covers: a snapshot's, or some of them. A search asks it of every
 /// chunk in the lexical index (hundreds of thousands in a monorepo), so membership is a bit
@@ -694,64 +698,6 @@ impl Lexical {
         }
         hits.sort_by(order);
         Ok(hits)
-    }
-}
-
-/// A chunk searched beside the index without being in it (a file of the working tree): the
-/// same fields, analysed the same way, under an id the caller chooses (negative, so it never
-/// meets a stored chunk's).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExtraDoc {
-    /// The id hits report for it.
-    pub id: i64,
-    /// The file's path.
-    pub path: String,
-    /// The chunk's first line (1-based): with the path, what orders equal scores.
-    pub start_line: u32,
-    /// The chunk's last line.
-    pub end_line: u32,
-    /// The symbol the chunk names, if any.
-    pub symbol: Option<String>,
-    /// The (masked) chunk text.
-    pub text: String,
-}
-
-/// One field of an extra document: its term frequencies and its length as the index would
-/// record it (lengths are stored rounded to one of 256 values; extra documents are rounded
-/// alike so both kinds are scored on one scale).
-struct AnalyzedField {
-    freqs: HashMap<String, u32>,
-    length: u32,
-}
-
-/// An extra document's three fields, analysed.
-struct Analyzed {
-    id: i64,
-    fields: [AnalyzedField; 3],
-}
-
-impl Analyzed {
-    fn new(doc: &ExtraDoc) -> Analyzed {
-        let field = |text: &str| {
-            let terms = analyze(text);
-            let length = u32::try_from(terms.len()).unwrap_or(u32::MAX);
-            let mut freqs: HashMap<String, u32> = HashMap::new();
-            for term in terms {
-                *freqs.entry(term).or_default() += 1;
-            }
-            AnalyzedField {
-                freqs,
-                length: FieldNormReader::id_to_fieldnorm(FieldNormReader::fieldnorm_to_id(length)),
-            }
-        };
-        Analyzed {
-            id: doc.id,
-            fields: [
-                field(&doc.text),
-                field(&doc.path),
-                field(doc.symbol.as_deref().unwrap_or("")),
-            ],
-        }
     }
 }
 
