@@ -16,7 +16,7 @@ use ctxpack_core::{Candidate, Citation, Family, Location, Tier};
 use ctxpack_meter::{LineCounts, Meter};
 use ctxpack_store::artifacts::ArtifactRow;
 use ctxpack_store::{
-    ChunkHead, ChunkRow, ExtraDoc, FileSet, NewChunk, QueryTerms, ScoreBreakdown, Store,
+    ChunkHead, ChunkRow, ExtraDoc, FileSet, LexicalHit, NewChunk, QueryTerms, ScoreBreakdown, Store,
 };
 
 use crate::chunk::graph::Import;
@@ -24,6 +24,8 @@ use crate::error::IndexError;
 use crate::history::History;
 use crate::paths::PathFilter;
 
+/// The fewest chunk heads a later read of a pool's heads asks for.
+const HEADS_READ_AT_LEAST: usize = 64;
 /// How many lexical hits are pooled per requested candidate (at least [`MIN_POOL`]).
 const POOL_FACTOR: usize = 8;
 const MIN_POOL: usize = 200;
@@ -315,33 +317,29 @@ pub fn retrieve_in(
         Some(h) if options.history_weight > 0.0 => h.file_scores(&terms),
         _ => HashMap::new(),
     };
-    // Every chunk of the pool is weighed by its place and name; only those kept are read whole
-    // (and checked against their checksums) below.
-    let ids: Vec<i64> = pool
-        .iter()
-        .map(|h| h.chunk_id)
-        .filter(|id| *id > 0)
-        .collect();
-    let mut rows: HashMap<i64, ChunkHead> = store
-        .chunk_heads(&ids)?
-        .into_iter()
-        .map(|r| (r.id, r))
-        .collect();
-    for hit in &pool {
-        if let Some(row) = overlay_rows.get(&hit.chunk_id) {
-            rows.insert(hit.chunk_id, row.head());
+    // Each pooled chunk's file: its version's path, read once per file (the lexical index
+    // records which version a chunk belongs to), or the working tree's.
+    let stored_paths = store.file_paths(
+        pool.iter()
+            .filter(|hit| hit.chunk_id > 0)
+            .map(|hit| (hit.file_id, hit.chunk_id)),
+    )?;
+    let path_of = |hit: &LexicalHit| -> Option<&str> {
+        match overlay_rows.get(&hit.chunk_id) {
+            Some(row) => Some(row.path.as_str()),
+            None => stored_paths.get(&hit.file_id).map(String::as_str),
         }
-    }
+    };
 
     // File evidence, as if the file were one document: the text scores of its best chunks
     // add up, while its path and symbol matches count once (every chunk repeats the path).
     let mut per_file: HashMap<&str, FileEvidence> = HashMap::new();
+    // Each pooled file once, with the id of its stored version (0 in the working tree).
+    let mut files: BTreeMap<&str, i64> = BTreeMap::new();
     for hit in &pool {
-        if let Some(row) = rows.get(&hit.chunk_id) {
-            per_file
-                .entry(row.path.as_str())
-                .or_default()
-                .add(hit.breakdown);
+        if let Some(path) = path_of(hit) {
+            per_file.entry(path).or_default().add(hit.breakdown);
+            files.entry(path).or_insert(hit.file_id);
         }
     }
     let best_chunk = pool
@@ -370,40 +368,86 @@ pub fn retrieve_in(
     };
 
     let imported = if options.import_weight > 0.0 {
-        import_evidence(store, scope, &leaders, best_file, &rows)?
+        import_evidence(store, scope, &leaders, best_file, &files)?
     } else {
         HashMap::new()
     };
 
-    let mut scored: Vec<(f32, Breakdown, i64)> = pool
+    // A hit's score before the test prior, and what it is made of.
+    let blend = |hit: &LexicalHit, path: &str| {
+        let file = per_file.get(path).map_or(0.0, FileEvidence::score);
+        let past = history.get(path).copied().unwrap_or(0.0);
+        let together = cochange.get(path).copied().unwrap_or(0.0);
+        let import = imported.get(path).copied().unwrap_or(0.0);
+        let blended = (1.0 - options.file_weight) * hit.score / best_chunk
+            + options.file_weight * file / best_file
+            + options.history_weight * past
+            + options.cochange_weight * together
+            + options.import_weight * import;
+        let breakdown = Breakdown {
+            bm25: hit.breakdown,
+            chunk: hit.score,
+            file,
+            prior: 1.0,
+            history: past,
+            cochange: together,
+            imported: import,
+        };
+        (blended, breakdown)
+    };
+    // Only a chunk's own test marker (in its head) is not known from its file, and it can only
+    // apply the test prior: each hit's score is bounded from its file alone, and heads are read
+    // best bound first until no hit left could rank among the best `top_k`.
+    let mut bounds: Vec<(f32, usize)> = pool
         .iter()
-        .filter_map(|hit| {
-            let row = rows.get(&hit.chunk_id)?;
-            let file = per_file
-                .get(row.path.as_str())
-                .map_or(0.0, FileEvidence::score);
-            let in_test = is_test_path(&row.path) || is_test_chunk(row);
-            let prior = if in_test { options.test_prior } else { 1.0 };
-            let past = history.get(row.path.as_str()).copied().unwrap_or(0.0);
-            let together = cochange.get(row.path.as_str()).copied().unwrap_or(0.0);
-            let import = imported.get(row.path.as_str()).copied().unwrap_or(0.0);
-            let blended = (1.0 - options.file_weight) * hit.score / best_chunk
-                + options.file_weight * file / best_file
-                + options.history_weight * past
-                + options.cochange_weight * together
-                + options.import_weight * import;
-            let breakdown = Breakdown {
-                bm25: hit.breakdown,
-                chunk: hit.score,
-                file,
-                prior,
-                history: past,
-                cochange: together,
-                imported: import,
+        .enumerate()
+        .filter_map(|(i, hit)| {
+            let path = path_of(hit)?;
+            let blended = blend(hit, path).0;
+            let bound = if is_test_path(path) {
+                blended * options.test_prior
+            } else {
+                blended.max(blended * options.test_prior)
             };
-            Some((blended * prior, breakdown, hit.chunk_id))
+            Some((bound, i))
         })
         .collect();
+    bounds.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut rows: HashMap<i64, ChunkHead> = HashMap::new();
+    let mut scored: Vec<(f32, Breakdown, i64)> = Vec::with_capacity(top_k.min(bounds.len()));
+    let mut next = 0;
+    while next < bounds.len() && top_k > 0 {
+        if scored.len() >= top_k && bounds[next].0 < kth_best(&scored, top_k) {
+            break;
+        }
+        // The first read asks for half as many again as are kept; each later one for a quarter.
+        let want = if next == 0 {
+            top_k.saturating_add(top_k / 2)
+        } else {
+            (top_k / 4).max(HEADS_READ_AT_LEAST)
+        };
+        let batch = &bounds[next..bounds.len().min(next.saturating_add(want))];
+        next += batch.len();
+        let ids: Vec<i64> = batch
+            .iter()
+            .map(|&(_, i)| pool[i].chunk_id)
+            .filter(|id| *id > 0)
+            .collect();
+        rows.extend(store.chunk_heads(&ids)?.into_iter().map(|r| (r.id, r)));
+        for &(_, i) in batch {
+            let hit = &pool[i];
+            if let Some(row) = overlay_rows.get(&hit.chunk_id) {
+                rows.insert(hit.chunk_id, row.head());
+            }
+            let Some(row) = rows.get(&hit.chunk_id) else {
+                continue;
+            };
+            let (blended, mut breakdown) = blend(hit, &row.path);
+            let in_test = is_test_path(&row.path) || is_test_chunk(row);
+            breakdown.prior = if in_test { options.test_prior } else { 1.0 };
+            scored.push((blended * breakdown.prior, breakdown, hit.chunk_id));
+        }
+    }
     // Best first; ties by path and position, which do not depend on the store's ids.
     let place = |id: &i64| {
         rows.get(id)
@@ -501,6 +545,13 @@ pub fn retrieve_in(
     Ok(out)
 }
 
+/// The `k`-th best score of `scored` (which holds at least `k`).
+fn kth_best(scored: &[(f32, Breakdown, i64)], k: usize) -> f32 {
+    let mut scores: Vec<f32> = scored.iter().map(|s| s.0).collect();
+    let (_, kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    *kth
+}
+
 /// Evidence along the import edges of the pool's best files (see [`crate::chunk::graph`]):
 /// for each pooled file, the best `evidence / best_file` of a leader that imports it, split
 /// among the pooled files that import reaches most closely. A leader's imports are read from
@@ -511,13 +562,8 @@ fn import_evidence<'p>(
     scope: &Scope<'_>,
     leaders: &[(&str, f32)],
     best_file: f32,
-    rows: &'p HashMap<i64, ChunkHead>,
+    files: &BTreeMap<&'p str, i64>,
 ) -> Result<HashMap<&'p str, f32>, IndexError> {
-    // Each pooled file once, with the id of its stored version (0 in the working tree).
-    let mut files: BTreeMap<&str, i64> = BTreeMap::new();
-    for row in rows.values() {
-        files.entry(row.path.as_str()).or_insert(row.file_id);
-    }
     let paths = crate::chunk::graph::PathIndex::new(files.keys().copied());
     let mut imported: HashMap<&str, f32> = HashMap::new();
     for &(leader, evidence) in leaders {

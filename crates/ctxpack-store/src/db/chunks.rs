@@ -1,7 +1,7 @@
 //! File versions and their chunks: written in one transaction, read by id with their
 //! checksums checked, exported whole.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use ctxpack_meter::LineCounts;
 use rusqlite::{OptionalExtension, params};
@@ -228,6 +228,35 @@ impl Store {
             });
         }
         Ok(heads.into_iter().flatten().collect())
+    }
+
+    /// The paths of the file versions of `files`, pairs of a version's id and the id of a chunk
+    /// of it, each version read once, in the order of their ids. A version that is gone is
+    /// damage, named by its chunk as [`chunk_heads`](Store::chunk_heads) names it.
+    pub fn file_paths(
+        &self,
+        files: impl IntoIterator<Item = (i64, i64)>,
+    ) -> Result<HashMap<i64, String>, StoreError> {
+        let e = |err| sql_error(&self.dir, err);
+        let mut chunk_of: BTreeMap<i64, i64> = BTreeMap::new();
+        for (file, chunk) in files {
+            chunk_of.entry(file).or_insert(chunk);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path FROM files WHERE id = ?1")
+            .map_err(e)?;
+        let _batch = self.read_batch().map_err(e)?;
+        let mut paths = HashMap::with_capacity(chunk_of.len());
+        for (file, chunk) in chunk_of {
+            let path: String = stmt
+                .query_row([file], |r| r.get(0))
+                .optional()
+                .map_err(e)?
+                .ok_or_else(|| self.orphan_chunk(chunk, file))?;
+            paths.insert(file, path);
+        }
+        Ok(paths)
     }
 
     /// The error for chunk `chunk`, whose file version `file` is gone.

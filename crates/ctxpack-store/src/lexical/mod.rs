@@ -128,11 +128,13 @@ const STOPWORDS: &[&str] = &[
     "when", "where", "which", "why", "with", "you",
 ];
 
-/// A lexical hit: a chunk id and its BM25 score.
+/// A lexical hit: a chunk id, its file version's and its BM25 score.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LexicalHit {
     /// The chunk id.
     pub chunk_id: i64,
+    /// The id of the chunk's file version (0 for a chunk searched beside the index).
+    pub file_id: i64,
     /// Combined score.
     pub score: f32,
     /// Per-field contributions.
@@ -664,25 +666,34 @@ impl Lexical {
             }
         }
 
-        let mut chunk_ids = Vec::with_capacity(segments.len());
+        let mut ids = Vec::with_capacity(segments.len());
         for segment in segments {
-            chunk_ids.push(segment.fast_fields().u64("chunk_id").map_err(err)?);
+            let fast = segment.fast_fields();
+            ids.push((
+                fast.u64("chunk_id").map_err(err)?,
+                fast.u64("file_id").map_err(err)?,
+            ));
         }
-        let hit = |chunk_id: i64, [text, path, symbol]: [f32; 3]| LexicalHit {
+        let hit = |chunk_id: i64, file_id: u64, [text, path, symbol]: [f32; 3]| LexicalHit {
             chunk_id,
+            file_id: file_id as i64,
             score: text + path + symbol,
             breakdown: ScoreBreakdown { text, path, symbol },
         };
         let mut hits: Vec<LexicalHit> = matched
             .into_iter()
             .filter_map(|(ord, doc, fields)| {
-                let chunk_id = chunk_ids[ord].first(doc)?;
-                Some(hit(chunk_id as i64, fields))
+                let (chunk_ids, file_ids) = &ids[ord];
+                Some(hit(
+                    chunk_ids.first(doc)? as i64,
+                    file_ids.first(doc)?,
+                    fields,
+                ))
             })
             .chain(
                 extra_scores
                     .into_iter()
-                    .map(|(i, fields)| hit(extra[i].id, fields)),
+                    .map(|(i, fields)| hit(extra[i].id, 0, fields)),
             )
             .collect();
         let order = |a: &LexicalHit, b: &LexicalHit| {

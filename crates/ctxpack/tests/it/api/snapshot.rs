@@ -584,6 +584,62 @@ fn status_and_query() {
     }
 }
 
+/// Ranking reads the chunk heads of its pool best bound first and stops once no hit left
+/// could rank among those asked for: a chunk's own test marker, known only from its head, can
+/// only halve its score. Here the strongest matches are test code outside any test path, so the
+/// best three have to be found past the first heads read, and they are the first three of a
+/// query that reads many more heads of the same pool (under 25 asked, the pool is the same).
+#[test]
+fn hits_halved_by_their_test_marker_give_way_to_the_next_best() {
+    let f = Fixture::new();
+    for n in 0..12 {
+        let words = "frobnicate the widget cache ".repeat(6);
+        f.write(
+            &format!("src/marked_{n}.rs"),
+            format!("#[test]\nfn frobnicate_widget_{n}() {{\n    // {words}\n}}\n"),
+        );
+    }
+    for n in 0..6 {
+        let words = "frobnicate the widget cache ".repeat(5);
+        f.write(
+            &format!("src/plain_{n}.rs"),
+            format!("pub fn frobnicate_widget_{n}() {{\n    // {words}\n}}\n"),
+        );
+    }
+    f.commit("widgets");
+    let workspace = f.workspace();
+    index(&workspace);
+    let query = |top_k| {
+        workspace
+            .query(&QueryRequest {
+                goal: "frobnicate the widget cache".into(),
+                top_k,
+                ..QueryRequest::default()
+            })
+            .expect("query")
+            .hits
+    };
+    let few = query(3);
+    let many = query(24);
+    assert_eq!(few.len(), 3);
+    let cited = |hits: &[ctxpack_api::QueryHit]| -> Vec<(String, f64)> {
+        hits.iter().map(|h| (h.citation.clone(), h.score)).collect()
+    };
+    assert_eq!(cited(&few), cited(&many[..3]));
+    // The marked chunks match best, so the first heads read are theirs; the plain ones win.
+    assert!(
+        few.iter()
+            .all(|h| h.path.as_deref().is_some_and(|p| p.contains("plain_"))),
+        "{few:#?}"
+    );
+    assert!(
+        many.iter()
+            .any(|h| h.path.as_deref().is_some_and(|p| p.contains("marked_"))
+                && (h.score_breakdown.prior - 0.5).abs() < 1e-9),
+        "{many:#?}"
+    );
+}
+
 #[test]
 fn huge_top_k_is_bounded_by_the_index() {
     let (f, _) = project();
