@@ -294,8 +294,12 @@ impl Store {
             ))
             .map_err(|e| sql_error(&self.dir, e))?;
         let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
+        // Read in the order of the table, so rows that share a page are read together.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| ids[i]);
+        let mut out: Vec<Option<ChunkRow>> = (0..ids.len()).map(|_| None).collect();
+        for i in order {
+            let id = ids[i];
             let row = stmt
                 .query_row([id], |r| {
                     let redactions: Option<String> = r.get(12)?;
@@ -342,9 +346,9 @@ impl Store {
                     ),
                 });
             }
-            out.push(row);
+            out[i] = Some(row);
         }
-        Ok(out)
+        Ok(out.into_iter().flatten().collect())
     }
 
     /// The stored (masked) texts of a file version's chunks, in order; none for an unknown id.
