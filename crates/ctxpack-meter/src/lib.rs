@@ -37,7 +37,7 @@ mod lines;
 mod pattern;
 mod table;
 
-pub use lines::LineCounts;
+pub use lines::{LineCounts, line_count};
 
 /// A unit that budgets are measured in.
 ///
@@ -168,7 +168,7 @@ impl Meter {
     ///
     /// As [`count`](Meter::count) does, for a meter this build leaves out.
     pub fn count_run(self, run: &str, first: usize, counts: &LineCounts) -> u64 {
-        let lines = run.split_inclusive('\n').count();
+        let lines = line_count(run);
         if let Some(n) = counts.window(first, lines) {
             return n;
         }
@@ -241,6 +241,27 @@ impl FromStr for Meter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_count_is_the_lines_a_split_gives() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "a\nb",
+            "\n",
+            "\n\n",
+            "a\r\nb\r\n",
+            "é\nü",
+            "a\n\nb\n",
+        ] {
+            assert_eq!(
+                line_count(text),
+                text.split_inclusive('\n').count(),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn heuristic_units() {

@@ -9,6 +9,13 @@
 //! its lines up to the first, and from the last, of its own piece starts where the counts are
 //! known (see `Encoding::count_run`).
 
+/// How many lines `text` has as `str::split_inclusive('\n')` splits it (a last line without a
+/// line break counts; an empty text has none), from a count of its line-break bytes.
+pub fn line_count(text: &str) -> usize {
+    let breaks = text.bytes().filter(|&b| b == b'\n').count();
+    breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
 /// The tokens of a text's pieces before the start of each of its lines, where a piece starts
 /// there (`None` where a piece spans the line's start), and the total after the last line.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -158,7 +158,7 @@ pub(super) fn cut_to_matches(
     o200k_lines: Option<&LineCounts>,
 ) -> Option<Candidate> {
     let source = Source::of(candidate, sha)?;
-    if candidate.text.split_inclusive('\n').count() <= lines {
+    if ctxpack_meter::line_count(&candidate.text) <= lines {
         return None;
     }
     let uncut = candidate.clone();

@@ -40,10 +40,13 @@ const DB_FILE: &str = "ctxpack.sqlite";
 /// refused, and `verify` re-derives chunks from the git objects.
 pub fn checksum(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(32);
+    for byte in &Sha256::digest(bytes)[..16] {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
 }
 
 /// An open store.
@@ -458,5 +461,18 @@ pub(crate) fn sql_error(dir: &Path, e: rusqlite::Error) -> StoreError {
             dir: dir.to_owned(),
             source: e,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checksum;
+
+    /// Stored checksums are compared as text, so the form never changes: the first half of
+    /// SHA-256 in lower-case hex.
+    #[test]
+    fn a_checksum_is_the_first_half_of_sha256_in_lower_case_hex() {
+        assert_eq!(checksum(b""), "e3b0c44298fc1c149afbf4c8996fb924");
+        assert_eq!(checksum(b"abc"), "ba7816bf8f01cfea414140de5dae2223");
     }
 }

@@ -15,7 +15,7 @@ pub(super) fn stored_line_counts(
     cost: Option<u64>,
 ) -> Option<LineCounts> {
     let counts = LineCounts::from_bytes(&bytes?)?;
-    let lines = text.split_inclusive('\n').count();
+    let lines = ctxpack_meter::line_count(text);
     (counts.lines() == lines && Some(counts.total()) == cost).then_some(counts)
 }
 
