@@ -109,10 +109,7 @@ pub(crate) fn write_file_lists(tx: &Transaction<'_>, has_bases: bool) -> rusqlit
         let listed: Vec<i64> = ids
             .query_map([&sha], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        tx.execute(
-            "UPDATE snapshots SET file_ids = ?2 WHERE sha = ?1",
-            params![sha, encode(listed)],
-        )?;
+        write_file_list(tx, &sha, Some(listed))?;
     }
     Ok(())
 }
