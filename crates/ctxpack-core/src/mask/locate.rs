@@ -238,9 +238,10 @@ pub(super) fn netrc(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     (!value.is_empty() && !is_placeholder(value)).then_some((start, end))
 }
 
-/// XML element text, `<add key="…" value="…"/>` and `<name>…</name><value>…</value>`: the
-/// name must be secret-named (the element must also close with the same name), and the value
-/// must pass the same checks as a quoted assignment.
+/// XML element text, `<add key="…" value="…"/>`, `<name>…</name><value>…</value>` (or a
+/// Jenkins parameter's `<defaultValue>`) and a secret-named element's `<Value>` child: the name
+/// must be secret-named (the element must also close with the same name), and the value must
+/// pass the same checks as a quoted assignment.
 pub(super) fn xml_secret(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let (name, value) =
         if let (Some(t), Some(s), Some(c)) = (caps.name("t"), caps.name("s"), caps.name("c")) {
@@ -256,7 +257,12 @@ pub(super) fn xml_secret(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
                 .or_else(|| caps.name("pt"))
                 .or_else(|| caps.name("pw"))?;
             (k.as_str(), v)
+        } else if let (Some(k), Some(v)) = (caps.name("wt"), caps.name("wv")) {
+            (k.as_str(), v)
         } else {
+            if caps.name("ho")?.as_str() != caps.name("hc")?.as_str() {
+                return None;
+            }
             (caps.name("hn")?.as_str(), caps.name("hv")?)
         };
     let human = secret_name(name)?;
@@ -359,6 +365,11 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
         return plausible(value).then(|| span(quoted));
     }
     let bare = caps.name("bv")?;
+    // `pToken[0] = FTS5_MAIN_PREFIX + iIdx`: through an array's index only a literal is data
+    // (`char api_token[] = "…"`).
+    if hay[caps.name("k")?.end()..caps.name("sep")?.start()].contains('[') {
+        return None;
+    }
     // `password: Option<String> = None`: after a type, only a string literal is data. But
     // `Password: Gxon25=~l%t` (an e-mail, a YAML value) is no type: a "type" that runs into `=`
     // and on into the value without a space was the value's start.
@@ -415,7 +426,7 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
 }
 
 /// The groups of the `code_credential` rules that capture a password given to a call.
-const CALL_ARGUMENTS: &[&str] = &["cv", "jv", "gv", "pv", "wv", "sv", "sw", "pa", "pb"];
+const CALL_ARGUMENTS: &[&str] = &["cv", "jv", "gv", "pv", "wv", "sv", "sw", "sr", "pa", "pb"];
 
 /// A password as a call argument or a `define`d constant: at least four characters (people
 /// choose short ones), no whitespace, not a placeholder or a credential's name.

@@ -177,7 +177,13 @@ const PLACED_SPECS: &[Spec] = &[
             secret_word!(),
             r")(?i-u:[_.-]?(?:key|value))?)(?:[ \t][^<>]*)?>(?P<s>[^<>\s]+)</(?P<c>[^<>\s]+)>",
             r#"|<add[ \t]+key="(?P<ak>[^"]*)"[ \t]+value="(?P<av>[^"\s]+)""#,
-            r"|<name>[ \t]*(?P<hn>[^<>\s]+)[ \t]*</name>\s*<value>(?P<hv>[^<>\s]+)</value>",
+            // (Jenkins parameters: `<name>…</name>`, a description, `<defaultValue>…`.)
+            r"|<name>[ \t]*(?P<hn>[^<>\s]+)[ \t]*</name>\s*(?:<description>[^<>]*</description>\s*)?",
+            r"<(?P<ho>value|defaultValue)>(?P<hv>[^<>\s]+)</(?P<hc>value|defaultValue)>",
+            // A Windows answer file's `<AdministratorPassword><Value>…</Value>`.
+            r"|<(?P<wt>[A-Za-z0-9_.:-]*?(?i-u:",
+            secret_word!(),
+            r"))>\s*<Value>(?P<wv>[^<>\s]+)</Value>",
         ),
         locate: xml_secret,
     },
@@ -258,7 +264,7 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "code_credential",
-        description: "a password literal in a builder's .credentials(user, \"...\"), Rust's Credentials::new, PHP's new PDO($dsn, $user, \"...\"), SQL's IDENTIFIED BY '...', a JWT library's jwt.sign(payload, \"...\") or PowerShell's ConvertTo-SecureString \"...\" -AsPlainText",
+        description: "a password literal in a builder's .credentials(user, \"...\"), Rust's Credentials::new, PHP's new PDO($dsn, $user, \"...\"), SQL's IDENTIFIED BY '...' and CREATE ROLE ... PASSWORD '...', a JWT library's jwt.sign(payload, \"...\") or PowerShell's ConvertTo-SecureString \"...\" -AsPlainText",
         // Kept apart from the calls above, so that each prefilter hit runs a small pattern.
         prefilter: r"\.credentials[ \t]*\(|Credentials::new|PDO[ \t]*\(|mysqli(?:_connect)?[ \t]*\(|(?i-u:identified[ \t]+by[ \t]|password[ \t]+')|(?i-u:jwt)\.(?:sign|verify|encode|decode)|ConvertTo-SecureString",
         pattern: concat!(
@@ -272,6 +278,8 @@ const PLACED_SPECS: &[Spec] = &[
             // SQL: `CREATE USER … IDENTIFIED BY '…'`, `… WITH LOGIN PASSWORD '…'`.
             r#"|(?i-u:identified)[ \t]+(?i-u:by)[ \t]+(?:(?i-u:password)[ \t]+)?'(?P<sv>[^'\\\r\n]+)'"#,
             r#"|(?-u:\b)(?i-u:with)[ \t]+(?:[A-Za-z]+[ \t]+){0,4}?(?i-u:password)[ \t]+'(?P<sw>[^'\\\r\n]+)'"#,
+            // `CREATE ROLE reporting LOGIN PASSWORD '…'`, `ALTER USER app PASSWORD '…'`.
+            r#"|(?-u:\b)(?i-u:create|alter)[ \t]+(?i-u:role|user)[ \t]+[^;'\r\n]*?(?-u:\b)(?i-u:password)[ \t]+'(?P<sr>[^'\\\r\n]+)'"#,
             // A JWT library's signing secret: `jwt.sign(payload, "…")`, `jwt.encode(payload, "…")`.
             r#"|(?i-u:jwt)\.(?:sign|verify|encode|decode)[ \t]*\(\s*(?:\{[^{}]*\}|[A-Za-z_$][A-Za-z0-9_.$]*)"#,
             r#"\s*,\s*["'](?P<wv>[^"'\\\s]+)["']"#,
@@ -322,7 +330,8 @@ const PLACED_SPECS: &[Spec] = &[
             r")(?i-u:[_.-]?(?:key|value))?)",
             // A typed declaration (`password: str = "…"`, `static TOKEN: &str = "…"`) comes
             // first: with a plain `:` the type would be read as the value.
-            r#"(?:\\?["']\]?|\])?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
+            // (C's `char api_token[] = "…"` sizes an array after the name.)
+            r#"(?:\\?["']\]?|\]|\[[0-9A-Z_]{0,8}\])?(?P<sep>[ \t]*:[ \t]*(?P<ty>(?:&(?:'static[ \t]+)?)?[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?\??)[ \t]*=[ \t]*"#,
             r"|[ \t]*(?:=>|:=|==|::|=|:)[ \t]*)",
             // (Go's `[]byte("…")` wraps the literal.)
             // (A YAML anchor, `&dbpass`, may name the value first.)
@@ -395,7 +404,7 @@ const PLACED_SPECS: &[Spec] = &[
             r"(?i-u:[_.-]?(?:hex|b64|base64|bytes))?)",
             // Go's `signingKey, _ = hex.DecodeString(…)` drops the decoder's error.
             // Rust's `KEY: &[u8] = b"…"` and `[u8; 32]` name the type first.
-            r#"(?:\\?["']\]?)?(?:,[ \t]*_|:[ \t]*&?(?:'static[ \t]+)?\[u8(?:;[ \t]*[0-9]+)?\])?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
+            r#"(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,[ \t]*_|:[ \t]*&?(?:'static[ \t]+)?\[u8(?:;[ \t]*[0-9]+)?\])?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
             // Random-looking values are 20 characters or longer; shorter ones never match. The
             // literal may be given to Go's `[]byte(…)` or to a decoder first
             // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`,

@@ -275,7 +275,8 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
     {
         return None;
     }
-    let human = ["pass", "pw", "psk", "secret"]
+    // (PAM's and SSSD's `authtok` is the password a user typed.)
+    let human = ["pass", "pw", "psk", "secret", "authtok"]
         .iter()
         .any(|w| lower.contains(w));
     // The whole name, and the name without a trailing `key` or `value` (`secret_key`).
@@ -446,6 +447,8 @@ pub(super) fn is_placeholder(value: &str) -> bool {
         || (value.starts_with('{') && value.ends_with('}') && !is_braced_ciphertext(value))
         || (value.len() > 2 && value.starts_with('%') && value.ends_with('%'))
         || (value.len() > 2 && value.starts_with('@') && value.ends_with('@'))
+        // A Windows answer file exported by Sysprep says `*SENSITIVE*DATA*DELETED*`.
+        || (value.len() > 2 && value.starts_with('*') && value.ends_with('*'))
         || ["${", "{{", "}}", "#{", "%(", "%s"]
             .iter()
             .any(|t| value.contains(t))
