@@ -107,7 +107,8 @@ pub(super) fn connection_password(caps: &Captures<'_>, _: &str) -> Option<(usize
     let m = caps
         .name("a")
         .or_else(|| caps.name("t"))
-        .or_else(|| caps.name("b"))?;
+        .or_else(|| caps.name("b"))
+        .or_else(|| caps.name("c"))?;
     let v = m.as_str();
     (v.chars().count() >= 4 && !is_placeholder(v) && !is_credential_name(v)).then(|| span(m))
 }
@@ -146,7 +147,7 @@ pub(super) fn authorization(caps: &Captures<'_>, _: &str) -> Option<(usize, usiz
 
 /// The password of a command line; quotes around it are kept.
 pub(super) fn cli_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = ["s", "m", "r", "p", "q", "t", "u", "e", "d", "l"]
+    let m = ["s", "m", "r", "p", "q", "t", "u", "e", "d", "l", "o"]
         .iter()
         .find_map(|name| caps.name(name))?;
     let ((start, end), value) = unquote(m);

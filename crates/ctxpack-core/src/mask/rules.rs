@@ -372,14 +372,17 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "connection_string_password",
-        description: "password in a key=value; connection string (ADO.NET, ODBC: ;Password=...;) or a Go user:PASSWORD@tcp(host) DSN",
-        prefilter: r"(?i-u);[ \t]*(?:password|pwd)[ \t]*=|@(?:tcp|unix|udp)\(",
+        description: "password in a key=value; connection string (ADO.NET, ODBC: ;Password=...;, Pwd={...}) or a Go user:PASSWORD@tcp(host) DSN",
+        prefilter: r"(?i-u);[ \t]*(?:password|pwd)[ \t]*=|@(?:tcp|unix|udp)\(|(?i-u)(?:password|pwd)[ \t]*=[ \t]*[{#!]",
         pattern: concat!(
             // After another `key=value;`: the value runs to the next `;` or the string's end. (A
             // value `password_assignment` takes, one not starting with `!`, `#`, `@` …, is
             // masked by it first.)
             r#"(?i-u:;[ \t]*(?:password|pwd)[ \t]*=)[ \t]*(?P<a>[^;"'\s][^;"'\r\n]*?)[ \t]*(?:;|["']|\r?\n|$)"#,
             r#"|(?:^|[\s"'`=])[A-Za-z0-9_.-]+:(?P<t>[^\s"'`@/:]+)@(?:tcp|unix|udp)\("#,
+            // A connection string cut into literals (`"UID=etl;"` `"PWD={…};"`): braced as ODBC
+            // braces a value with `;` in it, or starting with a character no assignment takes.
+            r#"|(?:^|[;\s"'])(?i-u:password|pwd)[ \t]*=[ \t]*(?:\{(?P<b>[^{}\r\n]+)\}|(?P<c>[#!][^;"'\s]*))"#,
         ),
         locate: connection_password,
     },
@@ -559,8 +562,8 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "cli_password",
-        description: "a password on a database, directory or transfer command line (sqlcmd -P, ldapsearch -w, lftp -u user,PASS) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
-        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin|ldap(?:search|modify|add|delete|whoami|passwd)[ \t]",
+        description: "a password on a database, directory or transfer command line (sqlcmd -P, ldapsearch -w, lftp -u user,PASS, sqlplus user/PASS@db) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
+        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin|ldap(?:search|modify|add|delete|whoami|passwd)[ \t]|(?:sqlplus|expdp|impdp|sqlldr)[ \t]",
         pattern: concat!(
             r"(?:^|[^A-Za-z0-9_./-])(?:sqlcmd|bcp|osql)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-P[ \t]*",
             r#"(?P<t>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,-][^\s"'`,]{3,})"#,
@@ -573,6 +576,9 @@ const PLACED_SPECS: &[Spec] = &[
             r#"(?P<l>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,$-][^\s"'`,]{3,})"#,
             r"|(?:docker|podman)[ \t]+login[ \t](?:[^\r\n]*?[ \t])?(?:-p|--password)(?:[ \t]+|=)",
             r#"(?P<d>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,$-][^\s"'`,]{3,})"#,
+            // Oracle's tools take `user/password@service` (`sqlplus -s hr/…@//host:1521/db`).
+            r"|(?:^|[^A-Za-z0-9_./-])(?:sqlplus|expdp|impdp|sqlldr)[ \t]+(?:-[A-Za-z]+[ \t]+)*",
+            r#"(?:(?i-u:userid)=)?[A-Za-z0-9_$#]+/(?P<o>[^\s@/"']{4,})@"#,
         ),
         locate: cli_password,
     },
