@@ -105,7 +105,9 @@
 //!   their `key: password` is the name of a field).
 //! - **Committed ciphertext and labels**: a SealedSecret's `Ag…` ciphertext, and the words
 //!   "password" and "secret" in other languages as a value (`password: "Passwort"` in a
-//!   locale file).
+//!   locale file); under a token or key name, a value with letters outside ASCII or only a
+//!   word's capital (`"API-Schlüssel"`, `"Zugriffstoken"`) is not generated, so a locale's
+//!   label for one stays.
 //! - **Stand-ins**: values containing a run of four `x`, `X` or `*`, or wrapped in `*` (Sysprep's `*SENSITIVE*DATA*DELETED*`), `•••`, or an ellipsis
 //!   (`sk-...`, `ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`); vendor-shaped tokens whose last 16
 //!   characters use at most three distinct characters (`T00000000/B00000000/XXXXXXXX…`); and
@@ -244,7 +246,7 @@ use rules::specs;
 use shape::*;
 
 /// Bumped whenever the rule set changes (stored text is masked at index time).
-pub const MASK_RULES_VERSION: u32 = 17;
+pub const MASK_RULES_VERSION: u32 = 18;
 
 /// How every marker starts; no rule accepts a value that contains it, which is what makes
 /// masking idempotent.

@@ -35,6 +35,10 @@ pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize,
             return None;
         }
     }
+    // `POST /api/v1/users/42/password status=204`: a path's segment, not a word of prose.
+    if caps.name("e").is_some() && hay[..caps.get(0)?.start()].ends_with('/') {
+        return None;
+    }
     let v = &hay[m.start()..m_end];
     // After "login/pass: user /" or right after "password" in quotes, words joined with a digit
     // are a passphrase (`Sunset-maple-cobalt6743`), not a name.

@@ -375,12 +375,21 @@ pub(super) fn looks_credential_shaped(value: &str) -> bool {
 /// A generated credential mixes character classes (two of lower case, upper case, digits) or
 /// is long; `"coalesce"` or `progress` is a word.
 pub(super) fn looks_generated(value: &str) -> bool {
+    // Generated values are ASCII (`API-Schlüssel` is a German label), and a capital that only
+    // starts a word is no class of its own (`Zugriffstoken`, `Bearer`).
+    if !value.is_ascii() {
+        return false;
+    }
     let classes = [
         value.bytes().any(|b| b.is_ascii_lowercase()),
-        value.bytes().any(|b| b.is_ascii_uppercase()),
+        value.bytes().skip(1).any(|b| b.is_ascii_uppercase()),
         value.bytes().any(|b| b.is_ascii_digit()),
     ];
-    classes.iter().filter(|&&c| c).count() >= 2 || value.chars().count() >= 20
+    // Letters alone with no capital inside read as one long word (`Aktualisierungstoken`) up to
+    // a length no word has.
+    let one_word = !classes[1] && value.bytes().all(|b| b.is_ascii_alphabetic());
+    let long = value.len() >= if one_word { 32 } else { 20 };
+    classes.iter().filter(|&&c| c).count() >= 2 || long
 }
 
 /// Whole values (case-insensitive) that stand for a secret rather than being one.
