@@ -356,6 +356,19 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     if hay[..caps.name("k")?.start()].ends_with("${") {
         return None;
     }
+    // A random printable key (`SESSION_SECRET=jPdEMw!yUig…(1LVQ…`) holds `%(`, `$` or `)` by
+    // chance: judged whole, to the end of its run, before the checks for templates and code.
+    if let Some(quoted) = caps.name("qv")
+        && is_random_printable_key(quoted.as_str())
+    {
+        return Some(span(quoted));
+    }
+    if let Some(whole) = caps
+        .name("bv")
+        .and_then(|bare| random_printable_run(hay, bare.start()))
+    {
+        return Some(whole);
+    }
     if let Some(quoted) = caps.name("qv") {
         let value = quoted.as_str();
         // `const SERVICE_PASSWORD: &str = "TRUNCATE"` names a protocol string; after a type

@@ -141,7 +141,8 @@ const PLACED_SPECS: &[Spec] = &[
             // (A template's `{city}` or `${encodeURIComponent(q)}` may sit among the parameters.)
             r"(?:[A-Za-z0-9._~%+=:@!$,;/{}()-]*&)*",
             // (`api_key=`, `access_token=` and other secret names are `password_assignment`'s.)
-            r"(?i-u:x-amz-signature|x-goog-signature|signature|sig|hmac|key|appid|app_id)=(?P<q>[A-Za-z0-9%_.-]{16,})",
+            // (InfluxDB's `u=…&p=…` and `pass=` carry a password.)
+            r"(?i-u:x-amz-signature|x-goog-signature|signature|sig|hmac|key|appid|app_id|p|pass)=(?P<q>[A-Za-z0-9%_.-]{16,})",
         ),
         locate: url_credential,
     },
@@ -413,7 +414,9 @@ const PLACED_SPECS: &[Spec] = &[
             // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`,
             // `base64.b64decode(…)`, `Convert.FromBase64String(…)`, `HexFormat.of().parseHex(…)`).
             r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){0,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|unhexlify|frombase64string|parsehex(?:binary)?|unhex)\([ \t]*)?"#,
-            r#"[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,}))"#,
+            r#"[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,})"#,
+            // (A random printable key, as Django's generator writes them: `e2161uYe+#^X3v…`.)
+            r#"|(?P<rv>[^\s"'`]{32,}))"#,
         ),
         locate: high_entropy_key,
     },

@@ -63,6 +63,20 @@ pub(super) fn high_entropy_key(caps: &Captures<'_>, hay: &str) -> Option<(usize,
     {
         return None;
     }
+    // A bare value that runs on past the key characters (`e2161uYe+#^X3v…`) is judged whole,
+    // as a random printable key.
+    if let Some(whole) = caps
+        .name("bv")
+        .or_else(|| caps.name("rv"))
+        .and_then(|bare| random_printable_run(hay, bare.start()))
+    {
+        return Some(whole);
+    }
+    if let Some(q) = caps.name("qv")
+        && is_random_printable_key(q.as_str())
+    {
+        return Some(span(q));
+    }
     let m = caps.name("qv").or_else(|| caps.name("bv"))?;
     let value = m.as_str();
     // `nKey = sqlite3BtreePayloadSize(pCur);`: a bare identifier that is called, indexed or
@@ -93,6 +107,75 @@ pub(super) fn is_random_list(value: &str) -> bool {
 /// (`3Xr#h|kD~:l+_y@…`): long, from upper case, lower case, digits and punctuation (three of
 /// the four, with several punctuation characters), high entropy, and neither words nor a
 /// template. Spaces are allowed where the generator uses them (`allow_space`).
+/// The span of the bare value starting at `start` in `hay` (to the next space, quote, `;` or
+/// `,`) when it is a [random printable key](is_random_printable_key): a rule's bare value stops
+/// at the characters such a key holds by chance, so it is judged by its whole run.
+pub(super) fn random_printable_run(hay: &str, start: usize) -> Option<(usize, usize)> {
+    let end = hay[start..]
+        .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ';' | ','))
+        .map_or(hay.len(), |n| start + n);
+    is_random_printable_key(&hay[start..end]).then_some((start, end))
+}
+
+/// A key written as random printable characters, as Django's and many other generators write
+/// them (`e2161uYe+#^X3v+MC+Qf9kp0@T#TQiU0T-Q==(6+EkDPa…`): 32 or more characters, random as
+/// entropy says (4.3 bits or more, two classes and some punctuation), holding `%(`, `$` or `(…)` by chance rather than as a
+/// template or a call does: it does not start as a template, a reference or YAML's markup
+/// does, and holds no call or member of code (`sha256(salt+pw.encode())`).
+pub(super) fn is_random_printable_key(value: &str) -> bool {
+    let len = value.len();
+    if len < 32
+        || !value.bytes().all(|b| b.is_ascii_graphic())
+        || value.starts_with(['$', '{', '%', '<', '#', '@', '[', '(', '*', '&', '!', '|', '>'])
+        || value.contains("://")
+        || value.contains("::")
+        || value.contains("->")
+        // Committed ciphertext: SOPS's `ENC[AES256_GCM,data:…]`, Jasypt's `ENC(…)`.
+        || value.starts_with("ENC[")
+        || value.starts_with("ENC(")
+        || is_public_or_test_key(value)
+        // Base64 and other key alphabets are for the rules' other checks (a SealedSecret's
+        // ciphertext is base64): here only what they cannot read, punctuation beyond them.
+        || value
+            .bytes()
+            .all(|b| is_base64_byte(b) || matches!(b, b'-' | b'_' | b'.' | b':'))
+    {
+        return false;
+    }
+    let b = value.as_bytes();
+    // A name of five or more letters called, or a member after a dot, is code.
+    let mut run = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'(' && run >= 5 {
+            return false;
+        }
+        if c == b'.'
+            && b[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .count()
+                >= 3
+        {
+            return false;
+        }
+        run = if c.is_ascii_alphabetic() || c == b'_' {
+            run + 1
+        } else {
+            0
+        };
+    }
+    let punct = value.bytes().filter(u8::is_ascii_punctuation).count();
+    let classes = [
+        value.bytes().any(|b| b.is_ascii_uppercase()),
+        value.bytes().any(|b| b.is_ascii_lowercase()),
+        value.bytes().any(|b| b.is_ascii_digit()),
+    ];
+    classes.iter().filter(|&&c| c).count() >= 2
+        && punct >= 2
+        && entropy(value) >= 4.3
+        && !is_camel_words(value)
+}
+
 pub(super) fn looks_random_printable(value: &str, allow_space: bool) -> bool {
     let len = value.chars().count();
     let spaces = value.bytes().filter(|&b| b == b' ').count();
