@@ -396,12 +396,26 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
             && !looks_like_code(joined);
         return value_like.then_some((ty.start(), bare.end()));
     }
-    let value = bare.as_str();
+    // A configuration line's value runs to its end (`password = Arrow&2127&comet` in
+    // `.pypirc`): an `&` ends a value only in a URL's query.
+    let line_start = hay[..caps.name("k")?.start()]
+        .rsplit('\n')
+        .next()
+        .is_some_and(|b| b.trim().is_empty());
+    let bare_end = if line_start && hay[bare.end()..].starts_with('&') {
+        hay[bare.start()..]
+            .find(char::is_whitespace)
+            .map_or(hay.len(), |n| bare.start() + n)
+    } else {
+        bare.end()
+    };
+    let bare_span = (bare.start(), bare_end);
+    let value = &hay[bare.start()..bare_end];
     if !plausible(value) || looks_like_code(value) {
         return None;
     }
     let tight_eq = sep == "=";
-    let rest = &hay[bare.end()..];
+    let rest = &hay[bare_end..];
     // `token = next;` or `{password: pwd, …}`: a statement or an argument list, not data
     // (except `Password=…;` in a tight `key=value;` connection string).
     if rest.starts_with([',', ';']) && !tight_eq {
@@ -436,7 +450,7 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
             return None;
         }
     }
-    Some(span(bare))
+    Some(bare_span)
 }
 
 /// The groups of the `code_credential` rules that capture a password given to a call.

@@ -407,8 +407,8 @@ const PLACED_SPECS: &[Spec] = &[
             // A key's encoding may follow its name (`keyHex`, `KEY_B64`, `aes_key_bytes`).
             r"(?i-u:[_.-]?(?:hex|b64|base64|bytes))?)",
             // Go's `signingKey, _ = hex.DecodeString(…)` drops the decoder's error.
-            // Rust's `KEY: &[u8] = b"…"` and `[u8; 32]` name the type first.
-            r#"(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,[ \t]*_|:[ \t]*&?(?:'static[ \t]+)?\[u8(?:;[ \t]*[0-9]+)?\])?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
+            // Rust's `KEY: &[u8] = b"…"`, `[u8; 32]` and `KEY_HEX: &str` name the type first.
+            r#"(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,[ \t]*_|:[ \t]*&?(?:'static[ \t]+)?(?:\[u8(?:;[ \t]*[0-9]+)?\]|str))?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
             // Random-looking values are 20 characters or longer; shorter ones never match. The
             // literal may be given to Go's `[]byte(…)` or to a decoder first
             // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`,

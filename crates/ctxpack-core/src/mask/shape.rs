@@ -186,6 +186,7 @@ pub(super) fn looks_random_printable(value: &str, allow_space: bool) -> bool {
         || value.contains("://")
         || is_placeholder(value)
         || is_camel_words(value)
+        || ends_in_uuid_groups(value)
     {
         return false;
     }
@@ -294,6 +295,18 @@ pub(super) fn is_word_list(value: &str) -> bool {
 }
 
 /// `8-4-4-4-12` hex: an identifier.
+/// Whether `value` ends in a UUID's last four groups (`window-fcc6-11e5-b4f8-330a88ab9d7f`, the
+/// WebDriver specification's window key): an identifier made from one, not a secret.
+pub(super) fn ends_in_uuid_groups(value: &str) -> bool {
+    let parts: Vec<&str> = value.rsplitn(5, '-').collect();
+    parts.len() >= 4
+        && parts
+            .iter()
+            .take(4)
+            .zip([12, 4, 4, 4])
+            .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 pub(super) fn is_uuid(value: &str) -> bool {
     let parts: Vec<&str> = value.split('-').collect();
     parts.len() == 5
@@ -561,6 +574,9 @@ pub(super) fn is_placeholder(value: &str) -> bool {
         || lower.contains("your_")
         || lower.contains("your-")
         || lower.starts_with("replace")
+        || ["changeme", "change-me", "change_me", "change-this", "change_this"]
+            .iter()
+            .any(|p| lower.starts_with(p))
         || lower.contains("replace_me")
         || lower.contains("replace-me")
         || lower.contains("replaceme")
@@ -661,7 +677,12 @@ const PASSWORD_WORDS: &[&str] = &[
 
 pub(super) fn names_a_password(value: &str) -> bool {
     let lower = value.trim().to_lowercase();
+    // A word outside ASCII inside a longer value is a message about the password
+    // (`パスワードをお忘れですか？`, "forgot your password?"), which no one types as one.
     PASSWORD_WORDS.contains(&lower.as_str())
+        || PASSWORD_WORDS
+            .iter()
+            .any(|w| !w.is_ascii() && lower.contains(w))
 }
 
 /// A Bitnami SealedSecret's `encryptedData` value: ciphertext that only the cluster's
