@@ -363,6 +363,10 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     {
         return Some(span(quoted));
     }
+    // A triple-quoted value is the whole text between its quotes, `#` and `;` included.
+    if let Some(triple) = caps.name("tq") {
+        return credible(triple.as_str().trim(), human).then(|| span(triple));
+    }
     if let Some(whole) = caps
         .name("bv")
         .and_then(|bare| random_printable_run(hay, bare.start()))
@@ -459,12 +463,13 @@ const CALL_ARGUMENTS: &[&str] = &["cv", "jv", "gv", "pv", "wv", "sv", "sw", "sr"
 /// A password as a call argument or a `define`d constant: at least four characters (people
 /// choose short ones), no whitespace, not a placeholder or a credential's name.
 pub(super) fn code_credential(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    if let Some(k) = caps.name("k") {
-        // `define('DB_PASSWORD', …)`, `define('API_TOKEN', …)`; a key- or salt-named lookup's
-        // default (`env('APP_KEY', 'base64:…')`) when it looks random.
-        let m = caps.name("dv")?;
-        let v = m.as_str();
-        return named_value_is_secret(k.as_str(), v).then(|| span(m));
+    // `define('DB_PASSWORD', …)`, `define('API_TOKEN', …)`; a key- or salt-named lookup's
+    // default (`env('APP_KEY', 'base64:…')`) when it looks random, or its fallback.
+    let named = [("k", "dv"), ("fk", "fv"), ("ok", "ov")]
+        .iter()
+        .find_map(|(k, v)| Some((caps.name(k)?, caps.name(v)?)));
+    if let Some((k, m)) = named {
+        return named_value_is_secret(k.as_str(), m.as_str()).then(|| span(m));
     }
     let m = CALL_ARGUMENTS.iter().find_map(|g| caps.name(g))?;
     let v = m.as_str();

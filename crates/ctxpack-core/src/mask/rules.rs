@@ -237,13 +237,17 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "code_credential",
-        description: "a password passed as a string literal: define('DB_PASSWORD', '...'), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
-        prefilter: r"define[ \t]*\(|env[ \t]*\(|environ\.get|ENV\.fetch|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection",
+        description: "a password passed as a string literal: define('DB_PASSWORD', '...'), a lookup's default or fallback (process.env.JWT_SECRET ?? \"...\"), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
+        prefilter: r"define[ \t]*\(|env[ \t]*\(|environ\.get|ENV\.fetch|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection|process\.env\.[A-Za-z0-9_]+[ \t]*(?:\?\?|\|\|)",
         pattern: concat!(
             // `define('DB_PASSWORD', '…')`: the constant's name says what the value is; so
             // does the variable's in a lookup's default (`env('DB_PASSWORD', '…')`,
             // `os.getenv("DB_PASSWORD", "…")`, `ENV.fetch("DB_PASSWORD", "…")`).
             r#"(?-u:\b)(?:define|env|getenv|environ\.get|ENV\.fetch)[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
+            // A lookup's fallback: `process.env.JWT_SECRET ?? "…"` (or `||`), Python's
+            // `os.getenv("DB_PASSWORD") or "…"`.
+            r#"|process\.env\.(?P<fk>[A-Za-z0-9_]+)[ \t]*(?:\?\?|\|\|)[ \t]*["'`](?P<fv>[^"'`\\\r\n]*)["'`]"#,
+            r#"|(?-u:\b)(?:getenv|environ\.get)[ \t]*\([ \t]*["'](?P<ok>[A-Za-z0-9_]+)["'][ \t]*\)[ \t]+or[ \t]+["'](?P<ov>[^"'\\\r\n]*)["']"#,
             // Calls whose second argument is the password (the user comes first).
             r"|(?-u:\b)(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials",
             r"|UsernamePasswordAuthenticationToken|PasswordCredential|HTTPBasicAuth|HTTPDigestAuth",
@@ -336,7 +340,8 @@ const PLACED_SPECS: &[Spec] = &[
             r"|[ \t]*(?:=>|:=|==|::|=|:)[ \t]*)",
             // (Go's `[]byte("…")` wraps the literal.)
             // (A YAML anchor, `&dbpass`, may name the value first.)
-            r#"(?:&[A-Za-z0-9_-]+[ \t]+)?(?:(?:\[\]byte\()?[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]*)\\?["'`]"#,
+            // (Triple quotes, as Grafana's INI files quote a value holding `#` or `;`.)
+            r#"(?:&[A-Za-z0-9_-]+[ \t]+)?(?:"""(?P<tq>[^"\r\n]+)"""|(?:\[\]byte\()?[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]*)\\?["'`]"#,
             r#"|(?P<bv>[^\s"'`,;&=:|*!#@(\[{<][^\s"'`,;&]*))"#,
         ),
         locate: assignment,
