@@ -402,17 +402,12 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
     }
     // A configuration line's value runs to its end (`password = Arrow&2127&comet` in
     // `.pypirc`): an `&` ends a value only in a URL's query.
-    let line_start = hay[..caps.name("k")?.start()]
-        .rsplit('\n')
-        .next()
-        .is_some_and(|b| b.trim().is_empty());
-    let bare_end = if line_start && hay[bare.end()..].starts_with('&') {
-        hay[bare.start()..]
-            .find(char::is_whitespace)
-            .map_or(hay.len(), |n| bare.start() + n)
-    } else {
-        bare.end()
-    };
+    let bare_end =
+        if hay[bare.end()..].starts_with('&') && starts_its_line(hay, caps.name("k")?.start()) {
+            run_end(hay, bare.start(), |b| b.is_ascii_whitespace()).unwrap_or(bare.end())
+        } else {
+            bare.end()
+        };
     let bare_span = (bare.start(), bare_end);
     let value = &hay[bare.start()..bare_end];
     if !plausible(value) || looks_like_code(value) {

@@ -111,10 +111,38 @@ pub(super) fn is_random_list(value: &str) -> bool {
 /// `,`) when it is a [random printable key](is_random_printable_key): a rule's bare value stops
 /// at the characters such a key holds by chance, so it is judged by its whole run.
 pub(super) fn random_printable_run(hay: &str, start: usize) -> Option<(usize, usize)> {
-    let end = hay[start..]
-        .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ';' | ','))
-        .map_or(hay.len(), |n| start + n);
+    let end = run_end(hay, start, |b| {
+        b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'`' | b';' | b',')
+    })?;
     is_random_printable_key(&hay[start..end]).then_some((start, end))
+}
+
+/// How far a value is looked at past where a rule's expression stopped it: a key, a password
+/// or a line's prefix longer than this is none, and the bound keeps a rule's look at each of
+/// many matches on one long line (a minified file) from reading the rest of the line each time.
+pub(super) const RUN_LIMIT: usize = 1024;
+
+/// The end of the run of bytes from `start` before the first that `stop` takes (or the text's
+/// end), if it comes within [`RUN_LIMIT`] bytes. `stop` must take only ASCII bytes, so the end
+/// is a character boundary.
+pub(super) fn run_end(hay: &str, start: usize, stop: impl Fn(u8) -> bool) -> Option<usize> {
+    let rest = &hay.as_bytes()[start..];
+    match rest.iter().take(RUN_LIMIT + 1).position(|&b| stop(b)) {
+        Some(n) => Some(start + n),
+        None if rest.len() <= RUN_LIMIT => Some(hay.len()),
+        None => None,
+    }
+}
+
+/// Whether only spaces and tabs stand between the line's start and `at`, looked for no more
+/// than [`RUN_LIMIT`] bytes back.
+pub(super) fn starts_its_line(hay: &str, at: usize) -> bool {
+    let before = &hay.as_bytes()[..at];
+    let near = &before[before.len().saturating_sub(RUN_LIMIT)..];
+    match near.iter().rposition(|&b| b == b'\n') {
+        Some(n) => near[n + 1..].iter().all(|&b| b == b' ' || b == b'\t'),
+        None => near.len() == before.len() && near.iter().all(|&b| b == b' ' || b == b'\t'),
+    }
 }
 
 /// A key written as random printable characters, as Django's and many other generators write

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (21, 0xe5d4_e1be_680f_a726),
+        (22, 0xe5d4_e1be_680f_a726),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -2081,4 +2081,42 @@ fn a_csv_header_is_read_only_from_the_first_4_kib() {
     let (masked, counts) = Masker::new().mask(&text);
     assert!(masked.contains("svc0,admin,Kp4!vRt9zQ0\n"));
     assert_eq!(counts.get("prose_credential"), None);
+}
+
+#[test]
+fn a_value_is_read_past_its_expression_only_within_a_bound() {
+    // A key of random printable characters is judged by its whole run, a config line's value
+    // runs past `&`: both look no more than `RUN_LIMIT` bytes on, so many matches on one long
+    // line (a minified file) each cost a bounded amount.
+    let key = "e2161uye+#^x3v+mc+qf9kp0@t#tqiu0t-q==(6+ekdpapz8=b";
+    let line = format!("FIELD_ENCRYPTION_KEY={key}\n");
+    let (masked, _) = Masker::new().mask(&line);
+    assert_eq!(masked, "FIELD_ENCRYPTION_KEY=[REDACTED:high_entropy_key]\n");
+    // Random printable characters past the bound: read whole they would be a key.
+    let mut state = 7u32;
+    let endless: String = (0..2 * RUN_LIMIT)
+        .map(|_| {
+            state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            char::from(
+                b"abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*-_=+"[(state >> 16) as usize % 48],
+            )
+        })
+        .collect();
+    let long_line = format!("FIELD_ENCRYPTION_KEY=e{endless}\n");
+    let (masked, _) = Masker::new().mask(&long_line);
+    assert_eq!(masked, long_line, "a run longer than the bound is no key");
+    let short_line = format!("FIELD_ENCRYPTION_KEY=e{}\n", &endless[..200]);
+    let (masked, _) = Masker::new().mask(&short_line);
+    assert!(masked.contains("[REDACTED:high_entropy_key]"), "{masked}");
+    let (masked, _) = Masker::new().mask("password = Kite4471&lagoon\n");
+    assert_eq!(masked, "password = [REDACTED:password_assignment]\n");
+    // Spaces before the name count as the line's start only within the bound.
+    let far = format!("{}password = Kite4471&lagoon\n", " ".repeat(RUN_LIMIT + 1));
+    let (masked, _) = Masker::new().mask(&far);
+    assert!(masked.ends_with("password = [REDACTED:password_assignment]&lagoon\n"));
+    assert_eq!(run_end("ab cd", 0, |b| b == b' '), Some(2));
+    assert_eq!(run_end("abcd", 1, |b| b == b' '), Some(4));
+    assert_eq!(run_end(&"a".repeat(RUN_LIMIT + 1), 0, |b| b == b' '), None);
+    assert!(starts_its_line("x\n  key", 4));
+    assert!(!starts_its_line("x key", 2));
 }
