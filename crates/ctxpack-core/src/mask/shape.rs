@@ -103,10 +103,6 @@ pub(super) fn is_random_list(value: &str) -> bool {
     value.contains(',') && value.split(',').all(looks_random)
 }
 
-/// Random printable ASCII, as WordPress salts and generated encryption keys are
-/// (`3Xr#h|kD~:l+_y@…`): long, from upper case, lower case, digits and punctuation (three of
-/// the four, with several punctuation characters), high entropy, and neither words nor a
-/// template. Spaces are allowed where the generator uses them (`allow_space`).
 /// The span of the bare value starting at `start` in `hay` (to the next space, quote, `;` or
 /// `,`) when it is a [random printable key](is_random_printable_key): a rule's bare value stops
 /// at the characters such a key holds by chance, so it is judged by its whole run.
@@ -147,9 +143,10 @@ pub(super) fn starts_its_line(hay: &str, at: usize) -> bool {
 
 /// A key written as random printable characters, as Django's and many other generators write
 /// them (`e2161uYe+#^X3v+MC+Qf9kp0@T#TQiU0T-Q==(6+EkDPa…`): 32 or more characters, random as
-/// entropy says (4.3 bits or more, two classes and some punctuation), holding `%(`, `$` or `(…)` by chance rather than as a
-/// template or a call does: it does not start as a template, a reference or YAML's markup
-/// does, and holds no call or member of code (`sha256(salt+pw.encode())`).
+/// entropy says (4.3 bits or more, two classes and some punctuation), holding `%(`, `$` or
+/// `(…)` by chance rather than as a template or a call does: it does not start as a template,
+/// a reference or YAML's markup does, and holds no call or member of code
+/// (`sha256(salt+pw.encode())`).
 pub(super) fn is_random_printable_key(value: &str) -> bool {
     let len = value.len();
     if len < 32
@@ -204,6 +201,10 @@ pub(super) fn is_random_printable_key(value: &str) -> bool {
         && !is_camel_words(value)
 }
 
+/// Random printable ASCII, as WordPress salts and generated encryption keys are
+/// (`3Xr#h|kD~:l+_y@…`): long, from upper case, lower case, digits and punctuation (three of
+/// the four, with several punctuation characters), high entropy, and neither words nor a
+/// template. Spaces are allowed where the generator uses them (`allow_space`).
 pub(super) fn looks_random_printable(value: &str, allow_space: bool) -> bool {
     let len = value.chars().count();
     let spaces = value.bytes().filter(|&b| b == b' ').count();
@@ -322,7 +323,6 @@ pub(super) fn is_word_list(value: &str) -> bool {
         })
 }
 
-/// `8-4-4-4-12` hex: an identifier.
 /// Whether `value` ends in a UUID's last four groups (`window-fcc6-11e5-b4f8-330a88ab9d7f`, the
 /// WebDriver specification's window key): an identifier made from one, not a secret.
 pub(super) fn ends_in_uuid_groups(value: &str) -> bool {
@@ -335,6 +335,7 @@ pub(super) fn ends_in_uuid_groups(value: &str) -> bool {
             .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
+/// `8-4-4-4-12` hex: an identifier.
 pub(super) fn is_uuid(value: &str) -> bool {
     let parts: Vec<&str> = value.split('-').collect();
     parts.len() == 5
