@@ -357,21 +357,13 @@ pub(super) fn assignment(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize
         return None;
     }
     // A random printable key (`SESSION_SECRET=jPdEMw!yUig…(1LVQ…`) holds `%(`, `$` or `)` by
-    // chance: judged whole, to the end of its run, before the checks for templates and code.
-    if let Some(quoted) = caps.name("qv")
-        && is_random_printable_key(quoted.as_str())
-    {
-        return Some(span(quoted));
+    // chance.
+    if let Some(whole) = random_printable_value(caps, hay) {
+        return Some(whole);
     }
     // A triple-quoted value is the whole text between its quotes, `#` and `;` included.
     if let Some(triple) = caps.name("tq") {
         return credible(triple.as_str().trim(), human).then(|| span(triple));
-    }
-    if let Some(whole) = caps
-        .name("bv")
-        .and_then(|bare| random_printable_run(hay, bare.start()))
-    {
-        return Some(whole);
     }
     if let Some(quoted) = caps.name("qv") {
         let value = quoted.as_str();

@@ -63,19 +63,8 @@ pub(super) fn high_entropy_key(caps: &Captures<'_>, hay: &str) -> Option<(usize,
     {
         return None;
     }
-    // A bare value that runs on past the key characters (`e2161uYe+#^X3v…`) is judged whole,
-    // as a random printable key.
-    if let Some(whole) = caps
-        .name("bv")
-        .or_else(|| caps.name("rv"))
-        .and_then(|bare| random_printable_run(hay, bare.start()))
-    {
+    if let Some(whole) = random_printable_value(caps, hay) {
         return Some(whole);
-    }
-    if let Some(q) = caps.name("qv")
-        && is_random_printable_key(q.as_str())
-    {
-        return Some(span(q));
     }
     let m = caps.name("qv").or_else(|| caps.name("bv"))?;
     let value = m.as_str();
@@ -103,10 +92,23 @@ pub(super) fn is_random_list(value: &str) -> bool {
     value.contains(',') && value.split(',').all(looks_random)
 }
 
+/// The span of a rule's value when it is a [random printable key](is_random_printable_key):
+/// a quoted one (`qv`) as it is, a bare one (`bv`, or `rv` where the rule has a group for such
+/// keys alone) by its whole run, since the rule's expression stops a bare value at characters
+/// such a key holds by chance (`e2161uYe+#^X3v…(6+…&…`). Judged before the checks for
+/// templates and code, which those characters would fail.
+pub(super) fn random_printable_value(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    if let Some(quoted) = caps.name("qv") {
+        return is_random_printable_key(quoted.as_str()).then(|| span(quoted));
+    }
+    let bare = caps.name("bv").or_else(|| caps.name("rv"))?;
+    random_printable_run(hay, bare.start())
+}
+
 /// The span of the bare value starting at `start` in `hay` (to the next space, quote, `;` or
 /// `,`) when it is a [random printable key](is_random_printable_key): a rule's bare value stops
 /// at the characters such a key holds by chance, so it is judged by its whole run.
-pub(super) fn random_printable_run(hay: &str, start: usize) -> Option<(usize, usize)> {
+fn random_printable_run(hay: &str, start: usize) -> Option<(usize, usize)> {
     let end = run_end(hay, start, |b| {
         b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'`' | b';' | b',')
     })?;
