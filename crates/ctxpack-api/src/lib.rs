@@ -77,6 +77,7 @@
 mod artifacts;
 pub mod config;
 mod control;
+mod cores;
 pub mod docs;
 mod duration;
 /// Syntax highlighting of a file's text as its language, for front ends that show code.

@@ -118,7 +118,7 @@ impl Workspace {
             // its thread: the status opens its own. That thread first compiles the masking
             // rules, which shaping needs once ranking is done.
             let source = repo.source();
-            let status = threads.spawn(move || -> Result<_> {
+            let status = crate::cores::spawn_beside(threads, move || -> Result<_> {
                 crate::mask::prepare();
                 let repo = source.open()?;
                 let head = repo.head()?;

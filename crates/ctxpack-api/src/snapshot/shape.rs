@@ -161,7 +161,6 @@ pub(super) fn cut_to_matches(
     if ctxpack_meter::line_count(&candidate.text) <= lines {
         return None;
     }
-    let uncut = candidate.clone();
     let (first, count) = matching_run(&candidate.text, lines, terms);
     let text: String = candidate
         .text
@@ -169,12 +168,19 @@ pub(super) fn cut_to_matches(
         .skip(first)
         .take(count)
         .collect();
-    let location = candidate.location.as_mut()?;
-    location.start_line += first as u32;
-    location.end_line = location.start_line + count as u32 - 1;
-    candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
-    candidate.cost = lines_cost(&text, first, meter, o200k_lines);
-    candidate.text = text;
+    // The whole text moves to the copy kept as it was, rather than being copied and freed:
+    // candidates are shaped on other threads than the one that read them, and a block freed
+    // on another thread than its own waits for its allocator's lock, which that thread holds
+    // whenever it allocates (docs/performance.md).
+    let whole = std::mem::replace(&mut candidate.text, text);
+    let mut uncut = candidate.clone();
+    uncut.text = whole;
+    if let Some(location) = candidate.location.as_mut() {
+        location.start_line += first as u32;
+        location.end_line = location.start_line + count as u32 - 1;
+        candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
+    }
+    candidate.cost = lines_cost(&candidate.text, first, meter, o200k_lines);
     Some(uncut)
 }
 
@@ -330,18 +336,26 @@ pub(super) fn shape_all(
         }
         parts.push(part);
     }
+    // The calling thread shapes the first part while the others run beside it.
+    let mut parts = parts.into_iter();
+    let first = parts.next().unwrap_or_default();
     std::thread::scope(|scope| {
         let handles: Vec<_> = parts
-            .into_iter()
-            .map(|part| scope.spawn(move || part.into_iter().map(shape).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            .map(|part| {
+                crate::cores::spawn_beside(scope, move || {
+                    part.into_iter().map(shape).collect::<Vec<_>>()
+                })
             })
-            .collect()
+            .collect();
+        let mut shaped: Vec<Shaped> = first.into_iter().map(shape).collect();
+        for handle in handles {
+            shaped.extend(
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        shaped
     })
 }
 
