@@ -19,7 +19,7 @@
 //! When the output without any hit still exceeds the budget, the budget is refused: an
 //! invalid-input error on `budget` naming the smallest budget that fits.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ctxpack_core::{
     Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
@@ -28,6 +28,7 @@ use ctxpack_core::{
 };
 use ctxpack_index::chunk::{enclosing_from, enclosing_lines};
 use ctxpack_index::git::Repo;
+use ctxpack_index::indexer::STORED_CHUNKER;
 use ctxpack_store::{ChunkStart, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -518,31 +519,46 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
     // `wanted`); the rest is parsed whole below.
     let mut settled: Vec<(&str, Vec<Opening>)> = Vec::new();
     let mut files: Vec<(&str, String, Vec<u32>)> = Vec::new();
+    // The hits whose line indexing recorded under today's masking rules, which kept it only
+    // where they masked nothing: it needs no masking again.
+    let mut masked_today: BTreeSet<&Citation> = BTreeSet::new();
     for (path, hits) in &wanted {
         let mut text: Option<Option<String>> = None;
         let mut lines = Vec::with_capacity(hits.len());
         let mut whole = false;
-        for (_, start) in hits {
+        for (citation, start) in hits {
             // Once the file is to be parsed whole, that parse answers every hit of it.
             if whole {
                 lines.push(None);
                 continue;
             }
-            let found = match store.chunk_around(sha, path, *start).ok().flatten() {
+            let around = store.chunk_around(sha, path, *start).ok().flatten();
+            let recorded_today = around.as_ref().is_some_and(|c| c.chunker == STORED_CHUNKER);
+            let found = match around {
                 Some(ChunkStart {
                     start_line,
                     enclosing: Some(recorded),
                     ..
-                }) if start_line == *start => Some(recorded),
+                }) if start_line == *start => {
+                    if recorded_today {
+                        masked_today.insert(citation);
+                    }
+                    Some(recorded)
+                }
                 // A cut inside a chunk that recorded what each of its lines is inside of: no
                 // parse (and, as a parse would, nothing for a file too large to parse).
-                Some(chunk) if chunk.opening_at(*start).is_some() => Some(
-                    chunk
-                        .opening_at(*start)
-                        .flatten()
-                        .filter(|_| chunk.file_bytes <= MAX_ENCLOSING_FILE_BYTES)
-                        .cloned(),
-                ),
+                Some(chunk) if chunk.opening_at(*start).is_some() => {
+                    if recorded_today {
+                        masked_today.insert(citation);
+                    }
+                    Some(
+                        chunk
+                            .opening_at(*start)
+                            .flatten()
+                            .filter(|_| chunk.file_bytes <= MAX_ENCLOSING_FILE_BYTES)
+                            .cloned(),
+                    )
+                }
                 Some(ChunkStart {
                     start_line,
                     end_line,
@@ -571,7 +587,13 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
         }
         if !whole {
             settled.push((path, lines));
-        } else if let Some(text) = text.unwrap_or_else(|| read(path)) {
+            continue;
+        }
+        // A parse of the file's text answers every hit of it, recorded or not.
+        for (citation, _) in hits {
+            masked_today.remove(citation);
+        }
+        if let Some(text) = text.unwrap_or_else(|| read(path)) {
             files.push((path, text, hits.iter().map(|(_, line)| *line).collect()));
         }
     }
@@ -602,7 +624,9 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
         let hits = &wanted[path];
         for ((citation, _), found) in hits.iter().zip(found) {
             let Some((line, text)) = found else { continue };
-            if mask::text(&text, &mut RedactionSummary::default()) != text {
+            if !masked_today.contains(citation)
+                && mask::text(&text, &mut RedactionSummary::default()) != text
+            {
                 continue;
             }
             let text = match text.char_indices().nth(MAX_ENCLOSING_CHARS) {

@@ -24,6 +24,9 @@ pub struct ChunkStart {
     pub inside: Option<crate::db::InsideRuns>,
     /// The size of the file version, in bytes.
     pub file_bytes: u64,
+    /// The version of the chunker and masking rules the file version was stored by (its
+    /// recorded lines were kept only where those rules masked nothing in them).
+    pub chunker: u32,
 }
 
 impl ChunkStart {
@@ -89,12 +92,13 @@ impl Store {
                     r.get::<_, i64>(5)?,
                     r.get::<_, String>(6)?,
                     r.get::<_, Option<String>>(7)?,
+                    r.get::<_, u32>(8)?,
                 ))
             })
             .optional()
             .map_err(|e| sql_error(&self.dir, e))?;
         Ok(row.map(
-            |(start_line, end_line, line, text, inside, bytes, chunk, sum)| {
+            |(start_line, end_line, line, text, inside, bytes, chunk, sum, chunker)| {
                 let enclosing = match (line, text) {
                     (None, _) => None,
                     (Some(0), _) => Some(None),
@@ -116,6 +120,7 @@ impl Store {
                         }),
                     enclosing,
                     file_bytes: u64::try_from(bytes).unwrap_or(0),
+                    chunker,
                 }
             },
         ))
@@ -132,7 +137,7 @@ impl Store {
         };
         format!(
             "SELECT c.start_line, c.end_line, c.enclosing_line, c.enclosing_text, {inside}, \
-             f.bytes, c.text, c.checksum FROM chunks c JOIN files f ON f.id = c.file_id \
+             f.bytes, c.text, c.checksum, f.chunker FROM chunks c JOIN files f ON f.id = c.file_id \
              WHERE c.file_id = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 \
              ORDER BY c.start_line DESC, c.ordinal LIMIT 1"
         )
@@ -252,6 +257,7 @@ mod tests {
             enclosing: Some(opening(2, "mod a {")),
             inside: Some(inside),
             file_bytes: 100,
+            chunker: 0,
         };
         let at = |line| chunk.opening_at(line).map(|o| o.map(|(n, _)| *n));
         assert_eq!(at(10), Some(Some(2)));
