@@ -2,6 +2,8 @@
 //! for a further file (a glimpse), the whole chunk again with budget left (depth), and weak
 //! candidates left out with their reason.
 
+use aho_corasick::AhoCorasick;
+
 use super::*;
 
 /// Budget units per line a candidate may show: a chunk is cut to `budget / BUDGET_PER_LINE`
@@ -48,6 +50,9 @@ pub(super) struct GoalTerms {
     /// for a term stemmed from `-ies` to `-y`, the term without its `y`. Finding none in a
     /// line is enough to know it holds no term, without analysing it.
     roots: Vec<String>,
+    /// Finds every root in one pass over a text, ASCII letters in either case; `None` when
+    /// there is no root to find.
+    finder: Option<AhoCorasick>,
 }
 
 impl GoalTerms {
@@ -75,42 +80,89 @@ impl GoalTerms {
             .map(|n| (1.0 + (1.0 + all) / (1.0 + n as f64)).ln())
             .collect();
         let index = terms.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
+        // Roots are analysed terms: never empty, and an automaton that cannot be built (it
+        // would only be for its size) leaves every line to be analysed.
+        let finder = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(roots.iter().filter(|r| !r.is_empty()))
+            .ok()
+            .filter(|_| !roots.is_empty());
         GoalTerms {
             index,
             weights,
             roots,
+            finder,
         }
     }
 
-    /// The weight of the distinct goal terms on each line of `text`. The text is lowercased
-    /// once, and only a line holding some term's root is analysed.
+    /// Which lines of `text` (0-based, ascending) hold some term's root once lowercased. An
+    /// ASCII text is searched as it is, letters in either case, which finds what searching its
+    /// lowercased copy would; any other is lowercased first (lowercasing never adds or removes
+    /// a line break, so its lines are the text's). A root never holds a line break, so a line
+    /// holding one holds a match that starts in it.
+    fn lines_with_roots(&self, text: &str) -> Vec<usize> {
+        let Some(finder) = &self.finder else {
+            return if self.roots.is_empty() {
+                Vec::new()
+            } else {
+                (0..ctxpack_meter::line_count(text)).collect()
+            };
+        };
+        let lower;
+        let searched = if text.is_ascii() {
+            text
+        } else {
+            lower = text.to_lowercase();
+            lower.as_str()
+        };
+        let bytes = searched.as_bytes();
+        let mut lines = Vec::new();
+        let (mut line, mut counted) = (0usize, 0usize);
+        for found in finder.find_iter(searched) {
+            line += line_breaks(&bytes[counted..found.start()]);
+            counted = found.start();
+            if lines.last() != Some(&line) {
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
+    /// The weight of the distinct goal terms on each line of `text`. Only a line holding some
+    /// term's root is analysed.
     fn lines(&self, text: &str) -> Vec<f64> {
-        let lower = text.to_lowercase();
-        // Lowercasing never adds or removes a line break: the lines pair up.
-        let pairs = text.split_inclusive('\n').zip(lower.split_inclusive('\n'));
-        if !self.roots.iter().any(|r| lower.contains(r.as_str())) {
-            return vec![0.0; pairs.count()];
+        let mut weights = vec![0.0; ctxpack_meter::line_count(text)];
+        let holding = self.lines_with_roots(text);
+        if holding.is_empty() {
+            return weights;
         }
         let mut reader = TermReader::default();
         let mut seen = vec![false; self.weights.len()];
-        pairs
-            .map(|(line, lower)| {
-                if !self.roots.iter().any(|r| lower.contains(r.as_str())) {
-                    return 0.0;
+        let mut wanted = holding.into_iter().peekable();
+        for (n, line) in text.split_inclusive('\n').enumerate() {
+            let Some(&next) = wanted.peek() else { break };
+            if n != next {
+                continue;
+            }
+            wanted.next();
+            seen.fill(false);
+            let mut weight = 0.0;
+            for term in reader.terms(line) {
+                if let Some(&i) = self.index.get(term)
+                    && !std::mem::replace(&mut seen[i], true)
+                {
+                    weight += self.weights[i];
                 }
-                seen.fill(false);
-                let mut weight = 0.0;
-                for term in reader.terms(line) {
-                    if let Some(&i) = self.index.get(term)
-                        && !std::mem::replace(&mut seen[i], true)
-                    {
-                        weight += self.weights[i];
-                    }
-                }
-                weight
-            })
-            .collect()
+            }
+            weights[n] = weight;
+        }
+        weights
     }
+}
+
+/// The line breaks in `bytes`.
+fn line_breaks(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
 /// The first line (0-based) and length of the run of `lines` lines of `text` to show: the
@@ -635,5 +687,58 @@ mod tests {
         let none = GoalTerms::new("unrelated words", &[&text]);
         assert_eq!(matching_run(&text, 4, &none), (0, 4));
         assert_eq!(matching_run(&text, 12, &terms), (0, 12));
+    }
+
+    /// The weights by their definition: each line lowercased, and analysed when it holds a
+    /// root.
+    fn weights_by_definition(terms: &GoalTerms, text: &str) -> Vec<f64> {
+        let mut reader = TermReader::default();
+        text.split_inclusive('\n')
+            .map(|line| {
+                let lower = line.to_lowercase();
+                if !terms.roots.iter().any(|r| lower.contains(r.as_str())) {
+                    return 0.0;
+                }
+                let mut seen = vec![false; terms.weights.len()];
+                let mut weight = 0.0;
+                for term in reader.terms(line) {
+                    if let Some(&i) = terms.index.get(term)
+                        && !std::mem::replace(&mut seen[i], true)
+                    {
+                        weight += terms.weights[i];
+                    }
+                }
+                weight
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lines_holding_the_goals_terms_are_found_in_one_pass_as_line_by_line() {
+        let texts = [
+            "fn parse_Ledger() {\n    // no match here\n    LEDGER.overflow();\n}\n",
+            "Überlauf im Ledger\nİstanbul ledger\nno match\nledger at the end",
+            "\n\nLedgers and overflows\n\n",
+            "ledger",
+            "",
+            "one line without the terms\n",
+            "LEDGER\r\nOverflow\r\n",
+            "policies policy POLICIES\nthe end\n",
+        ];
+        for goal in ["ledger overflow", "update the policies", "überlauf", "x"] {
+            let terms = GoalTerms::new(goal, &texts);
+            for text in texts {
+                assert_eq!(
+                    terms.lines(text),
+                    weights_by_definition(&terms, text),
+                    "{goal:?} in {text:?}"
+                );
+            }
+        }
+        // The search finds lines past the first match of each line, and none without one.
+        let terms = GoalTerms::new("ledger overflow", &texts);
+        assert_eq!(terms.lines_with_roots(texts[0]), vec![0, 2]);
+        assert_eq!(terms.lines_with_roots(texts[1]), vec![0, 1, 3]);
+        assert!(terms.lines_with_roots(texts[5]).is_empty());
     }
 }
