@@ -333,6 +333,38 @@ impl Workspace {
         self.try_open_store_with(None)
     }
 
+    /// The store opened before git is asked whether it tracks it, so that opening it and
+    /// reading git can overlap: only the checks that need no git are made (no link at or below
+    /// the root). Nothing may be read from it before [`Workspace::trusted`] passes it.
+    pub(crate) fn open_store_untrusted(&self) -> Result<Option<Store>> {
+        let dir = self.store_dir()?;
+        if !self.store_named
+            && std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(Error::from(ctxpack_store::StoreError::Symlink {
+                path: dir.to_owned(),
+            }));
+        }
+        ctxpack_store::check_layout(dir)?;
+        match Store::open(dir) {
+            Ok(store) => Ok(Some(store)),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// `opened` (from [`Workspace::open_store_untrusted`]) once the store passes every check
+    /// [`Workspace::try_open_store_with`] makes, git's included, with the same error when it
+    /// does not.
+    pub(crate) fn trusted(
+        &self,
+        repo: &Repo,
+        opened: Result<Option<Store>>,
+    ) -> Result<Option<Store>> {
+        self.store_root_with(Some(repo))?;
+        opened
+    }
+
     /// [`Workspace::try_open_store`] with the repository the caller has open, if any.
     pub(crate) fn try_open_store_with(&self, repo: Option<&Repo>) -> Result<Option<Store>> {
         match Store::open(self.store_root_with(repo)?) {
