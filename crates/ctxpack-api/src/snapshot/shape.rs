@@ -329,6 +329,9 @@ pub(super) struct Shaped {
 /// Fewer candidates than this are shaped on the calling thread: a thread costs more.
 pub(super) const SHAPED_PER_THREAD: usize = 64;
 
+/// Candidates a thread takes at a time from those left to shape.
+const SHAPED_PER_BATCH: usize = 16;
+
 /// Shapes `retrieved` ([`Shaped`]), in order, on every core: masking and cutting are most of a
 /// large pack's own work, and each candidate's is independent of the others'. With `terms`
 /// (a focused pack) each candidate is glimpsed and, past the first `whole`, cut to `lines`
@@ -379,27 +382,40 @@ pub(super) fn shape_all(
     if retrieved.len() <= per_thread {
         return retrieved.into_iter().enumerate().map(shape).collect();
     }
-    let mut parts: Vec<Vec<(usize, Retrieved)>> = Vec::new();
+    // Small batches taken in turn by whichever thread is free: the other cores may still be
+    // busy (the working tree's status runs beside ranking), and the calling thread then shapes
+    // more of them instead of waiting. Each candidate's shape is its own, so the result is the
+    // same whoever shapes it.
+    let mut batches: Vec<Vec<(usize, Retrieved)>> = Vec::new();
     let mut rest = retrieved.into_iter().enumerate();
     loop {
-        let part: Vec<(usize, Retrieved)> = rest.by_ref().take(per_thread).collect();
-        if part.is_empty() {
+        let batch: Vec<(usize, Retrieved)> = rest.by_ref().take(SHAPED_PER_BATCH).collect();
+        if batch.is_empty() {
             break;
         }
-        parts.push(part);
+        batches.push(batch);
     }
-    // The calling thread shapes the first part while the others run beside it.
-    let mut parts = parts.into_iter();
-    let first = parts.next().unwrap_or_default();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .map(|part| {
-                crate::cores::spawn_beside(scope, move || {
-                    part.into_iter().map(shape).collect::<Vec<_>>()
-                })
-            })
+    batches.reverse();
+    let queue = std::sync::Mutex::new(batches);
+    let work = || {
+        let mut shaped: Vec<(usize, Shaped)> = Vec::new();
+        loop {
+            // A thread that panicked while holding the queue left it whole: take it as it is.
+            let batch = queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .pop();
+            let Some(batch) = batch else {
+                return shaped;
+            };
+            shaped.extend(batch.into_iter().map(|(i, r)| (i, shape((i, r)))));
+        }
+    };
+    let mut shaped = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads)
+            .map(|_| crate::cores::spawn_beside(scope, work))
             .collect();
-        let mut shaped: Vec<Shaped> = first.into_iter().map(shape).collect();
+        let mut shaped = work();
         for handle in handles {
             shaped.extend(
                 handle
@@ -408,7 +424,9 @@ pub(super) fn shape_all(
             );
         }
         shaped
-    })
+    });
+    shaped.sort_unstable_by_key(|(i, _)| *i);
+    shaped.into_iter().map(|(_, s)| s).collect()
 }
 
 /// A candidate scoring under this fraction (1 / n) of the best, with no evidence from the
@@ -740,5 +758,84 @@ mod tests {
         assert_eq!(terms.lines_with_roots(texts[0]), vec![0, 2]);
         assert_eq!(terms.lines_with_roots(texts[1]), vec![0, 1, 3]);
         assert!(terms.lines_with_roots(texts[5]).is_empty());
+    }
+
+    /// Retrieved candidates of twelve-line chunks, one in seven with a secret in it.
+    fn retrieved(n: usize, sha: &str) -> Vec<Retrieved> {
+        (0..n)
+            .map(|i| {
+                let path = format!("src/m{i}.rs");
+                let mut text = chunk(1 + i % 12);
+                if i % 7 == 0 {
+                    text.push_str("let token = \"ghp_Zq8wL2vR9pT4kX1mN6bY3cF7hJ0dS5aE2gU9\";\n");
+                }
+                let lines = ctxpack_meter::line_count(&text) as u32;
+                let mut candidate = Candidate::new(
+                    Citation::code(&path, 1, lines, sha).as_str(),
+                    text,
+                    Meter::O200k,
+                );
+                candidate.location = Some(ctxpack_core::Location {
+                    path,
+                    start_line: 1,
+                    end_line: lines,
+                    symbol: None,
+                });
+                Retrieved {
+                    candidate,
+                    score: 1.0,
+                    breakdown: ctxpack_index::retrieve::Breakdown {
+                        bm25: Default::default(),
+                        chunk: 1.0,
+                        file: 1.0,
+                        prior: 1.0,
+                        history: 0.0,
+                        cochange: 0.0,
+                        imported: 0.0,
+                    },
+                    redactions: Default::default(),
+                    masked_by_current_rules: false,
+                    o200k_lines: None,
+                    artifact: None,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shaping_on_every_core_gives_what_shaping_one_by_one_gives() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let n = SHAPED_PER_THREAD * 4 + 5;
+        let texts: Vec<String> = retrieved(n, sha)
+            .into_iter()
+            .map(|r| r.candidate.text)
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let terms = GoalTerms::new("ledger overflow", &texts);
+        let together = shape_all(retrieved(n, sha), Some(&terms), 4, 0, Meter::O200k, sha);
+        let one_by_one: Vec<Shaped> = retrieved(n, sha)
+            .into_iter()
+            .flat_map(|r| shape_all(vec![r], Some(&terms), 4, 0, Meter::O200k, sha))
+            .collect();
+        assert_eq!(together.len(), n);
+        let cut = together.iter().filter(|s| s.uncut.is_some()).count();
+        assert_eq!(cut, n, "every candidate is longer than four lines");
+        let masked = together
+            .iter()
+            .filter(|s| s.redactions.by_kind.values().sum::<u64>() > 0)
+            .count();
+        assert_eq!(masked, n.div_ceil(7), "the secrets are masked");
+        for (i, (a, b)) in together.iter().zip(&one_by_one).enumerate() {
+            assert_eq!(a.candidate, b.candidate, "candidate {i}");
+            assert_eq!(a.glimpse, b.glimpse, "glimpse {i}");
+            assert_eq!(a.uncut, b.uncut, "uncut {i}");
+            assert_eq!(a.redactions, b.redactions, "redactions {i}");
+            assert!(
+                a.candidate
+                    .citation
+                    .as_str()
+                    .contains(&format!("src/m{i}.rs"))
+            );
+        }
     }
 }
