@@ -262,12 +262,8 @@ impl Workspace {
     /// open already (opening it reads all of git's configuration again).
     pub(crate) fn store_root_with(&self, repo: Option<&Repo>) -> Result<&Path> {
         let dir = self.store_dir()?;
+        self.refuse_a_linked_default(dir)?;
         if !self.store_named {
-            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Err(Error::from(ctxpack_store::StoreError::Symlink {
-                    path: dir.to_owned(),
-                }));
-            }
             let opened;
             let repo = match repo {
                 Some(repo) => Some(repo),
@@ -338,6 +334,17 @@ impl Workspace {
     /// the root). Nothing may be read from it before [`Workspace::trusted`] passes it.
     pub(crate) fn open_store_untrusted(&self) -> Result<Option<Store>> {
         let dir = self.store_dir()?;
+        self.refuse_a_linked_default(dir)?;
+        ctxpack_store::check_layout(dir)?;
+        match Store::open(dir) {
+            Ok(store) => Ok(Some(store)),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The repository's default store is never a link (one the user names may be).
+    fn refuse_a_linked_default(&self, dir: &Path) -> Result<()> {
         if !self.store_named
             && std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink())
         {
@@ -345,12 +352,7 @@ impl Workspace {
                 path: dir.to_owned(),
             }));
         }
-        ctxpack_store::check_layout(dir)?;
-        match Store::open(dir) {
-            Ok(store) => Ok(Some(store)),
-            Err(StoreError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+        Ok(())
     }
 
     /// `opened` (from [`Workspace::open_store_untrusted`]) once the store passes every check
