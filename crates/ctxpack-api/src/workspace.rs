@@ -262,8 +262,12 @@ impl Workspace {
     /// open already (opening it reads all of git's configuration again).
     pub(crate) fn store_root_with(&self, repo: Option<&Repo>) -> Result<&Path> {
         let dir = self.store_dir()?;
-        self.refuse_a_linked_default(dir)?;
         if !self.store_named {
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Error::from(ctxpack_store::StoreError::Symlink {
+                    path: dir.to_owned(),
+                }));
+            }
             let opened;
             let repo = match repo {
                 Some(repo) => Some(repo),
@@ -327,44 +331,6 @@ impl Workspace {
     /// Opens the store read-only; a missing store is `Ok(None)`.
     pub(crate) fn try_open_store(&self) -> Result<Option<Store>> {
         self.try_open_store_with(None)
-    }
-
-    /// The store opened before git is asked whether it tracks it, so that opening it and
-    /// reading git can overlap: only the checks that need no git are made (no link at or below
-    /// the root). Nothing may be read from it before [`Workspace::trusted`] passes it.
-    pub(crate) fn open_store_untrusted(&self) -> Result<Option<Store>> {
-        let dir = self.store_dir()?;
-        self.refuse_a_linked_default(dir)?;
-        ctxpack_store::check_layout(dir)?;
-        match Store::open(dir) {
-            Ok(store) => Ok(Some(store)),
-            Err(StoreError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// The repository's default store is never a link (one the user names may be).
-    fn refuse_a_linked_default(&self, dir: &Path) -> Result<()> {
-        if !self.store_named
-            && std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink())
-        {
-            return Err(Error::from(ctxpack_store::StoreError::Symlink {
-                path: dir.to_owned(),
-            }));
-        }
-        Ok(())
-    }
-
-    /// `opened` (from [`Workspace::open_store_untrusted`]) once the store passes every check
-    /// [`Workspace::try_open_store_with`] makes, git's included, with the same error when it
-    /// does not.
-    pub(crate) fn trusted(
-        &self,
-        repo: &Repo,
-        opened: Result<Option<Store>>,
-    ) -> Result<Option<Store>> {
-        self.store_root_with(Some(repo))?;
-        opened
     }
 
     /// [`Workspace::try_open_store`] with the repository the caller has open, if any.

@@ -608,13 +608,25 @@ impl Repo {
         }
         // The index is read without verifying its checksum (hashing all of it cost a pack
         // 0.5-1 ms on a repository of 2,300 files): the question is only which paths it
-        // lists, and one that cannot be read lists none, as before.
+        // lists, and one that cannot be read lists none, as before. It is read on this thread,
+        // and no allocation its bytes ask for may exceed four times its size (an entry takes
+        // less room in memory than that); a crafted one fails to read instead.
+        let path = self.repo.index_path();
+        let Ok(size) = std::fs::metadata(&path).map(|m| m.len()) else {
+            return false;
+        };
+        let limit = usize::try_from(size.saturating_mul(4).saturating_add(1 << 20)).ok();
         let prefix = format!("{rel}/");
         gix::index::File::at(
-            self.repo.index_path(),
+            path,
             self.repo.object_hash(),
             true,
-            gix::index::decode::Options::default(),
+            gix::index::decode::Options {
+                thread_limit: Some(1),
+                min_extension_block_in_bytes_for_threading: 0,
+                expected_checksum: None,
+                alloc_limit_bytes: limit,
+            },
         )
         .is_ok_and(|index| {
             index.entries().iter().any(|e| {

@@ -86,28 +86,15 @@ impl Workspace {
                 ),
             ));
         }
-        // The store opens on another core while git is read (neither needs the other); it is
-        // read only once git says it does not track it.
-        let (git, early) = std::thread::scope(|threads| {
-            let early = crate::cores::spawn_beside(threads, || self.open_store_untrusted());
-            let git = self.repo().and_then(|repo| {
-                let sha = repo.resolve(&request.at)?;
-                Ok((repo, sha))
-            });
-            let early = early
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (git, early)
-        });
-        let (repo, sha) = git?;
-        let opened = self.trusted(&repo, early)?;
+        let repo = self.repo()?;
+        let sha = repo.resolve(&request.at)?;
         let (indexed, opened) = if request.index || options.index_if_missing {
-            self.index_if_missing(&sha, control, opened)?
+            self.index_if_missing(&repo, &sha, control)?
         } else {
-            (None, opened)
+            (None, None)
         };
         // Artifacts come from the database too, before the store is opened to read them: a
-        // store opened before they were written is opened again.
+        // store opened before they were written (to look for the snapshot) is opened again.
         let opened = match &self.snapshots {
             Some(record) if !request.scope.artifact_scopes().is_empty() => {
                 drop(opened);
@@ -329,8 +316,8 @@ impl Workspace {
 
     /// Opens the store and checks that the exact snapshot `sha` is indexed; names the nearest
     /// indexed ancestor as guidance when it is not (never packs it). `opened` is the store
-    /// already open and trusted (a pack opens it while it reads git), used instead of opening
-    /// it again.
+    /// already open (a pack's check for an unindexed commit opens it first), used instead of
+    /// opening it again.
     fn exact_snapshot(&self, repo: &Repo, sha: &str, opened: Option<Store>) -> Result<Store> {
         if let Some(record) = &self.snapshots {
             // The database decides what is indexed; the store is its cache.
@@ -389,18 +376,18 @@ impl Workspace {
 
     /// Indexes `sha` when it is not indexed yet and the workspace may index (see
     /// [`Access`]); otherwise it writes nothing (the caller then finds the snapshot missing).
-    /// With the summary of what it indexed, and the store `opened` (open and trusted) when it
-    /// already held the snapshot, for the caller to read.
+    /// With the summary of what it indexed, the store it opened to look, when that already
+    /// held the snapshot, for the caller to read.
     fn index_if_missing(
         &self,
+        repo: &Repo,
         sha: &str,
         control: &Control,
-        opened: Option<Store>,
     ) -> Result<(Option<IndexSummary>, Option<Store>)> {
         if !self.may_index() {
-            return Ok((None, opened));
+            return Ok((None, None));
         }
-        let (missing, opened) = match (&self.snapshots, opened) {
+        let (missing, opened) = match (&self.snapshots, self.try_open_store_with(Some(repo))?) {
             (Some(record), opened) => (record.published(sha)?.is_none(), opened),
             (None, Some(store)) => (store.snapshot(sha)?.is_none(), Some(store)),
             (None, None) => (true, None),

@@ -214,6 +214,9 @@ pub(super) fn cut_to_matches(
         return None;
     }
     let (first, count) = matching_run(&candidate.text, lines, terms);
+    // A candidate `Source::of` knows has a location; the lines it will cite.
+    let start = candidate.location.as_ref()?.start_line + first as u32;
+    let end = start + count as u32 - 1;
     let text: String = candidate
         .text
         .split_inclusive('\n')
@@ -228,9 +231,8 @@ pub(super) fn cut_to_matches(
     let mut uncut = candidate.clone();
     uncut.text = whole;
     if let Some(location) = candidate.location.as_mut() {
-        location.start_line += first as u32;
-        location.end_line = location.start_line + count as u32 - 1;
-        candidate.citation = source.cite(&location.path, location.start_line, location.end_line);
+        (location.start_line, location.end_line) = (start, end);
+        candidate.citation = source.cite(&location.path, start, end);
     }
     candidate.cost = lines_cost(&candidate.text, first, meter, o200k_lines);
     Some(uncut)
@@ -396,6 +398,8 @@ pub(super) fn shape_all(
         batches.push(batch);
     }
     batches.reverse();
+    // No more threads than batches: a large machine would start a thread for nothing.
+    let queue_len = batches.len();
     let queue = std::sync::Mutex::new(batches);
     let work = || {
         let mut shaped: Vec<(usize, Shaped)> = Vec::new();
@@ -412,7 +416,8 @@ pub(super) fn shape_all(
         }
     };
     let mut shaped = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads)
+        let helpers = threads.min(queue_len);
+        let handles: Vec<_> = (1..helpers)
             .map(|_| crate::cores::spawn_beside(scope, work))
             .collect();
         let mut shaped = work();
