@@ -398,8 +398,8 @@ pub(super) fn shape_all(
         batches.push(batch);
     }
     batches.reverse();
-    // No more threads than batches: a large machine would start a thread for nothing.
-    let queue_len = batches.len();
+    // No more threads than batches: a large machine would start threads for nothing.
+    let workers = threads.min(batches.len());
     let queue = std::sync::Mutex::new(batches);
     let work = || {
         let mut shaped: Vec<(usize, Shaped)> = Vec::new();
@@ -416,8 +416,7 @@ pub(super) fn shape_all(
         }
     };
     let mut shaped = std::thread::scope(|scope| {
-        let helpers = threads.min(queue_len);
-        let handles: Vec<_> = (1..helpers)
+        let handles: Vec<_> = (1..workers)
             .map(|_| crate::cores::spawn_beside(scope, work))
             .collect();
         let mut shaped = work();
