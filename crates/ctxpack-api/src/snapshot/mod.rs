@@ -93,16 +93,13 @@ impl Workspace {
         } else {
             (None, None)
         };
-        // Artifacts come from the database too, before the store is opened to read them: a
-        // store opened before they were written (to look for the snapshot) is opened again.
-        let opened = match &self.snapshots {
-            Some(record) if !request.scope.artifact_scopes().is_empty() => {
-                drop(opened);
-                self.sync_artifacts(record)?;
-                None
-            }
-            _ => opened,
-        };
+        // Artifacts come from the database too, before the store is searched for them (each
+        // search reloads the lexical index, so a store opened before sees them).
+        if let Some(record) = &self.snapshots
+            && !request.scope.artifact_scopes().is_empty()
+        {
+            self.sync_artifacts(record)?;
+        }
         let store = self.exact_snapshot(&repo, &sha, opened)?;
         let overlay = if request.worktree {
             Some(worktree::overlay(&repo, &sha, &IndexOptions::default())?)
