@@ -533,32 +533,29 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
                 continue;
             }
             let around = store.chunk_around(sha, path, *start).ok().flatten();
-            let recorded_today = around.as_ref().is_some_and(|c| c.chunker == STORED_CHUNKER);
+            // The first two arms below take the line indexing recorded, which they do exactly
+            // when the chunk recorded one for this line.
+            let recorded_today = around
+                .as_ref()
+                .is_some_and(|c| c.chunker == STORED_CHUNKER && c.opening_at(*start).is_some());
+            if recorded_today {
+                masked_today.insert(citation);
+            }
             let found = match around {
                 Some(ChunkStart {
                     start_line,
                     enclosing: Some(recorded),
                     ..
-                }) if start_line == *start => {
-                    if recorded_today {
-                        masked_today.insert(citation);
-                    }
-                    Some(recorded)
-                }
+                }) if start_line == *start => Some(recorded),
                 // A cut inside a chunk that recorded what each of its lines is inside of: no
                 // parse (and, as a parse would, nothing for a file too large to parse).
-                Some(chunk) if chunk.opening_at(*start).is_some() => {
-                    if recorded_today {
-                        masked_today.insert(citation);
-                    }
-                    Some(
-                        chunk
-                            .opening_at(*start)
-                            .flatten()
-                            .filter(|_| chunk.file_bytes <= MAX_ENCLOSING_FILE_BYTES)
-                            .cloned(),
-                    )
-                }
+                Some(chunk) if chunk.opening_at(*start).is_some() => Some(
+                    chunk
+                        .opening_at(*start)
+                        .flatten()
+                        .filter(|_| chunk.file_bytes <= MAX_ENCLOSING_FILE_BYTES)
+                        .cloned(),
+                ),
                 Some(ChunkStart {
                     start_line,
                     end_line,
