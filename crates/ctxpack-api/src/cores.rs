@@ -10,16 +10,61 @@
 use std::thread::{Scope, ScopedJoinHandle};
 
 /// Starts `work` on a thread of `scope` that keeps off the calling thread's core when the
-/// process may run on another.
+/// process may run on another. Linux queues a new thread on its parent's core, where it would
+/// not run before the parent next waits (3 ms into shaping, when measured), so the parent
+/// yields its core once: the thread runs, moves, and the parent goes on where it was.
 pub(crate) fn spawn_beside<'scope, T: Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     work: impl FnOnce() -> T + Send + 'scope,
 ) -> ScopedJoinHandle<'scope, T> {
     let parent = current();
-    scope.spawn(move || {
+    let handle = scope.spawn(move || {
         leave(parent);
         work()
+    });
+    std::thread::yield_now();
+    handle
+}
+
+/// How many threads the process may run at once, asked once: the standard library reads the
+/// process's cgroup files each time it is asked.
+pub(crate) fn available() -> usize {
+    static AVAILABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// `beside()` on a thread beside this one and `here()` on this one, when the process may run
+/// two threads at once; one after the other when it may not.
+pub(crate) fn join<A: Send, B>(
+    beside: impl FnOnce() -> A + Send,
+    here: impl FnOnce() -> B,
+) -> (A, B) {
+    if available() < 2 {
+        return (beside(), here());
+    }
+    std::thread::scope(|scope| {
+        let a = spawn_beside(scope, beside);
+        let b = here();
+        let a = a
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (a, b)
     })
+}
+
+/// `f` of each of `items`, in their order, the later half of them on a thread beside this
+/// one when there are at least `min` items and the process may run two threads at once.
+pub(crate) fn map<I: Sync, O: Send>(items: &[I], min: usize, f: impl Fn(&I) -> O + Sync) -> Vec<O> {
+    if items.len() < min.max(2) {
+        return items.iter().map(&f).collect();
+    }
+    let (first, later) = items.split_at(items.len() / 2);
+    let (later, mut out) = join(
+        || later.iter().map(&f).collect::<Vec<O>>(),
+        || first.iter().map(&f).collect::<Vec<O>>(),
+    );
+    out.extend(later);
+    out
 }
 
 /// The core the calling thread runs on, where the platform tells.
@@ -65,6 +110,19 @@ mod tests {
                 .expect("the work does not panic")
         });
         assert_eq!(value, 42);
+    }
+
+    #[test]
+    fn work_split_over_two_threads_gives_what_one_thread_gives() {
+        let items: Vec<u64> = (0..101).collect();
+        let square = |n: &u64| n * n;
+        let expected: Vec<u64> = items.iter().map(square).collect();
+        for min in [0, 1, 2, 100, 101, 102] {
+            assert_eq!(map(&items, min, square), expected, "min {min}");
+        }
+        assert_eq!(map(&items[..1], 0, square), vec![0]);
+        assert_eq!(map(&items[..0], 0, square), Vec::<u64>::new());
+        assert_eq!(join(|| 1, || 2), (1, 2));
     }
 
     /// A thread that leaves a core may run anywhere else it could, and nowhere else.

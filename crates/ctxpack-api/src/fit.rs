@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ctxpack_core::{
     Budget, Candidate, Citation, DropReason, Dropped, Enclosing, Fitted, Format, Hit, Meter, Pack,
-    PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, around_the_evidence,
-    evidence_tokens, markup, render,
+    PackRequest, RedactionSummary, RenderOptions, SnapshotInfo, Warning, evidence_tokens, markup,
+    render,
 };
 use ctxpack_index::chunk::{enclosing_from, enclosing_lines};
 use ctxpack_index::git::Repo;
@@ -148,10 +148,14 @@ impl Fit {
             rendering,
         ));
         let content: Vec<u64> = candidates.iter().map(|c| c.cost).collect();
+        // Each candidate's markup, counted on both cores: a large pool has hundreds.
+        let extras = crate::cores::map(&candidates, MAP_BESIDE_FROM, |c| {
+            meter.count(&markup(c, rendering, meter))
+        });
         let inflated: Vec<Candidate> = candidates
             .into_iter()
-            .map(|mut c| {
-                let extra = meter.count(&markup(&c, rendering, meter));
+            .zip(extras)
+            .map(|(mut c, extra)| {
                 c.cost = c.cost.saturating_add(extra);
                 c
             })
@@ -207,7 +211,7 @@ impl Fit {
         let allowance = around_allowance(pack.budget.get());
         let mut freed = 0u64;
         loop {
-            let extra = around_the_evidence(pack, rendering).0;
+            let extra = around_and_printed(pack, rendering).0;
             if !over_share(pack, extra) {
                 let left =
                     (pack.budget.get() >= AROUND_FROM).then(|| allowance.saturating_sub(extra));
@@ -258,14 +262,17 @@ impl Fit {
         pack.presentation.fitted = Some(fitting(rendering));
         // Each round removes at least one hit; one more round measures the pack without any.
         for _ in 0..=pack.hits.len() {
-            let tokens = pack.meter.count(&render(pack, rendering));
+            // The share around the evidence is held from a budget of AROUND_FROM.
+            let (around, tokens) = if pack.hits.len() > 1 && budget >= AROUND_FROM {
+                let (around, tokens) = around_and_printed(pack, rendering);
+                (Some(around), tokens)
+            } else {
+                (None, pack.meter.count(&render(pack, rendering)))
+            };
             if tokens <= budget {
                 // Context lines and warnings come after selection held the share around the
                 // evidence: while they push past it, the lowest-value hit is left out.
-                if pack.hits.len() > 1
-                    && budget >= AROUND_FROM
-                    && over_share(pack, tokens.saturating_sub(evidence_tokens(pack)))
-                {
+                if around.is_some_and(|around| over_share(pack, around)) {
                     let worst = lowest_value_first(pack).into_iter().take(1).collect();
                     leave_out(pack, worst);
                     continue;
@@ -283,6 +290,20 @@ impl Fit {
         }
         unreachable!("every round removes a hit, and a pack without hits returns")
     }
+}
+
+/// Candidates from which [`Fit::select`] counts their markup on two threads: below it, a
+/// thread costs more than it saves.
+const MAP_BESIDE_FROM: usize = 64;
+
+/// What `pack`'s printed output in `rendering` adds around its evidence, and the whole output
+/// ([`ctxpack_core::around_the_evidence`]), the two counts on two threads.
+fn around_and_printed(pack: &Pack, rendering: &RenderOptions) -> (u64, u64) {
+    let (evidence, printed) = crate::cores::join(
+        || evidence_tokens(pack),
+        || pack.meter.count(&render(pack, rendering)),
+    );
+    (printed.saturating_sub(evidence), printed)
 }
 
 /// The error for a budget smaller than the output without any hit, which measured `tokens`.
@@ -595,7 +616,7 @@ pub(crate) fn add_enclosing(repo: &Repo, store: &Store, sha: &str, pack: &mut Pa
         }
     }
     // Parsing whole files is the cost: they are parsed on every core, each by one thread.
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = crate::cores::available();
     let per_thread = files.len().div_ceil(threads).max(1);
     let found: Vec<Vec<Opening>> = std::thread::scope(|scope| {
         let handles: Vec<_> = files

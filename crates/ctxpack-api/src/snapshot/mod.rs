@@ -88,37 +88,16 @@ impl Workspace {
         }
         let repo = self.repo()?;
         let sha = repo.resolve(&request.at)?;
-        let (indexed, opened) = if request.index || options.index_if_missing {
-            self.index_if_missing(&repo, &sha, control)?
-        } else {
-            (None, None)
-        };
-        // Artifacts come from the database too, before the store is searched for them (each
-        // search reloads the lexical index, so a store opened before sees them).
-        if let Some(record) = &self.snapshots
-            && !request.scope.artifact_scopes().is_empty()
-        {
-            self.sync_artifacts(record)?;
-        }
-        let store = self.exact_snapshot(&repo, &sha, opened)?;
-        let overlay = if request.worktree {
-            Some(worktree::overlay(&repo, &sha, &IndexOptions::default())?)
-        } else {
-            None
-        };
-        let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
-        let retrieve_options = RetrieveOptions::default();
-        let stored = stored_past(&store, &sha, &retrieve_options);
-        let past_read = stored.is_none() && wants_past(&retrieve_options);
         let store_in_worktree = self.store_in_worktree();
-        let (selected, head) = std::thread::scope(|threads| {
+        let source = repo.source();
+        let (ranked, head) = std::thread::scope(|threads| {
             // HEAD and the working tree's status (for the "uncommitted changes" warning) are
-            // read on the second core while this one ranks and selects: the status stats
-            // every tracked file and walks the tree for new ones, a third of a pack on a
-            // large repository, and neither needs the other. A repository handle stays on
-            // its thread: the status opens its own. That thread first compiles the masking
-            // rules, which shaping needs once ranking is done.
-            let source = repo.source();
+            // read on the second core while this one opens the store, ranks and selects: the
+            // status stats every tracked file and walks the tree for new ones, a third of a
+            // pack's work on a large repository, and neither needs the other. Started as soon
+            // as the commit is known, it is done before shaping, which wants both cores. A
+            // repository handle stays on its thread: the status opens its own. That thread
+            // first compiles the masking rules, which shaping needs once ranking is done.
             let status = crate::cores::spawn_beside(threads, move || -> Result<_> {
                 crate::mask::prepare();
                 let repo = source.open()?;
@@ -127,38 +106,35 @@ impl Workspace {
                     WorktreeCounts::of(&repo, head.sha.as_deref(), store_in_worktree.as_deref());
                 Ok((head, changes))
             });
-            let history = stored.or_else(|| past(&repo, &sha, &retrieve_options));
-            let selected = retrieve_and_select(
-                &store,
-                &Scope {
-                    sha: &sha,
-                    artifacts: request.scope.artifact_scopes(),
-                    paths: paths.as_ref(),
-                    overlay: overlay.as_ref().map(|o| &o.overlay),
-                    history: history.as_ref(),
-                },
-                &PackRequest {
-                    goal: request.goal.clone(),
-                    budget: request.budget,
-                    meter: request.meter,
-                    selector: request.selector,
-                },
-                request.top_k,
-                request.shaping,
-                &retrieve_options,
-                &fit,
+            let ranked = self.rank(
+                &repo,
+                &sha,
+                request,
+                options,
+                control,
+                paths.as_ref(),
                 session.as_ref(),
             );
             let head = status
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (selected, head)
+            (ranked, head)
         });
+        // What stops the pack (an unindexed snapshot, a bad request) is said before what the
+        // status met.
+        let Ranked {
+            selected,
+            store,
+            overlay,
+            fit,
+            indexed,
+            past_read,
+        } = ranked?;
         let (head, changes) = head?;
         let Selected {
             mut pack,
             artifact_of,
-        } = selected?;
+        } = selected;
         if pack.hits.is_empty()
             && !request.worktree
             && let Some(filter) = &paths
@@ -199,6 +175,73 @@ impl Workspace {
         Ok(SnapshotPack {
             pack,
             recorded,
+            indexed,
+            past_read,
+        })
+    }
+
+    /// The pack of the indexed snapshot `sha` selected for `request` (indexed first when the
+    /// request or `options` ask), before the snapshot's details are added.
+    #[allow(clippy::too_many_arguments)]
+    fn rank(
+        &self,
+        repo: &Repo,
+        sha: &str,
+        request: &SnapshotPackRequest,
+        options: &PackOptions<'_>,
+        control: &Control,
+        paths: Option<&PathFilter>,
+        session: Option<&in_session::Open>,
+    ) -> Result<Ranked> {
+        let (indexed, opened) = if request.index || options.index_if_missing {
+            self.index_if_missing(repo, sha, control)?
+        } else {
+            (None, None)
+        };
+        // Artifacts come from the database too, before the store is searched for them
+        // (each search reloads the lexical index, so a store opened before sees them).
+        if let Some(record) = &self.snapshots
+            && !request.scope.artifact_scopes().is_empty()
+        {
+            self.sync_artifacts(record)?;
+        }
+        let store = self.exact_snapshot(repo, sha, opened)?;
+        let overlay = if request.worktree {
+            Some(worktree::overlay(repo, sha, &IndexOptions::default())?)
+        } else {
+            None
+        };
+        let fit = Fit::new(request.budget_covers, options.rendering.or(options.record));
+        let retrieve_options = RetrieveOptions::default();
+        let stored = stored_past(&store, sha, &retrieve_options);
+        let past_read = stored.is_none() && wants_past(&retrieve_options);
+        let history = stored.or_else(|| past(repo, sha, &retrieve_options));
+        let selected = retrieve_and_select(
+            &store,
+            &Scope {
+                sha,
+                artifacts: request.scope.artifact_scopes(),
+                paths,
+                overlay: overlay.as_ref().map(|o| &o.overlay),
+                history: history.as_ref(),
+            },
+            &PackRequest {
+                goal: request.goal.clone(),
+                budget: request.budget,
+                meter: request.meter,
+                selector: request.selector,
+            },
+            request.top_k,
+            request.shaping,
+            &retrieve_options,
+            &fit,
+            session,
+        )?;
+        Ok(Ranked {
+            selected,
+            store,
+            overlay,
+            fit,
             indexed,
             past_read,
         })
@@ -518,6 +561,16 @@ pub(crate) struct Selected {
     pub(crate) pack: Pack,
     /// The artifact each artifact candidate came from, by citation.
     pub(crate) artifact_of: HashMap<Citation, String>,
+}
+
+/// What a snapshot pack has once it is selected, beside the working tree's status.
+struct Ranked {
+    selected: Selected,
+    store: Store,
+    overlay: Option<worktree::WorktreeOverlay>,
+    fit: Fit,
+    indexed: Option<IndexSummary>,
+    past_read: bool,
 }
 
 /// Selection leaves budget unused, for widening a pool sized to the budget, when more than

@@ -379,7 +379,7 @@ pub(super) fn shape_all(
             uncut,
         }
     };
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = crate::cores::available();
     let per_thread = retrieved.len().div_ceil(threads).max(SHAPED_PER_THREAD);
     if retrieved.len() <= per_thread {
         return retrieved.into_iter().enumerate().map(shape).collect();
