@@ -247,7 +247,7 @@ use rules::specs;
 use shape::*;
 
 /// Bumped whenever the rule set changes (stored text is masked at index time).
-pub const MASK_RULES_VERSION: u32 = 22;
+pub const MASK_RULES_VERSION: u32 = 23;
 
 /// How every marker starts; no rule accepts a value that contains it, which is what makes
 /// masking idempotent.
@@ -307,6 +307,14 @@ impl Rule {
         let mut last = 0;
         let mut count = 0;
         for caps in self.regex().captures_iter(text) {
+            // A match that starts inside a marker reads the marker's kind as text (the
+            // `api_key` of `[REDACTED:openai_api_key]=…` is no key name).
+            if caps
+                .get(0)
+                .is_some_and(|whole| inside_marker(text, whole.start()))
+            {
+                continue;
+            }
             let Some((start, end)) = (self.locate)(&caps, text) else {
                 continue;
             };
@@ -326,6 +334,18 @@ impl Rule {
         out.push_str(&text[last..]);
         Some((out, count))
     }
+}
+
+/// The most bytes from a marker's `[` to its `]`: longer than every marker.
+const MARKER_BYTES: usize = 64;
+
+/// Whether byte `at` of `text` lies inside a marker, from its `[` to its `]`.
+fn inside_marker(text: &str, at: usize) -> bool {
+    let from = text.floor_char_boundary(at.saturating_sub(MARKER_BYTES));
+    let before = text.get(from..at).unwrap_or_default();
+    before
+        .rfind(MARKER_PREFIX)
+        .is_some_and(|open| !before[open..].contains(']'))
 }
 
 /// The checks every rule shares: a marker is never masked again (idempotence) and a published

@@ -328,7 +328,11 @@ const PLACED_SPECS: &[Spec] = &[
     Spec {
         kind: "password_assignment",
         description: "value assigned to a password, secret, token, api_key or access_key name",
-        prefilter: secret_word_prefilter!(),
+        prefilter: concat!(
+            r"(?i-u)",
+            secret_word!(),
+            r#"(?:[_.-]?(?:key|value))?(?:\\?["']\]?|\]|\[[0-9A-Z_]{0,8}\])?[ \t]*[=:]"#,
+        ),
         pattern: concat!(
             r"(?P<k>[A-Za-z0-9_.-]*?(?i-u:",
             secret_word!(),
@@ -406,7 +410,10 @@ const PLACED_SPECS: &[Spec] = &[
     Spec {
         kind: "high_entropy_key",
         description: "a random-looking value assigned to a key, salt, encryption or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys, Consul's encrypt), also as hex or base64 given to a decoder (keyHex = \"…\", KEY = Base64.getDecoder().decode(\"…\"))",
-        prefilter: r"(?i-u)key|salt|pepper|hmac|credential|auth|encrypt",
+        prefilter: concat!(
+            r"(?i-u)(?:key(?:[_.-]?base|s)?|salt|pepper|hmac|credentials?|auth|encrypt)",
+            r#"(?:[_.-]?(?:hex|b64|base64|bytes))?(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,|[ \t]*[=:])"#,
+        ),
         pattern: concat!(
             r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth|encrypt))",
             // A key's encoding may follow its name (`keyHex`, `KEY_B64`, `aes_key_bytes`).
