@@ -21,6 +21,19 @@ macro_rules! secret_word_prefilter {
     };
 }
 
+/// The word for "password" in other languages than English, as a regex alternation: ASCII
+/// letters fold case, other letters are written in each case a label uses.
+macro_rules! foreign_password_word {
+    () => {
+        concat!(
+            r"(?:(?i-u:passwort|kennwort|mot de passe|senha|wachtwoord|passord|adgangskode|salasana|heslo|lozinka|geslo|kata sandi|parola)",
+            r"|(?i-u:contrase)(?:ñ|Ñ)(?i-u:a)|(?:l|L)(?:ö|Ö)(?i-u:senord)|(?i-u:has)(?:ł|Ł)(?i-u:o)|(?i-u:jelsz)(?:ó|Ó)",
+            r"|(?i-u:parol)ă|(?:ş|Ş)(?i-u:ifre)|(?i-u:m)ật khẩu",
+            r"|пароль|Пароль|ПАРОЛЬ|密码|密碼|パスワード|비밀번호|รหัสผ่าน|كلمة المرور|كلمة السر|סיסמה|κωδικός|Κωδικός|पासवर्ड)",
+        )
+    };
+}
+
 /// The rules, in the order they run (more specific first): the tokens known by their shape
 /// ([`TOKEN_SPECS`]), then those known by where they stand. Keep the `mask` module's table in
 /// step with them; a test checks that every kind is documented.
@@ -635,6 +648,16 @@ const PLACED_SPECS: &[Spec] = &[
             // The value right after the word (`uses the passphrase …`) or after "is" a few words on.
             r"(?i-u:(?-u:\b)pw|pass(?:word|phrase)|login)(?:(?:[ \t]+[A-Za-z0-9._-]+){0,4}?[ \t]+(?i-u:is|was|now))?[ \t]+",
             r#"(?P<e>[^\s`'"]{8,})"#,
+        ),
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a value right after the word for password in another language and a colon, an equals sign or a dash, quoted or not (Passwort: ..., mot de passe : ..., contraseña: ..., пароль: ..., 密码：...)",
+        prefilter: concat!(foreign_password_word!(), r"[ \t]*(?::|：|=|[ \t]+(?:-|–))"),
+        pattern: concat!(
+            foreign_password_word!(),
+            r#"[ \t]*(?::|：|=|[ \t]+(?:-|–))[ \t]*(?:[„“"'«「『`][ \t]*)?(?P<e>[^\s"'`„“”«»「」『』]{8,})"#,
         ),
         locate: prose_credential,
     },

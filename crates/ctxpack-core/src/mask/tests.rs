@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (23, 0xbb09_d7bc_d102_b54e),
+        (24, 0xc51b_9443_fa99_531e),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1336,6 +1336,52 @@ oauth(\"client\", \"FakeNotPw1\")",
         None,
     ),
     // prose_credential
+    (
+        "prose_credential",
+        "Zugang zum Router:\nBenutzer: admin\nPasswort: Kx9#mPq2Lw\n",
+        Some("Zugang zum Router:\nBenutzer: admin\nPasswort: [REDACTED:prose_credential]\n"),
+    ),
+    (
+        "prose_credential",
+        "Identifiant : compta, mot de passe : « Rv4!tNq8Zs »\n",
+        Some("Identifiant : compta, mot de passe : « [REDACTED:prose_credential] »\n"),
+    ),
+    (
+        "prose_credential",
+        "Usuario: soporte / Contraseña: Bt7!wLx3Qe.\n",
+        Some("Usuario: soporte / Contraseña: [REDACTED:prose_credential].\n"),
+    ),
+    (
+        "prose_credential",
+        "Логин: deploy, пароль: Hn5%rTz8Kq\n",
+        Some("Логин: deploy, пароль: [REDACTED:prose_credential]\n"),
+    ),
+    (
+        "prose_credential",
+        "测试账号：qa01，密码：Wz8#kLp3Vm\n",
+        Some("测试账号：qa01，密码：[REDACTED:prose_credential]\n"),
+    ),
+    (
+        "prose_credential",
+        "管理画面のパスワード: 「Qm4!xTr9Ln」\n",
+        Some("管理画面のパスワード: 「[REDACTED:prose_credential]」\n"),
+    ),
+    // A locale's labels, a rule about passwords and code name a password; they are not one.
+    (
+        "prose_credential",
+        "de:\n  login:\n    passwort: Passwort\n    hinweis: \"Passwort: mindestens 8 Zeichen\"\n",
+        None,
+    ),
+    (
+        "prose_credential",
+        "{\"passwort\": \"Passwort vergessen?\", \"senha\": \"Esqueceu a senha?\"}\n",
+        None,
+    ),
+    (
+        "prose_credential",
+        "val passwort: String = passwortFeld.text.toString()\nпароль: ********\n密码：至少8位\n",
+        None,
+    ),
     (
         "prose_credential",
         "The maintenance role's password is `Qv7#rTz2Lp9w` for now.\n",
