@@ -147,7 +147,7 @@ pub(super) fn authorization(caps: &Captures<'_>, _: &str) -> Option<(usize, usiz
 
 /// The password of a command line; quotes around it are kept.
 pub(super) fn cli_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = ["s", "m", "r", "p", "q", "t", "u", "e", "d", "l", "o"]
+    let m = ["s", "m", "r", "p", "q", "t", "u", "e", "d", "l", "o", "w"]
         .iter()
         .find_map(|name| caps.name(name))?;
     let ((start, end), value) = unquote(m);

@@ -424,11 +424,11 @@ const PLACED_SPECS: &[Spec] = &[
         kind: "high_entropy_key",
         description: "a random-looking value assigned to a key, salt, encryption or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys, Consul's encrypt), also as hex or base64 given to a decoder (keyHex = \"…\", KEY = Base64.getDecoder().decode(\"…\"))",
         prefilter: concat!(
-            r"(?i-u)(?:key(?:[_.-]?base|s)?|salt|pepper|hmac|credentials?|auth|encrypt)",
+            r"(?i-u)(?:key(?:[_.-]?base|s)?|salt|pepper|hmac|credentials?|auth|encrypt|kek|dek)",
             r#"(?:[_.-]?(?:hex|b64|base64|bytes))?(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,|[ \t]*[=:])"#,
         ),
         pattern: concat!(
-            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth|encrypt))",
+            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth|encrypt|kek|dek))",
             // A key's encoding may follow its name (`keyHex`, `KEY_B64`, `aes_key_bytes`).
             r"(?i-u:[_.-]?(?:hex|b64|base64|bytes))?)",
             // Go's `signingKey, _ = hex.DecodeString(…)` drops the decoder's error.
@@ -590,8 +590,8 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "cli_password",
-        description: "a password on a database, directory or transfer command line (sqlcmd -P, ldapsearch -w, lftp -u user,PASS, sqlplus user/PASS@db) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
-        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin|ldap(?:search|modify|add|delete|whoami|passwd)[ \t]|(?:sqlplus|expdp|impdp|sqlldr)[ \t]",
+        description: "a password on a database, directory or transfer command line (sqlcmd -P, ldapsearch -w, lftp -u user,PASS, sqlplus user/PASS@db, net use \\\\host\\share PASS /user:NAME) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
+        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin|ldap(?:search|modify|add|delete|whoami|passwd)[ \t]|(?:sqlplus|expdp|impdp|sqlldr)[ \t]|(?i-u:net)[ \t]+(?i-u:use)[ \t]",
         pattern: concat!(
             r"(?:^|[^A-Za-z0-9_./-])(?:sqlcmd|bcp|osql)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-P[ \t]*",
             r#"(?P<t>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,-][^\s"'`,]{3,})"#,
@@ -607,6 +607,11 @@ const PLACED_SPECS: &[Spec] = &[
             // Oracle's tools take `user/password@service` (`sqlplus -s hr/…@//host:1521/db`).
             r"|(?:^|[^A-Za-z0-9_./-])(?:sqlplus|expdp|impdp|sqlldr)[ \t]+(?:-[A-Za-z]+[ \t]+)*",
             r#"(?:(?i-u:userid)=)?[A-Za-z0-9_$#]+/(?P<o>[^\s@/"']{4,})@"#,
+            // Windows' `net use` takes the password after the share or after `/user:NAME`
+            // (`*` asks for it).
+            r#"|(?:^|[^A-Za-z0-9_.-])(?i-u:net)[ \t]+(?i-u:use)[ \t](?:[^\r\n]*?[ \t])?"#,
+            r#"(?:\\\\[^\s"]+|/(?i-u:user|u):(?:"[^"\r\n]+"|[^\s"]+))[ \t]+"#,
+            r#"(?P<w>"[^"\r\n]+"|[^\s"`/*%$-][^\s"`]{3,})"#,
         ),
         locate: cli_password,
     },
@@ -615,14 +620,14 @@ const PLACED_SPECS: &[Spec] = &[
         description: "a value right after \"password\", \"passphrase\", \"pw\", \"credential\", \"API key\", \"pre-shared key\" or a bold **pass:** label in prose, quoted as its markup quotes (its password is `...`, :Password: ``...``, {{...}}, ''...'', <strong>...</strong>)",
         // (Prefilters start from a literal: one that starts from a space or a colon keeps a
         // thread of the one pass alive at every such byte of every text.)
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential|api key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<code>|\x22)|(?i-u)pass:\*\*[ \t]*`",
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pre-?shared key|pw|credential|api key)(?:[ \t]+(?:is|was|to|of))?[ \t]*:{0,2}[ \t]*(?:`|''|\{\{|\*\*|<strong>|<b>|<code>|\x22)|(?i-u)pass:\*\*[ \t]*`",
         // Quoted as each markup quotes: Markdown's backquotes, reStructuredText's double ones,
         // DokuWiki's `''…''`, Jira's `{{…}}`, bold, HTML.
         pattern: concat!(
             r"(?:(?i-u:pass(?:word|wd|phrase)|pre-?shared key|(?-u:\b)pw|credential|api key)(?:[ \t]+(?i-u:is|was|to|of))?[ \t]*:{0,2}[ \t]*",
             // A bold `**pass:**` label.
             r"|(?-u:\b)(?i-u:pass):\*\*[ \t]*)",
-            r#"(?:``|''|\{\{|\*\*|<strong>|<code>|`|")(?P<a>[^`"\s]{8,}?)(?:``|''|\}\}|\*\*|</strong>|</code>|`|")(?:[\s.,;:)]|$)"#,
+            r#"(?:``|''|\{\{|\*\*|<strong>|<b>|<code>|`|")(?P<a>[^`"\s]{8,}?)(?:``|''|\}\}|\*\*|</strong>|</b>|</code>|`|")(?:[\s.,;:)<]|$)"#,
         ),
         locate: prose_credential,
     },

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (24, 0xc51b_9443_fa99_531e),
+        (25, 0x2d3e_e79f_3a93_c0fb),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -993,6 +993,23 @@ const CASES: &[(&str, &str, Option<&str>)] = &[
     ),
     (
         "cli_password",
+        "net use Z: \\\\fileserver\\finance /user:CORP\\svc_backup Wq7#pLk2Vx /persistent:no\r\n",
+        Some(
+            "net use Z: \\\\fileserver\\finance /user:CORP\\svc_backup [REDACTED:cli_password] /persistent:no\r\n",
+        ),
+    ),
+    (
+        "cli_password",
+        "NET USE \\\\nas01\\backup \"Hk4 9!mTz\" /USER:nas01\\admin\r\n",
+        Some("NET USE \\\\nas01\\backup \"[REDACTED:cli_password]\" /USER:nas01\\admin\r\n"),
+    ),
+    (
+        "cli_password",
+        "net use Z: \\\\srv\\share /user:CORP\\svc /persistent:no\r\nnet use Y: \\\\srv\\share * /user:CORP\\svc\r\nnet use X: \\\\srv\\share %SHARE_PASSWORD% /user:%SHARE_USER%\r\nnet use Z: /delete\r\n",
+        None,
+    ),
+    (
+        "cli_password",
         "curl -u admin:Fake-Passw0rd! https://ci.example.com",
         Some("curl -u admin:[REDACTED:cli_password] https://ci.example.com"),
     ),
@@ -1106,6 +1123,21 @@ const CASES: &[(&str, &str, Option<&str>)] = &[
     (
         "dockerfile_secret",
         "ARG NPM_TOKEN\nENV PASSWORD_FILE /run/secrets/pw\nENV DB_PASSWORD $DB_PASSWORD\n",
+        None,
+    ),
+    (
+        "high_entropy_key",
+        "KEK=8f3a9c2b7e1d4f6a0b5c8e2d9f1a3b7c\n",
+        Some("KEK=[REDACTED:high_entropy_key]\n"),
+    ),
+    (
+        "high_entropy_key",
+        "DATA_DEK_B64=\"q8Jf3kLm9Vx2Zt7Wp4Rn6Ys1Hc5Gd0Ba\"\n",
+        Some("DATA_DEK_B64=\"[REDACTED:high_entropy_key]\"\n"),
+    ),
+    (
+        "high_entropy_key",
+        "codek = \"q8Jf3kLm9Vx2Zt7Wp4Rn6Ys1Hc5Gd0Ba\"\ndek: blauw\nkek_rotation: monthly\n",
         None,
     ),
     (
@@ -1380,6 +1412,16 @@ oauth(\"client\", \"FakeNotPw1\")",
     (
         "prose_credential",
         "val passwort: String = passwortFeld.text.toString()\nпароль: ********\n密码：至少8位\n",
+        None,
+    ),
+    (
+        "prose_credential",
+        "<p>Username: <b>admin</b> Password: <b>Rk5#vNq9Ws</b></p>\n",
+        Some("<p>Username: <b>admin</b> Password: <b>[REDACTED:prose_credential]</b></p>\n"),
+    ),
+    (
+        "prose_credential",
+        "<p>Password: <b>required</b>, at least <b>12</b> characters.</p>\n",
         None,
     ),
     (
