@@ -689,6 +689,19 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
+        description: "an HTML table's value cell in a row labelled with a secret name (<th>Password</th><td>...</td>)",
+        // From the label's word to the end of its cell.
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pwd|pre-?shared key|api key|api token|secret|token)[ \t]*:?[ \t]*(?:</(?:b|strong)>)?[ \t]*</t[dh]>",
+        pattern: concat!(
+            r"<(?i-u:t[dh])(?:[ \t][^<>]*)?>[ \t]*(?:<(?i-u:b|strong)>)?[ \t]*",
+            r"(?i-u:pass(?:word|wd|phrase)|pwd|pre-?shared key|api key|api token|secret|token)[ \t]*:?[ \t]*",
+            r"(?:</(?i-u:b|strong)>)?[ \t]*</(?i-u:t[dh])>\s*<(?i-u:td)(?:[ \t][^<>]*)?>[ \t]*",
+            r"(?:<(?i-u:code|b|strong|tt|kbd)>)?(?P<a>[^<\s]{8,})(?:</(?i-u:code|b|strong|tt|kbd)>)?[ \t]*</(?i-u:td)>",
+        ),
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
         description: "a CSV row's value under a column headed by a secret name (system,url,username,password,...)",
         // Anchored at the text's start: the header is its first line, and a pass that starts
         // nowhere else costs nothing on the texts that are not CSV.

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (25, 0x2d3e_e79f_3a93_c0fb),
+        (26, 0x93a2_2cb0_93d6_cb51),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1412,6 +1412,25 @@ oauth(\"client\", \"FakeNotPw1\")",
     (
         "prose_credential",
         "val passwort: String = passwortFeld.text.toString()\nпароль: ********\n密码：至少8位\n",
+        None,
+    ),
+    (
+        "prose_credential",
+        "<table>\n<tr><th>Host</th><td>vpn.corp.example</td></tr>\n<tr><th>Password</th><td>Hq8!mTz3Lp</td></tr>\n</table>\n",
+        Some(
+            "<table>\n<tr><th>Host</th><td>vpn.corp.example</td></tr>\n<tr><th>Password</th><td>[REDACTED:prose_credential]</td></tr>\n</table>\n",
+        ),
+    ),
+    (
+        "prose_credential",
+        "<tr><td><b>API key:</b></td>\n    <td><code>k3Jf8sQ2LzR7vW1x</code></td></tr>\n",
+        Some(
+            "<tr><td><b>API key:</b></td>\n    <td><code>[REDACTED:prose_credential]</code></td></tr>\n",
+        ),
+    ),
+    (
+        "prose_credential",
+        "<tr><th>Password</th><td>required</td></tr>\n<tr><td>Token</td><td>access_token</td></tr>\n<tr><td>Password</td><td>********</td></tr>\n<tr><td>Secret</td><td>{{ vault_secret }}</td></tr>\n",
         None,
     ),
     (
