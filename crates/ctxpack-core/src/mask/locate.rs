@@ -759,6 +759,33 @@ pub(super) fn pgpass(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     (v.chars().count() >= 4 && !is_placeholder(v) && !is_credential_name(v)).then(|| span(m))
 }
 
+/// A PgBouncer `userlist.txt` line's password: only in a text whose first line (after blank
+/// lines and `;` comments, read no more than 4 KiB in) is such a line too, and only a value a
+/// literal could be. An `md5…` or `SCRAM-SHA-256$…` verifier is what PgBouncer stores in
+/// place of the password; it is left as `.pgpass`-style files show it.
+pub(super) fn userlist(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let head = &hay[..hay.floor_char_boundary(4 << 10)];
+    let first = head
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with(';'))?;
+    let mut fields = first.split('"');
+    let shaped = fields.next() == Some("")
+        && fields.next().is_some_and(|user| !user.is_empty())
+        && fields
+            .next()
+            .is_some_and(|gap| !gap.is_empty() && gap.trim().is_empty())
+        && fields.next().is_some()
+        && fields.next() == Some("")
+        && fields.next().is_none();
+    let m = caps.name("s")?;
+    let v = m.as_str();
+    let verifier = v.starts_with("SCRAM-SHA-256$")
+        || v.strip_prefix("md5")
+            .is_some_and(|hex| hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+    (shaped && !verifier && literal_is_secret(v)).then(|| span(m))
+}
+
 /// A Composer `auth.json` token: generated, not a placeholder.
 pub(super) fn registry_token(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;

@@ -183,6 +183,14 @@ const PLACED_SPECS: &[Spec] = &[
         locate: pgpass,
     },
     Spec {
+        kind: "pgpass_password",
+        description: "the password of a PgBouncer userlist.txt line (\"user\" \"password\"; not an md5 or SCRAM verifier), in a text made of such lines",
+        // Anchored at the text's start: a userlist holds nothing else (but comments).
+        prefilter: r#"\A(?:[ \t]*(?:;[^\r\n]*)?\r?\n){0,64}[ \t]*"[^"\r\n]{1,64}"[ \t]+""#,
+        pattern: r#"(?m)^[ \t]*"(?P<u>[^"\r\n]{1,64})"[ \t]+"(?P<s>[^"\r\n]{6,})"[ \t]*\r?$"#,
+        locate: userlist,
+    },
+    Spec {
         kind: "xml_secret",
         description: "text of a secret-named XML element, an appSettings <add key=... value=...>, or a Hadoop-style <name>/<value> pair",
         prefilter: secret_word_prefilter!(),

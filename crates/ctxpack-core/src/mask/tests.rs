@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (26, 0x93a2_2cb0_93d6_cb51),
+        (27, 0xdfbc_c324_1f59_cc65),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1304,6 +1304,26 @@ oauth(\"client\", \"FakeNotPw1\")",
         None,
     ),
     // pgpass_password
+    (
+        "pgpass_password",
+        ";; pgbouncer auth_file\n\"app_user\" \"Zx9!wQp4Lm\"\n",
+        Some(";; pgbouncer auth_file\n\"app_user\" \"[REDACTED:pgpass_password]\"\n"),
+    ),
+    (
+        "pgpass_password",
+        "\"report\" \"Kd7#qWx2Pn\"\n",
+        Some("\"report\" \"[REDACTED:pgpass_password]\"\n"),
+    ),
+    (
+        "pgpass_password",
+        "\"app\" \"changeme\"\n\"admin\" \"password\"\n\"ro\" \"\"\n\"report\" \"md5d41d8cd98f00b204e9800998ecf8427e\"\n",
+        None,
+    ),
+    (
+        "pgpass_password",
+        "msgid \"Password\"\nmsgstr \"Passwort\"\n\"user\" \"Xy7!abcDEF\"\n",
+        None,
+    ),
     (
         "pgpass_password",
         "db.example.com:5432:app:appuser:FakePgPw1\n",
