@@ -670,7 +670,23 @@ const PLACED_SPECS: &[Spec] = &[
         prefilter: concat!(foreign_password_word!(), r"[ \t]*(?::|：|=|[ \t]+(?:-|–))"),
         pattern: concat!(
             foreign_password_word!(),
-            r#"[ \t]*(?::|：|=|[ \t]+(?:-|–))[ \t]*(?:[„“"'«「『`][ \t]*)?(?P<e>[^\s"'`„“”«»「」『』]{8,})"#,
+            r#"[ \t]*(?::|：|=|[ \t]+(?:-|–))[ \t]*(?:[„“"'«「『`][ \t]*)?(?P<a>[^\s"'`„“”«»「」『』，。、；！？]{8,})"#,
+        ),
+        locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a value that the password \"is\" in a sentence of another language (la contraseña del usuario es ..., het wachtwoord is ..., パスワードは「...」です, 密码是...)",
+        prefilter: concat!(
+            r"(?:(?i-u:passwort|kennwort|mot de passe|senha|wachtwoord|l(?:ö|Ö)senord|has(?:ł|Ł)o|contrase(?:ñ|Ñ)a)[ \t][^\r\n]{0,60}?[ \t]",
+            r"(?:ist|lautet|est|es|é|è|is|är|jest|to|brzmi)[ \t]",
+            r"|(?:パスワード|密码|密碼|비밀번호)(?:は|是|为|為|은|는))",
+        ),
+        pattern: concat!(
+            r"(?:(?i-u:passwort|kennwort|mot de passe|senha|wachtwoord|l(?:ö|Ö)senord|has(?:ł|Ł)o|contrase(?:ñ|Ñ)a)",
+            r"(?:[ \t]+[^\s]+){0,6}?[ \t]+(?:ist|lautet|est|es|é|è|is|är|jest|to|brzmi)[ \t]+",
+            r"|(?:パスワード|密码|密碼|비밀번호)(?:は|是|为|為|은|는)[ \t]*)",
+            r#"(?:[„“"'«「『`][ \t]*)?(?P<e>[^\s"'`„“”«»「」『』，。、；！？]{8,})"#,
         ),
         locate: prose_credential,
     },

@@ -571,6 +571,8 @@ pub(super) const REFERENCE_PREFIXES: &[&str] = &[
     // Vault's key/value paths (`secret=secret/data/db` in a lookup).
     "secret/data/",
     "kv/data/",
+    // Azure App Service's Key Vault references, by URI or by vault and secret name.
+    "@microsoft.keyvault(",
 ];
 
 /// A reference, template, placeholder word or marker: something that is not itself a secret.
@@ -615,6 +617,8 @@ pub(super) fn is_placeholder(value: &str) -> bool {
         || lower.ends_with("-here")
         || REFERENCE_PREFIXES.iter().any(|p| lower.starts_with(p))
         || (lower.starts_with("projects/") && lower.contains("/secrets/"))
+        // GraphQL's built-in scalars as a field's type (`password: String!`).
+        || ["String!", "ID!", "Int!", "Float!", "Boolean!"].contains(&value)
 }
 
 /// `{COQLCE6DU6GtcS5P=}` (Maven's encrypted `settings.xml` passwords) and Jenkins'

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (27, 0xdfbc_c324_1f59_cc65),
+        (28, 0x6ecc_2d91_863c_3d32),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -1417,6 +1417,28 @@ oauth(\"client\", \"FakeNotPw1\")",
         "prose_credential",
         "管理画面のパスワード: 「Qm4!xTr9Ln」\n",
         Some("管理画面のパスワード: 「[REDACTED:prose_credential]」\n"),
+    ),
+    (
+        "prose_credential",
+        "Acceso: la contraseña del usuario de respaldo es Brum4!lago, cámbiala al terminar.\n",
+        Some(
+            "Acceso: la contraseña del usuario de respaldo es [REDACTED:prose_credential], cámbiala al terminar.\n",
+        ),
+    ),
+    (
+        "prose_credential",
+        "- 共有NASのパスワードは「Kirin2024!x」です。\n",
+        Some("- 共有NASのパスワードは「[REDACTED:prose_credential]」です。\n"),
+    ),
+    (
+        "prose_credential",
+        "Zugänge:\n  - Passwort: hafen-1982\n",
+        Some("Zugänge:\n  - Passwort: [REDACTED:prose_credential]\n"),
+    ),
+    (
+        "prose_credential",
+        "Het wachtwoord is te kort.\nDas Passwort ist falsch oder abgelaufen.\nLe mot de passe est obligatoire.\nパスワードは8文字以上です。\n",
+        None,
     ),
     // A locale's labels, a rule about passwords and code name a password; they are not one.
     (

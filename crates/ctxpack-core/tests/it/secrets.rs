@@ -13,7 +13,7 @@
 //! set 10 with rule set 6, set 11 with rule set 7, set 12 with rule set 8, set 13 with rule set
 //! 9, set 14 with rule set 10, set 15 with rule set 11, set 16 with rule set 12, set 17 with
 //! rule set 13, sets 18 and 19 with rule set 15, set 20 with rule set 16, set 21 with rule set
-//! 19) and
+//! 19, set 22 with rule set 27) and
 //! kept as it was: their positives name no kind (`"secret"`: any rule may take them), and
 //! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. A set that has been scored is not a
 //! reason to change a rule; shapes that keep getting through set after set are, with entries of
@@ -70,8 +70,9 @@ fn heldout() -> Vec<Entry> {
 /// and 2 of 60 changed (a German locale's labels for an API key and a token, and a log line's
 /// `…/password status=204`, read as a password); set 21 (rule set 19), 20 of 115 survived and 3
 /// of 60 changed (a `change-me-to-…` instruction, AWS's published examples and a Japanese
-/// locale's "forgot your password?").
-const UNSEEN_ALLOWED_FAILURES: usize = 284;
+/// locale's "forgot your password?"); set 22 (rule set 27), 22 of 121 survived and 2 of 63
+/// changed.
+const UNSEEN_ALLOWED_FAILURES: usize = 308;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -80,7 +81,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 2574);
+    assert_eq!(entries.len(), 2758);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
