@@ -147,9 +147,11 @@ pub(super) fn authorization(caps: &Captures<'_>, _: &str) -> Option<(usize, usiz
 
 /// The password of a command line; quotes around it are kept.
 pub(super) fn cli_password(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = ["s", "m", "r", "p", "q", "t", "u", "e", "d", "l", "o", "w"]
-        .iter()
-        .find_map(|name| caps.name(name))?;
+    let m = [
+        "s", "m", "r", "p", "q", "t", "u", "e", "d", "l", "o", "w", "x",
+    ]
+    .iter()
+    .find_map(|name| caps.name(name))?;
     let ((start, end), value) = unquote(m);
     // `curl -u user:api_token`: the name of what goes there.
     let named = is_credential_name(value);
@@ -736,7 +738,7 @@ pub(super) fn constructor_key(caps: &Captures<'_>, _: &str) -> Option<(usize, us
 
 /// A directive's value (`requirepass …` in `redis.conf`), quotes kept.
 pub(super) fn directive(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let m = caps.name("s")?;
+    let m = caps.name("s").or_else(|| caps.name("r"))?;
     let ((start, end), value) = unquote(m);
     let ok = value.chars().count() >= 4
         && !is_placeholder(value)

@@ -484,9 +484,14 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "password_assignment",
-        description: "a server's password directive (Redis requirepass and masterauth)",
-        prefilter: r"requirepass|masterauth",
-        pattern: r##"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?P<s>"[^"\r\n]+"|[^\s"#]+)"##,
+        description: "a server's password directive (Redis requirepass and masterauth, and an ACL user's >password)",
+        prefilter: r"requirepass|masterauth|(?i-u)user[ \t]+[!-~]+[ \t]+on[ \t]",
+        pattern: concat!(
+            r##"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?P<s>"[^"\r\n]+"|[^\s"#]+)"##,
+            // Redis ACLs: `user NAME on … >password` in an ACL file, `ACL SETUSER NAME on >…`.
+            r"|(?:(?m:^)[ \t]*|(?i-u:acl)[ \t]+(?i-u:set))(?i-u:user)[ \t]+[!-~]+[ \t]+(?i-u:on)[ \t]",
+            r"(?:[^\r\n>]*?[ \t])?>(?P<r>[^\s>]+)",
+        ),
         locate: directive,
     },
     Spec {
@@ -599,7 +604,7 @@ const PLACED_SPECS: &[Spec] = &[
     Spec {
         kind: "cli_password",
         description: "a password on a database, directory or transfer command line (sqlcmd -P, ldapsearch -w, lftp -u user,PASS, sqlplus user/PASS@db, net use \\\\host\\share PASS /user:NAME) or given to docker login (-p PASS, echo PASS | docker login --password-stdin)",
-        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin|ldap(?:search|modify|add|delete|whoami|passwd)[ \t]|(?:sqlplus|expdp|impdp|sqlldr)[ \t]|(?i-u:net)[ \t]+(?i-u:use)[ \t]",
+        prefilter: r"sqlcmd[ \t]|bcp[ \t]|osql[ \t]|lftp[ \t]|(?:docker|podman)[ \t]+login|--password-stdin|ldap(?:search|modify|add|delete|whoami|passwd)[ \t]|(?:sqlplus|expdp|impdp|sqlldr)[ \t]|(?i-u:net)[ \t]+(?i-u:use)[ \t]|smbclient[ \t]",
         pattern: concat!(
             r"(?:^|[^A-Za-z0-9_./-])(?:sqlcmd|bcp|osql)[ \t](?:(?:[^\n]|\\\r?\n)*?[ \t])?-P[ \t]*",
             r#"(?P<t>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'`,-][^\s"'`,]{3,})"#,
@@ -620,6 +625,9 @@ const PLACED_SPECS: &[Spec] = &[
             r#"|(?:^|[^A-Za-z0-9_.-])(?i-u:net)[ \t]+(?i-u:use)[ \t](?:[^\r\n]*?[ \t])?"#,
             r#"(?:\\\\[^\s"]+|/(?i-u:user|u):(?:"[^"\r\n]+"|[^\s"]+))[ \t]+"#,
             r#"(?P<w>"[^"\r\n]+"|[^\s"`/*%$-][^\s"`]{3,})"#,
+            // Samba's `smbclient -U 'DOMAIN\user%password'`.
+            r#"|(?:^|[^A-Za-z0-9_./-])smbclient[ \t](?:[^\r\n]*?[ \t])?(?:-U|--user(?:name)?)(?:[ \t]+|=)"#,
+            r#"["']?[^\s"'%]+%(?P<x>[^\s"'%$][^\s"']{3,})"#,
         ),
         locate: cli_password,
     },

@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (28, 0x6ecc_2d91_863c_3d32),
+        (29, 0x4e0d_78d8_db70_7458),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -301,6 +301,21 @@ const CASES: &[(&str, &str, Option<&str>)] = &[
         None,
     ),
     // password_assignment
+    (
+        "password_assignment",
+        "user default off\nuser worker on >Rq8sLm2VxTz4Kp ~jobs:* +@list\n",
+        Some("user default off\nuser worker on >[REDACTED:password_assignment] ~jobs:* +@list\n"),
+    ),
+    (
+        "password_assignment",
+        "ACL SETUSER reporter on >Hw5kQz9LmVt2Xr ~reports:* +get\n",
+        Some("ACL SETUSER reporter on >[REDACTED:password_assignment] ~reports:* +get\n"),
+    ),
+    (
+        "password_assignment",
+        "user default on nopass ~* +@all\nuser ci on #8f3a9c2b7e1d4f6a0b5c8e2d9f1a3b7c8f3a9c2b7e1d4f6a0b5c8e2d9f1a3b7c ~* +@read\nuser app on >changeme ~* +@all\necho done > /tmp/x\n",
+        None,
+    ),
     (
         "password_assignment",
         "password = \"hunter2\"",
@@ -1006,6 +1021,16 @@ const CASES: &[(&str, &str, Option<&str>)] = &[
     (
         "cli_password",
         "net use Z: \\\\srv\\share /user:CORP\\svc /persistent:no\r\nnet use Y: \\\\srv\\share * /user:CORP\\svc\r\nnet use X: \\\\srv\\share %SHARE_PASSWORD% /user:%SHARE_USER%\r\nnet use Z: /delete\r\n",
+        None,
+    ),
+    (
+        "cli_password",
+        "smbclient //fs01/scans -U 'SCAN\\scanner%Violet.badger42' -c 'ls'\n",
+        Some("smbclient //fs01/scans -U 'SCAN\\scanner%[REDACTED:cli_password]' -c 'ls'\n"),
+    ),
+    (
+        "cli_password",
+        "smbclient //fs01/scans -U scanner -c 'ls'\nsmbclient -L fs01 -U guest%\nsmbclient //fs01/x -U \"svc%$SMB_PASSWORD\"\n",
         None,
     ),
     (
