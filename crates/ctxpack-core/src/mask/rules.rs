@@ -186,7 +186,7 @@ const PLACED_SPECS: &[Spec] = &[
         kind: "pgpass_password",
         description: "the password of a PgBouncer userlist.txt line (\"user\" \"password\"; not an md5 or SCRAM verifier), in a text made of such lines",
         // Anchored at the text's start: a userlist holds nothing else (but comments).
-        prefilter: r#"\A(?:[ \t]*(?:;[^\r\n]*)?\r?\n){0,64}[ \t]*"[^"\r\n]{1,64}"[ \t]+""#,
+        prefilter: r#"\A(?:[ \t]*(?:;[^\r\n]*)?\r?\n)*[ \t]*"[^"\r\n]+"[ \t]+""#,
         pattern: r#"(?m)^[ \t]*"(?P<u>[^"\r\n]{1,64})"[ \t]+"(?P<s>[^"\r\n]{6,})"[ \t]*\r?$"#,
         locate: userlist,
     },
@@ -674,27 +674,14 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
-        description: "a value right after the word for password in another language and a colon, an equals sign or a dash, quoted or not (Passwort: ..., mot de passe : ..., contraseña: ..., пароль: ..., 密码：...)",
-        prefilter: concat!(foreign_password_word!(), r"[ \t]*(?::|：|=|[ \t]+(?:-|–))"),
+        description: "a value after the word for password in another language: after a colon, an equals sign or a dash, quoted or not (Passwort: ..., mot de passe : ..., contraseña: ..., пароль: ..., 密码：...), or that a sentence says the password is (la contraseña del usuario es ..., het wachtwoord is ..., パスワードは「...」です, 密码是...)",
+        // The words alone: one copy of them in the one pass, whose every state holds them.
+        prefilter: foreign_password_word!(),
         pattern: concat!(
             foreign_password_word!(),
-            r#"[ \t]*(?::|：|=|[ \t]+(?:-|–))[ \t]*(?:[„“"'«「『`][ \t]*)?(?P<a>[^\s"'`„“”«»「」『』，。、；！？]{8,})"#,
-        ),
-        locate: prose_credential,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "a value that the password \"is\" in a sentence of another language (la contraseña del usuario es ..., het wachtwoord is ..., パスワードは「...」です, 密码是...)",
-        prefilter: concat!(
-            r"(?:(?i-u:passwort|kennwort|mot de passe|senha|wachtwoord|l(?:ö|Ö)senord|has(?:ł|Ł)o|contrase(?:ñ|Ñ)a)[ \t][^\r\n]{0,60}?[ \t]",
-            r"(?:ist|lautet|est|es|é|è|is|är|jest|to|brzmi)[ \t]",
-            r"|(?:パスワード|密码|密碼|비밀번호)(?:は|是|为|為|은|는))",
-        ),
-        pattern: concat!(
-            r"(?:(?i-u:passwort|kennwort|mot de passe|senha|wachtwoord|l(?:ö|Ö)senord|has(?:ł|Ł)o|contrase(?:ñ|Ñ)a)",
-            r"(?:[ \t]+[^\s]+){0,6}?[ \t]+(?:ist|lautet|est|es|é|è|is|är|jest|to|brzmi)[ \t]+",
-            r"|(?:パスワード|密码|密碼|비밀번호)(?:は|是|为|為|은|는)[ \t]*)",
-            r#"(?:[„“"'«「『`][ \t]*)?(?P<e>[^\s"'`„“”«»「」『』，。、；！？]{8,})"#,
+            r#"(?:[ \t]*(?::|：|=|[ \t]+(?:-|–))[ \t]*(?:[„“"'«「『`][ \t]*)?(?P<a>[^\s"'`„“”«»「」『』，。、；！？]{8,})"#,
+            r"|(?:(?:[ \t]+[^\s]+){0,6}?[ \t]+(?:ist|lautet|est|es|é|è|is|är|jest|to|brzmi)[ \t]+|(?:は|是|为|為|은|는)[ \t]*)",
+            r#"(?:[„“"'«「『`][ \t]*)?(?P<e>[^\s"'`„“”«»「」『』，。、；！？]{8,}))"#,
         ),
         locate: prose_credential,
     },
