@@ -4,8 +4,9 @@
 //! tree's status beside ranking, shaping on every core). On a 2-core virtual machine Linux was
 //! seen to start such threads on the pack's core and wake them there again after each wait:
 //! the status thread and both shaping threads shared the pack's core while the other sat idle
-//! for 16 ms of a 35 ms pack (docs/performance.md). A thread started here keeps off its parent's core for its short
-//! life, when the process may run on another: the parent, which waits for it, keeps its own.
+//! for 16 ms of a 35 ms pack (docs/performance.md). A thread started here keeps off its
+//! parent's core for its short life, when the process may run on another: the parent, which
+//! waits for it, keeps its own.
 
 use std::thread::{Scope, ScopedJoinHandle};
 
