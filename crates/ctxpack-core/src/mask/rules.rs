@@ -33,6 +33,7 @@ macro_rules! foreign_password_word {
         )
     };
 }
+pub(super) use foreign_password_word;
 
 /// The rules, in the order they run (more specific first): the tokens known by their shape
 /// ([`TOKEN_SPECS`]), then those known by where they stand. Keep the `mask` module's table in
@@ -698,11 +699,11 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
-        description: "a Markdown table's value cell: in a row labelled with a secret name (| Password | ... |) or under a column headed by one (| env | user | DB password |)",
-        // A label or header cell that ends in a secret word; then every row of such a text is
-        // looked at.
+        description: "a Markdown or Confluence table's value cell: in a row labelled with a secret name (| Password | ... |, | Пароль | ... |) or under a column headed by one (| env | user | DB password |, || Host || Wachtwoord ||)",
+        // A label or header cell that ends in a secret word, in English or another language;
+        // then every row of such a text is looked at.
         // (Not a bare `key` or `token`: `|key|` and `|token|` are closures' arguments in code.)
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)?|pwd|secret|psk|shared key|api key|api token|credentials?)\**[ \t]*\|",
+        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase|code)?|pwd|secret|psk|shared key|api key|api token|credentials?)[*_`]*[ \t]*\|",
         pattern: r"(?m)^[ \t]*\|[^\r\n]*\|[ \t]*\r?$",
         locate: table_cell,
     },
@@ -713,6 +714,8 @@ const PLACED_SPECS: &[Spec] = &[
         prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pwd|pre-?shared key|api key|api token|secret|token)[ \t]*:?[ \t]*(?:</(?:b|strong)>)?[ \t]*</t[dh]>",
         pattern: concat!(
             r"<(?i-u:t[dh])(?:[ \t][^<>]*)?>[ \t]*(?:<(?i-u:b|strong)>)?[ \t]*",
+            // A few words may come first (`Maintenance password`).
+            r"(?:[A-Za-z][A-Za-z-]*[ \t]+){0,3}",
             r"(?i-u:pass(?:word|wd|phrase)|pwd|pre-?shared key|api key|api token|secret|token)[ \t]*:?[ \t]*",
             r"(?:</(?i-u:b|strong)>)?[ \t]*</(?i-u:t[dh])>\s*<(?i-u:td)(?:[ \t][^<>]*)?>[ \t]*",
             r"(?:<(?i-u:code|b|strong|tt|kbd)>)?(?P<a>[^<\s]{8,})(?:</(?i-u:code|b|strong|tt|kbd)>)?[ \t]*</(?i-u:td)>",
@@ -724,9 +727,36 @@ const PLACED_SPECS: &[Spec] = &[
         description: "a CSV row's value under a column headed by a secret name (system,url,username,password,...)",
         // Anchored at the text's start: the header is its first line, and a pass that starts
         // nowhere else costs nothing on the texts that are not CSV.
-        prefilter: r"(?i-u)\A(?:[\t\x20-\x2b\x2d-\x7e]*,)*[ \t]*[a-z_]*(?:passw(?:or)?d|pass|pwd|secret|token|passphrase)[ \t]*(?:,|\r?\n)",
+        prefilter: r"(?i-u)\A(?:[\t\x20-\x2b\x2d-\x7e]*,)*[ \t]*[a-z_ ]*(?:passw(?:or)?d|pass|pwd|secret|token|passphrase|passcode|credentials?|api_?key)[ \t]*(?:,|\r?\n)",
         pattern: r#"(?m)^[^\r\n",]*(?:,[^\r\n",]*){1,63}\r?$"#,
         locate: csv_cell,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a tab-separated row's value under a column headed by a secret name (Client<TAB>Portal<TAB>Login<TAB>Password)",
+        // Anchored at the text's start, as the CSV rule is.
+        prefilter: r"(?i-u)\A(?:[\x20-\x7e]*\t)*[ ]*[a-z_ ]*(?:passw(?:or)?d|pass|pwd|secret|token|passphrase|passcode|credentials?|api_?key)[ ]*(?:\t|\r?\n)",
+        pattern: r#"(?m)^[^\r\n"\t]*(?:\t[^\r\n"\t]*){1,63}\r?$"#,
+        locate: tsv_cell,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a MediaWiki table's value cell under a column headed by a secret name (! Device !! IP !! Login !! Password)",
+        // A table's start; its header's names are read by the locator, so the one pass carries
+        // no list of words for it.
+        prefilter: r"(?m)^[ \t]*\{\|",
+        // A row of cells on one line (not `|-`, `|}` or a caption).
+        pattern: r"(?m)^\|[^-}+\r\n][^\r\n]*\|\|[^\r\n]*$",
+        locate: wiki_table_cell,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "an HTML table's value cell under a column headed by a secret name (<th>Password</th>, <th>Lösenord</th>)",
+        // A header cell's end; its names are read by the locator.
+        prefilter: r"</(?i-u:th)>",
+        // A row; its cells are read by the locator.
+        pattern: r"(?s)<(?i-u:tr)(?:[ \t\r\n][^<>]*)?>.*?</(?i-u:tr)>",
+        locate: html_table_cell,
     },
     Spec {
         kind: "password_assignment",
