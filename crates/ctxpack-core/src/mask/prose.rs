@@ -49,6 +49,32 @@ pub(super) fn prose_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize,
     ok.then_some((m.start(), m_end))
 }
 
+/// A `user / password` pair alone at a line's end (a chat's answer, `[09:42] kenji: admin /
+/// …`), when the 400 bytes before it ask for a login or credentials: the pair is a login only
+/// where the text says so, and the value must read as a credential, or as a chosen one of
+/// words with a digit.
+pub(super) fn answered_login(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let m = caps.name("f")?;
+    let start = caps.get(0)?.start();
+    // The pair ends a line that starts with at most a chat's prefix (`[09:42] kenji:`), no path.
+    let line = hay[..start].rfind('\n').map_or(0, |n| n + 1);
+    if start - line > 60 || hay[line..start].contains('/') {
+        return None;
+    }
+    let from = hay.floor_char_boundary(start.saturating_sub(400));
+    let before = hay[from..start].to_ascii_lowercase();
+    if !["login", "log in", "creds", "credential", "password"]
+        .iter()
+        .any(|w| before.contains(w))
+    {
+        return None;
+    }
+    let end = m.start() + m.as_str().trim_end_matches(['.', ',', ';', ':', ')']).len();
+    let v = &hay[m.start()..end];
+    let ok = prose_value(v) && (reads_as_credential(v) || v.bytes().any(|b| b.is_ascii_digit()));
+    ok.then_some((m.start(), end))
+}
+
 /// A chosen password of words (`zephyr*Bramble6`) holds a digit and a symbol no identifier
 /// has.
 fn is_chosen(v: &str) -> bool {

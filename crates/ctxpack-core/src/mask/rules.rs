@@ -538,6 +538,23 @@ const PLACED_SPECS: &[Spec] = &[
         locate: code_credential,
     },
     Spec {
+        kind: "code_credential",
+        description: "a password as a positional argument of a client library's call that takes one there: paramiko's connect(host, port, user, \"…\"), ldap3's Connection(server, user, \"…\"), pika's PlainCredentials(user, \"…\"), ftplib's FTP(host, user, \"…\") and FTP_TLS, Go's ssh.Password(\"…\"), Arduino's WiFi.begin(ssid, \"…\")",
+        prefilter: r"\.connect[ \t]*\(|Connection[ \t]*\(|PlainCredentials[ \t]*\(|FTP(?:_TLS)?[ \t]*\(|ssh\.Password[ \t]*\(|WiFi\.(?:begin|softAP)[ \t]*\(",
+        pattern: concat!(
+            // The arguments before the password: strings, names (a call's result among them),
+            // numbers; paramiko's port is a number, ldap3's first argument its server.
+            r#"(?:\.connect[ \t]*\(\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_][A-Za-z0-9_.]*)\s*,\s*[0-9]{1,5}\s*,\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_][A-Za-z0-9_.]*)\s*,"#,
+            r#"|\bConnection[ \t]*\(\s*(?:Server\([^()\r\n]*\)|[A-Za-z_]*(?:server|srv)[A-Za-z0-9_]*)\s*,\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_][A-Za-z0-9_.]*)\s*,"#,
+            r#"|\bPlainCredentials[ \t]*\(\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_][A-Za-z0-9_.]*)\s*,"#,
+            r#"|\bFTP(?:_TLS)?[ \t]*\((?:\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_][A-Za-z0-9_.]*)\s*,){2}"#,
+            r#"|\bssh\.Password[ \t]*\("#,
+            r#"|\bWiFi\.(?:begin|softAP)[ \t]*\(\s*(?:"[^"\r\n]*"|[A-Za-z_][A-Za-z0-9_.]*)\s*,)"#,
+            r#"\s*["'](?P<pa>[^"'\\\s,)]*)["']"#,
+        ),
+        locate: code_credential,
+    },
+    Spec {
         kind: "high_entropy_key",
         description: "a random-looking key given to an HMAC (OpenSSL::HMAC.hexdigest(alg, \"…\", data), createHmac(alg, \"…\"), hmac.new(b\"…\"), Go's hmac.New(h, []byte(\"…\")))",
         prefilter: r"HMAC\.(?:hex|base64)?digest|createHmac\(|hmac\.(?:new|New)\(",
@@ -664,11 +681,12 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "prose_credential",
-        description: "an unquoted value right after \"password\", \"passphrase\" or \"login\", or one that a password, pw or login \"is\", in prose (uses the passphrase ..., the root pw on the NAS is ...)",
-        prefilter: r"(?i-u)(?:pw|password|passphrase|login)[ \t]",
+        description: "an unquoted value right after \"password\", \"passphrase\" or \"login\" (also a bold **Password:** label), or one that a password, pw or login \"is\", in prose (uses the passphrase ..., the root pw on the NAS is ...)",
+        prefilter: r"(?i-u)(?:pw|password|passphrase|login)(?::?\*\*:?)?[ \t]",
         pattern: concat!(
-            // The value right after the word (`uses the passphrase …`) or after "is" a few words on.
-            r"(?i-u:(?-u:\b)pw|pass(?:word|phrase)|login)(?:(?:[ \t]+[A-Za-z0-9._-]+){0,4}?[ \t]+(?i-u:is|was|now))?[ \t]+",
+            // The value right after the word (`uses the passphrase …`, a bold label's
+            // `**Password:** …`) or after "is" a few words on.
+            r"(?i-u:(?-u:\b)pw|pass(?:word|phrase)|login)(?::?\*\*:?|(?:[ \t]+[A-Za-z0-9._-]+){0,4}?[ \t]+(?i-u:is|was|now))?[ \t]+",
             r#"(?P<e>[^\s`'"]{8,})"#,
         ),
         locate: prose_credential,
@@ -696,6 +714,18 @@ const PLACED_SPECS: &[Spec] = &[
             r#"[A-Za-z0-9_.@-]{2,40}[ \t]+/[ \t]+(?P<f>[^\s`'"]{8,})"#,
         ),
         locate: prose_credential,
+    },
+    Spec {
+        kind: "prose_credential",
+        description: "a user / password pair that ends a line (a chat's answer) a few lines after a question about a login or credentials (anyone know the login for …? / admin / …)",
+        prefilter: r"(?i-u)creds|credential|log[ \t-]?in|passw",
+        pattern: concat!(
+            // (The line's start is checked by the locator: a bounded run of any character here
+            // would cost every process's first texts.)
+            r"(?m)[ \t>:][ \t]*[A-Za-z0-9_.@-]{2,40}[ \t]+/[ \t]+",
+            r#"(?P<f>[^\s`'"/]{8,})[ \t]*\r?$"#,
+        ),
+        locate: answered_login,
     },
     Spec {
         kind: "prose_credential",
