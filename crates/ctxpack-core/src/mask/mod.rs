@@ -73,8 +73,8 @@
 //! | `registry_auth` | Docker `config.json` `"auth"` and `.npmrc` `_auth` values that decode to `user:password`; a Kubernetes pull secret's `.dockerconfigjson` / `.dockercfg` that decodes to a Docker config with credentials | the base64 value |
 //! | `registry_token` | the token under a host in Composer's `auth.json` (`github-oauth`, `gitlab-token`, `gitlab-oauth`, `bearer`); the first host of each block | the token |
 //! | `connection_string_password` | the password in `scheme://user:PASSWORD@host` for any scheme (postgres, mysql, mongodb+srv, redis, amqp, https, …), as in `.git-credentials`; the `Password=` or `Pwd=` of a `key=value;` connection string (ADO.NET, ODBC) that `password_assignment` leaves, such as one starting with `!` or `#` or braced as ODBC braces it (`Pwd={…}`), also in a string cut into literals (`"UID=etl;"` `"PWD=#…;"`); the password of a Go `user:PASSWORD@tcp(host)/db` DSN; a Bundler gem-server credential (`BUNDLE_HOST__COM: user:PASSWORD`) | the password only |
-//! | `url_credential` | a generated token as a URL's whole user part (`https://TOKEN@host`), after a `/key/`, `/token/`, `/apikey/`, `/secret/`, `/hooks/` or `/webhooks/` path segment, or in an `X-Amz-Signature=`, `X-Goog-Signature=`, `signature=`, `sig=`, `hmac=`, `key=`, `appid=`, `p=` or `pass=` query parameter (InfluxDB's `u=…&p=…`) (also after a template's `{city}` or `${…}` among the parameters) | the token |
-//! | `pgpass_password` | the last field of a PostgreSQL `.pgpass` line, `host:port:database:user:password` (the host a name, an address or `*`; the port digits or `*`; `\:` escapes allowed); the password of a PgBouncer `userlist.txt` line, `"user" "password"`, in a text made of such lines (not an `md5…` or `SCRAM-SHA-256$…` verifier) | the password |
+//! | `url_credential` | a generated token as a URL's whole user part (`https://TOKEN@host`), after a `/key/`, `/token/`, `/apikey/`, `/secret/`, `/hooks/` or `/webhooks/` path segment, or in an `X-Amz-Signature=`, `X-Goog-Signature=`, `signature=`, `sig=`, `hmac=`, `key=`, `appid=`, `p=` or `pass=` query parameter (InfluxDB's `u=…&p=…`) (also after a template's `{city}` or `${…}` among the parameters, or a marker where an earlier rule masked one, as a presigned URL's access key id) | the token |
+//! | `pgpass_password` | the last field of a PostgreSQL `.pgpass` line, `host:port:database:user:password` (also echoed into one: `echo "…" >> ~/.pgpass`) (the host a name, an address or `*`; the port digits or `*`; `\:` escapes allowed); the password of a PgBouncer `userlist.txt` line, `"user" "password"`, in a text made of such lines (not an `md5…` or `SCRAM-SHA-256$…` verifier) | the password |
 //! | `netrc_password` | the password of a `.netrc` / `.authinfo` entry: `machine HOST login USER password PASS`, on one line or several | the password |
 //! | `xml_secret` | the text of a secret-named XML element (`<password>`, `<ApiKey>`, `<secret>` …, e.g. Maven `settings.xml`), `<add key="…Password" value="…"/>` (.NET `appSettings`, NuGet `ClearTextPassword`), an element whose `name` or `key` attribute is secret-named with a `value` attribute or text (`<property name="db.password" value="…"/>`, `<entry key="smtp.password">…</entry>`, .NET `<setting name="SmtpPassword"><value>…</value></setting>`), Hadoop-style `<name>fs.s3a.secret.key</name><value>…</value>` (also a Jenkins parameter's `<defaultValue>`, after its `<description>`), and a secret-named element's `<Value>` child (a Windows answer file's `<AdministratorPassword><Value>…</Value>`); Maven's and Jenkins' braced ciphertext (`{COQL…=}`) counts as a value | the value |
 //! | `yaml_block_secret` | a YAML block scalar (`\|`, `>`, `\|-`, `>-` …) under a secret-named key | the block's lines, from the first content character to the end of the last line |
@@ -238,6 +238,7 @@ mod locate;
 mod prose;
 mod rules;
 mod shape;
+mod tables;
 #[cfg(test)]
 mod tests;
 mod tokens;
@@ -246,9 +247,10 @@ use locate::*;
 use prose::*;
 use rules::specs;
 use shape::*;
+use tables::*;
 
 /// Bumped whenever the rule set changes (stored text is masked at index time).
-pub const MASK_RULES_VERSION: u32 = 32;
+pub const MASK_RULES_VERSION: u32 = 33;
 
 /// How every marker starts; no rule accepts a value that contains it, which is what makes
 /// masking idempotent.

@@ -39,7 +39,7 @@ pub(super) use foreign_password_word;
 /// ([`TOKEN_SPECS`]), then those known by where they stand. Keep the `mask` module's table in
 /// step with them; a test checks that every kind is documented.
 pub(super) fn specs() -> impl Iterator<Item = &'static Spec> {
-    TOKEN_SPECS.iter().chain(PLACED_SPECS)
+    TOKEN_SPECS.iter().chain(PLACED_SPECS).chain(TABLE_SPECS)
 }
 
 /// The rules that find a secret by what surrounds it: a name, a call, a header, a URL.
@@ -152,8 +152,9 @@ const PLACED_SPECS: &[Spec] = &[
             r"(?i-u:api[_-]?key|apikey|access[_-]?token|token|secret|key|password|hook|webhook)s?/(?:v[0-9]{1,2}/)?",
             r#"(?P<p>[A-Za-z0-9_-]{16,})(?:[/?#\s"'<>)]|$)"#,
             r"|://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+=:@!$,;-]*)*\?",
-            // (A template's `{city}` or `${encodeURIComponent(q)}` may sit among the parameters.)
-            r"(?:[A-Za-z0-9._~%+=:@!$,;/{}()-]*&)*",
+            // (A template's `{city}` or `${encodeURIComponent(q)}` may sit among the parameters,
+            // and a marker where an earlier rule masked one: `X-Amz-Credential=[REDACTED:…]`.)
+            r"(?:[A-Za-z0-9._~%+=:@!$,;/{}()\[\]-]*&)*",
             // (`api_key=`, `access_token=` and other secret names are `password_assignment`'s.)
             // (InfluxDB's `u=…&p=…` and `pass=` carry a password.)
             r"(?i-u:x-amz-signature|x-goog-signature|signature|sig|hmac|key|appid|app_id|p|pass)=(?P<q>[A-Za-z0-9%_.-]{16,})",
@@ -172,14 +173,16 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "pgpass_password",
-        description: "the password field of a PostgreSQL .pgpass line (host:port:database:user:password)",
+        description: "the password field of a PostgreSQL .pgpass line (host:port:database:user:password), also echoed into one",
         // From the port on (a port between colons alone is in every time of day, so four
         // fields): a prefilter from each line's start keeps a thread of the one pass alive
         // through every line's first word.
         prefilter: r":(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
         pattern: concat!(
-            r"(?m)^[ \t]*(?P<h>[A-Za-z0-9_.*-]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):",
-            r"(?:[^:\s\\]|\\.)+:(?P<u>(?:[^:\s\\]|\\.)+):(?P<s>(?:[^:\s\\]|\\.)+)[ \t]*\r?$",
+            // Also echoed into the file: `echo "host:5432:db:user:…" >> ~/.pgpass`.
+            r#"(?m)^[ \t]*(?:echo[ \t]+["']?)?(?P<h>[A-Za-z0-9_.*-]+|\[[0-9A-Fa-f:.]+\]):(?:[0-9]{1,5}|\*):"#,
+            r"(?:[^:\s\\]|\\.)+:(?P<u>(?:[^:\s\\]|\\.)+):(?P<s>(?:[^:\s\\]|\\.)+)",
+            r#"(?:["'][ \t]*>>?[ \t]*[^\s]*\.pgpass)?[ \t]*\r?$"#,
         ),
         locate: pgpass,
     },
@@ -726,67 +729,6 @@ const PLACED_SPECS: &[Spec] = &[
             r#"(?P<f>[^\s`'"/]{8,})[ \t]*\r?$"#,
         ),
         locate: answered_login,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "a Markdown or Confluence table's value cell: in a row labelled with a secret name (| Password | ... |, | Пароль | ... |) or under a column headed by one (| env | user | DB password |, || Host || Wachtwoord ||)",
-        // A label or header cell that ends in a secret word, in English or another language;
-        // then every row of such a text is looked at.
-        // (Not a bare `key` or `token`: `|key|` and `|token|` are closures' arguments in code.)
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase|code)?|pwd|secret|psk|shared key|api key|api token|credentials?)[*_`]*[ \t]*\|",
-        pattern: r"(?m)^[ \t]*\|[^\r\n]*\|[ \t]*\r?$",
-        locate: table_cell,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "an HTML table's value cell in a row labelled with a secret name (<th>Password</th><td>...</td>)",
-        // From the label's word to the end of its cell.
-        prefilter: r"(?i-u)(?:pass(?:word|wd|phrase)|pwd|pre-?shared key|api key|api token|secret|token)[ \t]*:?[ \t]*(?:</(?:b|strong)>)?[ \t]*</t[dh]>",
-        pattern: concat!(
-            r"<(?i-u:t[dh])(?:[ \t][^<>]*)?>[ \t]*(?:<(?i-u:b|strong)>)?[ \t]*",
-            // A few words may come first (`Maintenance password`).
-            r"(?:[A-Za-z][A-Za-z-]*[ \t]+){0,3}",
-            r"(?i-u:pass(?:word|wd|phrase)|pwd|pre-?shared key|api key|api token|secret|token)[ \t]*:?[ \t]*",
-            r"(?:</(?i-u:b|strong)>)?[ \t]*</(?i-u:t[dh])>\s*<(?i-u:td)(?:[ \t][^<>]*)?>[ \t]*",
-            r"(?:<(?i-u:code|b|strong|tt|kbd)>)?(?P<a>[^<\s]{8,})(?:</(?i-u:code|b|strong|tt|kbd)>)?[ \t]*</(?i-u:td)>",
-        ),
-        locate: prose_credential,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "a CSV row's value under a column headed by a secret name (system,url,username,password,...)",
-        // Anchored at the text's start: the header is its first line, and a pass that starts
-        // nowhere else costs nothing on the texts that are not CSV.
-        prefilter: r"(?i-u)\A(?:[\t\x20-\x2b\x2d-\x7e]*,)*[ \t]*[a-z_ ]*(?:passw(?:or)?d|pass|pwd|secret|token|passphrase|passcode|credentials?|api_?key)[ \t]*(?:,|\r?\n)",
-        pattern: r#"(?m)^[^\r\n",]*(?:,[^\r\n",]*){1,63}\r?$"#,
-        locate: csv_cell,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "a tab-separated row's value under a column headed by a secret name (Client<TAB>Portal<TAB>Login<TAB>Password)",
-        // Anchored at the text's start, as the CSV rule is.
-        prefilter: r"(?i-u)\A(?:[\x20-\x7e]*\t)*[ ]*[a-z_ ]*(?:passw(?:or)?d|pass|pwd|secret|token|passphrase|passcode|credentials?|api_?key)[ ]*(?:\t|\r?\n)",
-        pattern: r#"(?m)^[^\r\n"\t]*(?:\t[^\r\n"\t]*){1,63}\r?$"#,
-        locate: tsv_cell,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "a MediaWiki table's value cell under a column headed by a secret name (! Device !! IP !! Login !! Password)",
-        // A table's start; its header's names are read by the locator, so the one pass carries
-        // no list of words for it.
-        prefilter: r"(?m)^[ \t]*\{\|",
-        // A row of cells on one line (not `|-`, `|}` or a caption).
-        pattern: r"(?m)^\|[^-}+\r\n][^\r\n]*\|\|[^\r\n]*$",
-        locate: wiki_table_cell,
-    },
-    Spec {
-        kind: "prose_credential",
-        description: "an HTML table's value cell under a column headed by a secret name (<th>Password</th>, <th>Lösenord</th>)",
-        // A header cell's end; its names are read by the locator.
-        prefilter: r"</(?i-u:th)>",
-        // A row; its cells are read by the locator.
-        pattern: r"(?s)<(?i-u:tr)(?:[ \t\r\n][^<>]*)?>.*?</(?i-u:tr)>",
-        locate: html_table_cell,
     },
     Spec {
         kind: "password_assignment",
