@@ -559,6 +559,26 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "high_entropy_key",
+        description: "a key written as 16 or more random-looking bytes under a key-named name: an array of byte literals (static const uint8_t ota_key[16] = { 0xf3, ... }, const DEK: [u8; 16] = [0x26, ...], new byte[] { 0x58, (byte) 0xFE, ... }) or a bytes literal of escapes (_KEY = b\"\\x77\\x6b...\")",
+        // A key word right before the array's size, type or `=`, and the first byte: byte
+        // tables are common in code, key-named ones rare (keyed on the bytes alone, masking
+        // took a twentieth longer).
+        prefilter: concat!(
+            r"(?i-u:key|secret|salt|dek|kek|hmac|pepper)(?:\[[0-9A-Za-z_ ]{0,16}\])?[ \t]*(?::[ \t]*&?\[u8;[ \t]*[0-9A-Za-z_]+\])?",
+            r"[ \t]*=[ \t]*(?:new[ \t]+byte[ \t]*\[[ \t]*\][ \t]*)?(?:[\[{][ \t\r\n]*(?:\(byte\)[ \t]*)?0x|b[\x22']\\x)",
+        ),
+        pattern: concat!(
+            // The name, a C array's size or a Rust type, then the bytes: a list in braces or
+            // brackets (Java's and C#'s `new byte[]` before it), or a Python bytes literal.
+            r"(?P<k>[A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\[[0-9A-Za-z_ ]{0,16}\])?[ \t]*(?::[ \t]*&?\[u8;[ \t]*[0-9A-Za-z_]+\])?[ \t]*=[ \t]*",
+            r"(?:(?:new[ \t]+byte[ \t]*\[[ \t]*\][ \t]*)?[\[{]\s*",
+            r"(?P<v>(?:(?:\(byte\)[ \t]*)?0x[0-9A-Fa-f]{2}\s*,\s*){15,}(?:\(byte\)[ \t]*)?0x[0-9A-Fa-f]{2})",
+            r#"|b["'](?P<w>(?:\\x[0-9A-Fa-f]{2}){16,})["'])"#,
+        ),
+        locate: byte_key,
+    },
+    Spec {
+        kind: "high_entropy_key",
         description: "a random-looking key given to an HMAC (OpenSSL::HMAC.hexdigest(alg, \"…\", data), createHmac(alg, \"…\"), hmac.new(b\"…\"), Go's hmac.New(h, []byte(\"…\")))",
         prefilter: r"HMAC\.(?:hex|base64)?digest|createHmac\(|hmac\.(?:new|New)\(",
         pattern: concat!(
