@@ -434,7 +434,7 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "high_entropy_key",
-        description: "a random-looking value assigned to a key, salt, encryption or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys, Consul's encrypt), also as hex or base64 given to a decoder (keyHex = \"…\", KEY = Base64.getDecoder().decode(\"…\"))",
+        description: "a random-looking value assigned to a key, salt, encryption or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys, Consul's encrypt), also as hex or base64 given to a decoder (keyHex = \"…\", KEY = Base64.getDecoder().decode(\"…\"), KEY: [u8; 32] = hex!(\"…\"), hex2bin('…'))",
         prefilter: concat!(
             r"(?i-u)(?:key(?:[_.-]?base|s)?|salt|pepper|hmac|credentials?|auth|encrypt|kek|dek)",
             r#"(?:[_.-]?(?:hex|b64|base64|bytes))?(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,|[ \t]*[=:])"#,
@@ -445,12 +445,14 @@ const PLACED_SPECS: &[Spec] = &[
             r"(?i-u:[_.-]?(?:hex|b64|base64|bytes))?)",
             // Go's `signingKey, _ = hex.DecodeString(…)` drops the decoder's error.
             // Rust's `KEY: &[u8] = b"…"`, `[u8; 32]` and `KEY_HEX: &str` name the type first.
-            r#"(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,[ \t]*_|:[ \t]*&?(?:'static[ \t]+)?(?:\[u8(?:;[ \t]*[0-9]+)?\]|str))?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
+            // Zig's `[]const u8` too.
+            r#"(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,[ \t]*_|:[ \t]*&?(?:'static[ \t]+)?(?:\[u8(?:;[ \t]*[0-9]+)?\]|str|\[\]const[ \t]+u8))?(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"#,
             // Random-looking values are 20 characters or longer; shorter ones never match. The
             // literal may be given to Go's `[]byte(…)` or to a decoder first
             // (`Base64.getDecoder().decode(…)`, `hex.DecodeString(…)`, `bytes.fromhex(…)`,
-            // `base64.b64decode(…)`, `Convert.FromBase64String(…)`, `HexFormat.of().parseHex(…)`).
-            r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){0,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|unhexlify|frombase64string|parsehex(?:binary)?|unhex)\([ \t]*)?"#,
+            // `base64.b64decode(…)`, `Convert.FromBase64String(…)`, `HexFormat.of().parseHex(…)`,
+            // Rust's `hex!(…)`, PHP's `hex2bin(…)`).
+            r#"(?:(?:\[\]byte\(|(?:[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\.){0,3}(?i-u:[a-z0-9_]*decode[a-z0-9_]*|fromhex|from_hex|unhexlify|frombase64string|parsehex(?:binary)?|unhex|hex2bin|hex!)\([ \t]*)?"#,
             r#"[rbfuRBFU]{0,2}\\?["'`](?P<qv>[^"'`\s\\]{20,})\\?["'`]|(?P<bv>[A-Za-z0-9+/=_:.-]{20,})"#,
             // (A random printable key, as Django's generator writes them: `e2161uYe+#^X3v…`.)
             r#"|(?P<rv>[^\s"'`]{32,}))"#,

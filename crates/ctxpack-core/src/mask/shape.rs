@@ -643,17 +643,6 @@ pub(super) fn is_variable_reference(value: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '{' | '('))
 }
 
-/// Keys that are public by design (Stripe's publishable keys, Mapbox's `pk.` tokens) or work
-/// only in a vendor's test mode.
-pub(super) const PUBLIC_OR_TEST_KEY_PREFIXES: &[&str] =
-    &["sk_test_", "rk_test_", "pk_test_", "pk_live_", "pk."];
-
-pub(super) fn is_public_or_test_key(value: &str) -> bool {
-    PUBLIC_OR_TEST_KEY_PREFIXES
-        .iter()
-        .any(|p| value.starts_with(p))
-}
-
 /// Checks shared by quoted and bare values.
 pub(super) fn literal_is_secret(value: &str) -> bool {
     value.chars().count() >= 6

@@ -1,6 +1,8 @@
-//! Keys written as bytes rather than text: an array of byte literals (`{ 0xf3, 0x38, … }`,
-//! `new byte[] { 0x58, (byte) 0xFE, … }`) or a bytes literal of escapes (`b"\x77\x6b…"`)
-//! under a key-named name, as firmware and small services embed their AES and HMAC keys.
+//! Keys known by their shape rather than a vendor's prefix: written as bytes (an array of byte
+//! literals, `{ 0xf3, 0x38, … }`, `new byte[] { 0x58, (byte) 0xFE, … }`, or a bytes literal of
+//! escapes, `b"\x77\x6b…"`) under a key-named name, as firmware and small services embed their
+//! AES and HMAC keys; and the keys that are no secret: public or test-mode keys, and a
+//! known-answer test's counting key.
 
 use super::*;
 
@@ -52,4 +54,35 @@ fn random_bytes(text: &str) -> bool {
     let counting = steps.iter().all(|&s| s == steps[0]);
     let printable = bytes.iter().filter(|b| (0x20..0x7f).contains(*b)).count();
     distinct.len() * 2 >= bytes.len() && !counting && printable * 4 < bytes.len() * 3
+}
+
+/// Whether `value` is 16 or more bytes in hex that count up or down by one step
+/// (`000102030405060708090a0b0c0d0e0f`, FIPS-197's example key): a known-answer test's, or a
+/// placeholder's.
+pub(super) fn counting_hex(value: &str) -> bool {
+    if value.len() < 2 * KEY_BYTES || !value.len().is_multiple_of(2) || !value.is_ascii() {
+        return false;
+    }
+    let bytes: Option<Vec<u8>> = (0..value.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&value[i..i + 2], 16).ok())
+        .collect();
+    let Some(bytes) = bytes else {
+        return false;
+    };
+    let step = bytes[1].wrapping_sub(bytes[0]);
+    step != 0 && bytes.windows(2).all(|w| w[1].wrapping_sub(w[0]) == step)
+}
+
+/// Keys that are public by design (Stripe's publishable keys, Mapbox's `pk.` tokens) or work
+/// only in a vendor's test mode.
+pub(super) const PUBLIC_OR_TEST_KEY_PREFIXES: &[&str] =
+    &["sk_test_", "rk_test_", "pk_test_", "pk_live_", "pk."];
+
+/// A public or test-mode key, or a known-answer test's counting key (`000102…0f`).
+pub(super) fn is_public_or_test_key(value: &str) -> bool {
+    PUBLIC_OR_TEST_KEY_PREFIXES
+        .iter()
+        .any(|p| value.starts_with(p))
+        || counting_hex(value)
 }
