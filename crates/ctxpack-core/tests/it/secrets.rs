@@ -13,7 +13,7 @@
 //! set 10 with rule set 6, set 11 with rule set 7, set 12 with rule set 8, set 13 with rule set
 //! 9, set 14 with rule set 10, set 15 with rule set 11, set 16 with rule set 12, set 17 with
 //! rule set 13, sets 18 and 19 with rule set 15, set 20 with rule set 16, set 21 with rule set
-//! 19, set 22 with rule set 27, set 23 with rule set 31) and
+//! 19, set 22 with rule set 27, set 23 with rule set 31, set 24 with rule set 35) and
 //! kept as it was: their positives name no kind (`"secret"`: any rule may take them), and
 //! [`UNSEEN_ALLOWED_FAILURES`] is those first scores. A set that has been scored is not a
 //! reason to change a rule; shapes that keep getting through set after set are, with entries of
@@ -73,8 +73,10 @@ fn heldout() -> Vec<Entry> {
 /// locale's "forgot your password?"); set 22 (rule set 27), 22 of 121 survived and 2 of 63
 /// changed; set 23 (rule set 31), 20 of 147 survived and 3 of 73 changed (the `secret=…` path
 /// inside an Ansible lookup, a `nextPageToken`, and a SealedSecret's ciphertext written without
-/// the `Ag…` start the controller gives it).
-const UNSEEN_ALLOWED_FAILURES: usize = 331;
+/// the `Ag…` start the controller gives it); set 24 (rule set 35), 16 of 136 survived and 1
+/// of 68 changed (a Jenkins credential's `{AQAAAB…}` ciphertext, masked on purpose as Maven's
+/// braced ciphertext is).
+const UNSEEN_ALLOWED_FAILURES: usize = 348;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -83,7 +85,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 2978);
+    assert_eq!(entries.len(), 3182);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
