@@ -33,6 +33,16 @@ pub(super) fn byte_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)>
     (named && random_bytes(m.as_str())).then(|| span(m))
 }
 
+/// A random-looking value under a key-named name that no secret word names
+/// (`SESSION_SIGNING_KEY`, `PayloadEncryptionKey`): a key only when it looks random, since
+/// key-named settings also hold ids, names and paths.
+pub(super) fn random_key_value(name: &str, value: &str) -> bool {
+    names_a_key(name)
+        && literal_is_secret(value)
+        && !counting_hex(value)
+        && (looks_random(value) || is_random_printable_key(value))
+}
+
 /// Whether the bytes written in `text`, as `0x…` literals or `\x…` escapes, look random: at
 /// least [`KEY_BYTES`] of them, at least half of them distinct, not a run that counts up or
 /// down (`0x00, 0x01, 0x02, …`, a placeholder's), and not text (`0x54, 0x68, 0x65, 0x20, …`,

@@ -533,7 +533,7 @@ pub(super) fn defined_key(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)
 
 /// `- name: DB_PASSWORD` / `value: …`: judged like the value of an assignment to the name.
 pub(super) fn name_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let human = secret_name(caps.name("k")?.as_str())?;
+    let name = caps.name("k")?.as_str();
     let m = caps
         .name("qv")
         .or_else(|| caps.name("sv"))
@@ -542,7 +542,11 @@ pub(super) fn name_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
     if caps.name("bv").is_some() && looks_like_code(v) {
         return None;
     }
-    (literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v)))).then(|| span(m))
+    let secret = match secret_name(name) {
+        Some(human) => literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v))),
+        None => random_key_value(name, v),
+    };
+    secret.then(|| span(m))
 }
 
 /// Words that make a quoted string with spaces a message or a prompt, not a passphrase.

@@ -377,16 +377,17 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "password_assignment",
-        description: "the value of a name/value pair with a secret-named name (Kubernetes and ECS env entries)",
+        description: "the value of a name/value pair with a secret-named name (Kubernetes and ECS env entries, Postman variables), or a key-named one when it looks random",
         // The secret-named name, its separator and the `value` key that follows it.
         prefilter: concat!(
-            r#"(?i-u)(?:pass|pwd|psk|secret|token|authtok|key)[A-Za-z0-9_.-]*["']?[ \t]*(?:,|\r?\n)"#,
+            r#"(?i-u)(?:pass|pwd|psk|secret|token|authtok|key)[A-Za-z0-9_.-]*["']?[ \t]*(?:,[ \t]*\r?\n?|\r?\n)"#,
             r#"[ \t]*["']?value["']?[ \t]*[:=]"#,
         ),
         pattern: concat!(
             r#"["']?(?i-u:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.-]+)["']?[ \t]*"#,
-            // The value on the same line (`{"name": …, "value": …}`) or the next (YAML).
-            r#"(?:,[ \t]*|\r?\n[ \t]*)["']?(?i-u:value)["']?[ \t]*[:=][ \t]*"#,
+            // The value on the same line (`{"name": …, "value": …}`) or the next (YAML, and
+            // JSON written a member a line: a Postman environment's `"key": …,` / `"value": …`).
+            r#"(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*)["']?(?i-u:value)["']?[ \t]*[:=][ \t]*"#,
             r#"(?:"(?P<qv>[^"\r\n]*)"|'(?P<sv>[^'\r\n]*)'|(?P<bv>[^\s"'#,}][^\s,}]*))"#,
         ),
         locate: name_value,
@@ -723,7 +724,8 @@ const PLACED_SPECS: &[Spec] = &[
         prefilter: foreign_password_word!(),
         pattern: concat!(
             foreign_password_word!(),
-            r#"(?:[ \t]*(?::|：|=|[ \t]+(?:-|–))[ \t]*(?:[„“"'«「『`][ \t]*)?(?P<a>[^\s"'`„“”«»「」『』，。、；！？]{8,})"#,
+            // (A bold label's colon, `**Passwort:**`, too.)
+            r#"(?:[ \t]*(?::(?:\*\*)?|：|=|[ \t]+(?:-|–))[ \t]*(?:[„“"'«「『`][ \t]*)?(?P<a>[^\s"'`„“”«»「」『』，。、；！？]{8,})"#,
             r"|(?:(?:[ \t]+[^\s]+){0,6}?[ \t]+(?:ist|lautet|est|es|é|è|is|är|jest|to|brzmi)[ \t]+|(?:は|是|为|為|은|는)[ \t]*)",
             r#"(?:[„“"'«「『`][ \t]*)?(?P<e>[^\s"'`„“”«»「」『』，。、；！？]{8,}))"#,
         ),
