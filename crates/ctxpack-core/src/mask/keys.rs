@@ -43,6 +43,15 @@ pub(super) fn random_key_value(name: &str, value: &str) -> bool {
         && (looks_random(value) || is_random_printable_key(value))
 }
 
+/// A JSON Web Key's private member, when the text names a key type (`"kty"`) within 2 KiB of
+/// it, as a JWK or JWKS does; the public members (`x`, `y`, `n`, `e`) are not matched.
+pub(super) fn jwk_private(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let from = hay.floor_char_boundary(m.start().saturating_sub(2 << 10));
+    let to = hay.ceil_char_boundary(m.end().saturating_add(2 << 10).min(hay.len()));
+    (hay[from..to].contains("\"kty\"") && !is_placeholder(m.as_str())).then(|| span(m))
+}
+
 /// Whether the bytes written in `text`, as `0x…` literals or `\x…` escapes, look random: at
 /// least [`KEY_BYTES`] of them, at least half of them distinct, not a run that counts up or
 /// down (`0x00, 0x01, 0x02, …`, a placeholder's), and not text (`0x54, 0x68, 0x65, 0x20, …`,

@@ -55,6 +55,20 @@ pub(super) const TOKEN_SPECS: &[Spec] = &[
         locate: group_s,
     },
     Spec {
+        kind: "private_key",
+        description: "a JSON Web Key's private members (d; p, q, dp, dq and qi of an RSA key; k of a symmetric one) in an object that names its key type (\"kty\")",
+        prefilter: r#""kty""#,
+        pattern: r#""(?:d|p|q|dp|dq|qi|k)"[ \t]*:[ \t]*"(?P<s>[A-Za-z0-9_-]{16,})""#,
+        locate: jwk_private,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "the password line of an OpenVPN configuration's inline <auth-user-pass> block (the user's line, then the password's)",
+        prefilter: r"<auth-user-pass>",
+        pattern: r"<auth-user-pass>[ \t]*\r?\n[ \t]*[^\s<]+[ \t]*\r?\n[ \t]*(?P<s>[^\s<]+)[ \t]*\r?\n[ \t]*</auth-user-pass>",
+        locate: netrc,
+    },
+    Spec {
         kind: "password_hash",
         description: "crypt(3), htpasswd, LDAP or Django password hash",
         prefilter: concat!(
