@@ -27,9 +27,11 @@ pub(super) fn byte_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)>
     let lower = name.to_ascii_lowercase();
     let named = names_a_key(name)
         || secret_name(name).is_some()
-        || ["dek", "kek", "hmac", "pepper"]
-            .iter()
-            .any(|w| lower.ends_with(w) && is_word_start(&name[..name.len() - w.len()], w));
+        || ["dek", "kek", "hmac", "pepper"].iter().any(|w| {
+            // `name` is ASCII (the expression's class), so its lowercase ends where it does.
+            let at = name.len().saturating_sub(w.len());
+            lower.ends_with(w) && is_word_start(&name[..at], &name[at..])
+        });
     (named && random_bytes(m.as_str())).then(|| span(m))
 }
 
