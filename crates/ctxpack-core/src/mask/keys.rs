@@ -37,11 +37,11 @@ pub(super) fn byte_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)>
 
 /// A random-looking value under a key-named name that no secret word names
 /// (`SESSION_SIGNING_KEY`, `PayloadEncryptionKey`): a key only when it looks random, since
-/// key-named settings also hold ids, names and paths.
+/// key-named settings also hold ids, names and paths ([`literal_is_secret`] leaves counting
+/// and test keys out).
 pub(super) fn random_key_value(name: &str, value: &str) -> bool {
     names_a_key(name)
         && literal_is_secret(value)
-        && !counting_hex(value)
         && (looks_random(value) || is_random_printable_key(value))
 }
 

@@ -234,7 +234,7 @@ pub(super) fn url_credential(caps: &Captures<'_>, hay: &str) -> Option<(usize, u
     (generated && !is_placeholder(value) && !is_stand_in(value)).then(|| span(m))
 }
 
-/// The `.netrc` password, without quotes.
+/// A password in the `s` group, without quotes (`.netrc`'s, an OpenVPN inline block's).
 pub(super) fn netrc(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;
     let ((start, end), value) = unquote(m);

@@ -62,10 +62,7 @@ pub(super) fn answered_login(caps: &Captures<'_>, hay: &str) -> Option<(usize, u
     }
     let from = hay.floor_char_boundary(start.saturating_sub(400));
     let before = hay[from..start].to_ascii_lowercase();
-    if !["login", "log in", "creds", "credential", "password"]
-        .iter()
-        .any(|w| before.contains(w))
-    {
+    if !ASKED_FOR_LOGIN.iter().any(|w| before.contains(w)) {
         return None;
     }
     let end = m.start() + m.as_str().trim_end_matches(['.', ',', ';', ':', ')']).len();
@@ -86,6 +83,9 @@ fn is_chosen(v: &str) -> bool {
 pub(super) fn reads_as_credential(v: &str) -> bool {
     is_chosen(v) || (!is_word_list(v) && !is_camel_words(v))
 }
+
+/// Words of a question a `user / password` answer follows (`anyone know the login for …?`).
+const ASKED_FOR_LOGIN: &[&str] = &["login", "log in", "creds", "credential", "password"];
 
 /// Words before a `user` / `password` pair that say it is one.
 const LOGIN_WORDS: &[&str] = &[
