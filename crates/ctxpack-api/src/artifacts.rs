@@ -227,6 +227,7 @@ impl Workspace {
                 bytes: content.len() as u64,
                 skip_reason: None,
                 chunks,
+                imports: None,
             },
         };
         // With a database as the system of record, the cache starts from what it holds, and

@@ -19,7 +19,7 @@ use ctxpack_store::{
     ChunkHead, ChunkRow, ExtraDoc, FileSet, LexicalHit, NewChunk, QueryTerms, ScoreBreakdown, Store,
 };
 
-use crate::chunk::graph::Import;
+use crate::chunk::graph;
 use crate::error::IndexError;
 use crate::history::History;
 use crate::paths::PathFilter;
@@ -33,10 +33,6 @@ const MIN_POOL: usize = 200;
 const FILE_TOP_CHUNKS: usize = 5;
 /// How many of the pool's best files lend co-change and graph evidence to their neighbours.
 const LEADERS: usize = 3;
-/// How many distinct imports of one leading file lend import evidence.
-const LEADER_IMPORTS: usize = 256;
-/// How much of a leading file's text with an import word is parsed for its imports, in bytes.
-const LEADER_IMPORT_BYTES: usize = 64 * 1024;
 
 /// The tunable parts of ranking. `Default` is the measured best (see `docs/quality.md`); the
 /// other values exist so the evaluation can show what each part is worth.
@@ -554,9 +550,10 @@ fn kth_best(scored: &[(f32, Breakdown, i64)], k: usize) -> f32 {
 
 /// Evidence along the import edges of the pool's best files (see [`crate::chunk::graph`]):
 /// for each pooled file, the best `evidence / best_file` of a leader that imports it, split
-/// among the pooled files that import reaches most closely. A leader's imports are read from
-/// its stored chunks (or the working tree's, for an overlay file), so they follow the file
-/// version the snapshot lists and change as soon as a commit that changes them is indexed.
+/// among the pooled files that import reaches most closely. A leader's imports are those
+/// indexing stored with the file version the snapshot lists (worked out from its stored chunks
+/// for a version stored without them, and from the working tree's chunks for an overlay file),
+/// so they change as soon as a commit that changes them is indexed.
 fn import_evidence<'p>(
     store: &Store,
     scope: &Scope<'_>,
@@ -564,7 +561,7 @@ fn import_evidence<'p>(
     best_file: f32,
     files: &BTreeMap<&'p str, i64>,
 ) -> Result<HashMap<&'p str, f32>, IndexError> {
-    let paths = crate::chunk::graph::PathIndex::new(files.keys().copied());
+    let paths = graph::PathIndex::new(files.keys().copied());
     let mut imported: HashMap<&str, f32> = HashMap::new();
     for &(leader, evidence) in leaders {
         if leader.starts_with(ARTIFACT_PREFIX) {
@@ -573,40 +570,29 @@ fn import_evidence<'p>(
         let Some(&file_id) = files.get(leader) else {
             continue;
         };
-        // Imports are whole statements, which chunks never cut, so each chunk is read on its
-        // own and only those with an import word are parsed.
-        let chunks: Vec<String> = if file_id > 0 {
-            store.chunk_texts(file_id)?
+        let stored = if file_id > 0 {
+            store
+                .file_imports(file_id, crate::indexer::STORED_CHUNKER)?
+                .and_then(|text| graph::decode_imports(&text))
         } else {
-            scope
-                .overlay
-                .iter()
-                .flat_map(|o| &o.chunks)
-                .filter(|c| c.path == leader)
-                .map(|c| c.chunk.text.clone())
-                .collect()
+            None
         };
-        // Imports open a file in every language the graph reads, and a chunk with an import
-        // word deep in a large file is most often prose that says "use" (a generated table
-        // of lint descriptions cost a pack 130 ms to parse, in chunks cut inside its
-        // strings): only the first LEADER_IMPORT_BYTES of such chunks are parsed.
-        let mut imports: Vec<Import> = Vec::new();
-        let mut parsed = 0;
-        for text in &chunks {
-            if parsed >= LEADER_IMPORT_BYTES {
-                break;
+        let imports = match stored {
+            Some(imports) => imports,
+            None if file_id > 0 => {
+                let chunks = store.chunk_texts(file_id)?;
+                graph::file_imports(leader, chunks.iter().map(String::as_str))
             }
-            if crate::chunk::graph::may_import(leader, text) {
-                parsed += text.len();
-                imports.extend(crate::chunk::graph::imports(leader, text));
-            }
-        }
-        imports.sort();
-        imports.dedup();
-        // Each import is matched against the pooled paths that share its segment; a file with
-        // thousands of imports lends only its first few (in a fixed order) rather than costing
-        // time without bound.
-        imports.truncate(LEADER_IMPORTS);
+            None => graph::file_imports(
+                leader,
+                scope
+                    .overlay
+                    .iter()
+                    .flat_map(|o| &o.chunks)
+                    .filter(|c| c.path == leader)
+                    .map(|c| c.chunk.text.as_str()),
+            ),
+        };
         let share = evidence / best_file;
         // A package or a short module path that reaches many files says little about any
         // one of them, so an import's share is split among the files it reaches most closely.

@@ -333,6 +333,8 @@ impl PgSnapshots {
                     bytes: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
                     skip_reason: row.get(4),
                     chunks,
+                    // Not published: a pack works them out from the chunks.
+                    imports: None,
                 };
                 found.insert(key, file);
             }
@@ -516,6 +518,7 @@ fn file_json(file: &NewFile) -> Value {
         "bytes": file.bytes,
         "skip": file.skip_reason,
         "chunks": file.chunks.iter().map(chunk_json).collect::<Vec<_>>(),
+        "imports": file.imports,
     })
 }
 
@@ -531,6 +534,11 @@ fn file_from(value: &Value) -> Option<NewFile> {
             .iter()
             .map(chunk_from)
             .collect::<Option<Vec<_>>>()?,
+        // Published before imports were: a pack works them out from the chunks.
+        imports: value
+            .get("imports")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     })
 }
 
@@ -700,7 +708,11 @@ mod tests {
             bytes: 42,
             skip_reason: None,
             chunks: vec![bare],
+            imports: Some(r#"[{"Module":["a","b"]}]"#.into()),
         };
-        assert_eq!(file_from(&file_json(&file)), Some(file));
+        assert_eq!(file_from(&file_json(&file)), Some(file.clone()));
+        let mut older = file_json(&file);
+        older.as_object_mut().expect("an object").remove("imports");
+        assert_eq!(file_from(&older).and_then(|f| f.imports), None);
     }
 }

@@ -813,6 +813,7 @@ mod tests {
                 bytes: 1,
                 skip_reason: Some("binary".into()),
                 chunks: Vec::new(),
+                imports: None,
             })
             .collect();
         let ids = store.insert_files(&files, 1).expect("files");

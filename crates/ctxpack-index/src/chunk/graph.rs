@@ -20,6 +20,10 @@ const MAX_NAMES: usize = 4096;
 const MAX_MODULE_DEPTH: usize = 32;
 /// At most this many nodes are visited in one file.
 const MAX_NODES: usize = 2_000_000;
+/// How many distinct imports of one file [`file_imports`] keeps.
+const FILE_IMPORTS: usize = 256;
+/// How much of a file's chunks with an import word [`file_imports`] parses, in bytes.
+const FILE_IMPORT_BYTES: usize = 64 * 1024;
 
 /// What one file defines, imports and uses.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,7 +39,9 @@ pub struct Symbols {
 }
 
 /// An import, by the shape of the paths it can reach.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Import {
     /// A module path: reaches a file whose path without its extension is, or ends with, a
     /// leading part of the segments (the longest part that names a file wins).
@@ -297,6 +303,94 @@ pub fn imports(path: &str, text: &str) -> Vec<Import> {
     imports.into_iter().collect()
 }
 
+/// The imports of the file at `path` as ranking reads them, from its chunks' texts in order:
+/// each chunk is parsed on its own (imports are whole statements, which chunks never cut), and
+/// only a chunk with an import word. Imports open a file in every language the graph reads,
+/// and a chunk with an import word deep in a large file is most often prose that says "use" (a
+/// generated table of lint descriptions cost a pack 130 ms to parse, in chunks cut inside its
+/// strings): chunks are parsed until [`FILE_IMPORT_BYTES`] have been. At most
+/// [`FILE_IMPORTS`] distinct imports are kept, the first in their order, so a file with
+/// thousands lends only a few. Indexing stores the result with the file version, and a pack
+/// works it out from the chunks only for a version stored without it.
+pub fn file_imports<'t>(path: &str, chunks: impl IntoIterator<Item = &'t str>) -> Vec<Import> {
+    file_imports_known(path, chunks.into_iter().map(|text| (text, None)))
+}
+
+/// [`file_imports`], with the imports of some chunks known already (read from the file's own
+/// parse, [`super::Chunk::imports`]): only the others are parsed.
+pub(crate) fn file_imports_known<'t>(
+    path: &str,
+    chunks: impl IntoIterator<Item = (&'t str, Option<Vec<Import>>)>,
+) -> Vec<Import> {
+    let mut found: Vec<Import> = Vec::new();
+    let mut parsed = 0;
+    for (text, known) in chunks {
+        if parsed >= FILE_IMPORT_BYTES {
+            break;
+        }
+        if may_import(path, text) {
+            parsed += text.len();
+            found.extend(known.unwrap_or_else(|| imports(path, text)));
+        }
+    }
+    found.sort();
+    found.dedup();
+    found.truncate(FILE_IMPORTS);
+    found
+}
+
+/// [`file_imports`] as indexing stores them with a file version.
+pub(crate) fn encode_imports(imports: &[Import]) -> String {
+    serde_json::to_string(imports).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// What [`encode_imports`] stored; `None` for text that does not decode (a damaged row), whose
+/// imports are then worked out from the chunks again. At most [`FILE_IMPORTS`] are read,
+/// whatever the row holds.
+pub(crate) fn decode_imports(stored: &str) -> Option<Vec<Import>> {
+    let mut imports: Vec<Import> = serde_json::from_str(stored).ok()?;
+    imports.truncate(FILE_IMPORTS);
+    Some(imports)
+}
+
+/// The imports of the named nodes that lie within bytes `from..to` of a parsed file (a chunk's
+/// lines), in a walk of at most [`MAX_NODES`] nodes that enters only what overlaps them: what
+/// parsing those lines alone finds, since a chunk never cuts a statement, without parsing.
+pub(super) fn imports_within(
+    cx: &Cx<'_>,
+    tree: &tree_sitter::Tree,
+    path: &str,
+    from: usize,
+    to: usize,
+) -> Vec<Import> {
+    let mut imports = BTreeSet::new();
+    let mut found = Vec::new();
+    let mut cursor = tree.walk();
+    for _ in 0..MAX_NODES {
+        let node = cursor.node();
+        let overlaps = node.start_byte() < to && node.end_byte() > from;
+        if overlaps && node.is_named() && node.start_byte() >= from && node.end_byte() <= to {
+            cx.imports(node, path, &mut found);
+            imports.extend(found.drain(..));
+            if imports.len() >= MAX_NAMES {
+                break;
+            }
+        }
+        if (overlaps && cursor.goto_first_child()) || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                return imports.into_iter().collect();
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    imports.into_iter().collect()
+}
+
 /// Calls `visit` on each named node of the parse of `text` as the file at `path`, in a
 /// pre-order walk of at most [`MAX_NODES`] nodes that uses no recursion.
 fn each_node(path: &str, text: &str, mut visit: impl FnMut(&Cx<'_>, Node<'_>)) {
@@ -533,6 +627,64 @@ mod tests {
         }
         assert!(imports("src/a.rs", "fn f() {}\n").is_empty());
         assert!(imports("README.md", "import x\n").is_empty());
+    }
+
+    #[test]
+    fn chunks_read_their_imports_from_the_file_parse() {
+        use crate::chunk::{ChunkOptions, chunk};
+        // Imports at the top, inside functions and in a nested module, across several chunks.
+        let helpers: String = (0..30)
+            .map(|i| format!("fn helper_{i}() -> u32 {{\n    use crate::m{i}::X;\n    X\n}}\n\n"))
+            .collect();
+        let rust =
+            format!("use crate::a::B;\nmod c;\n\n{helpers}mod inner {{\n    use super::d;\n}}\n");
+        let python: String = std::iter::once("import os\nfrom . import b\n\n".to_owned())
+            .chain(
+                (0..30).map(|i| format!("def f{i}():\n    from .m{i} import x\n    return x\n\n")),
+            )
+            .collect();
+        for (path, text) in [("src/a.rs", rust.as_str()), ("pkg/a.py", python.as_str())] {
+            let chunks = chunk(path, text, &ChunkOptions::default());
+            assert!(chunks.len() > 2, "{path}: {}", chunks.len());
+            for c in &chunks {
+                let alone = may_import(path, &c.text).then(|| imports(path, &c.text));
+                assert_eq!(c.imports, alone, "{path}:{}", c.start_line);
+            }
+            let texts = || chunks.iter().map(|c| c.text.as_str());
+            let known = chunks.iter().map(|c| c.imports.clone());
+            assert_eq!(
+                file_imports_known(path, texts().zip(known)),
+                file_imports(path, texts())
+            );
+        }
+        // A chunk cut inside a long macro: its text alone reads as code that imports, while the
+        // file's parse knows those lines are tokens of the macro's body, which import nothing.
+        let body: String = (0..70)
+            .map(|i| format!("        let x{i} = {i};\n"))
+            .collect();
+        let text = format!(
+            "macro_rules! event {{\n    () => {{{{\n{body}        use $crate::callsite::Callsite;\n    }}}};\n}}\n"
+        );
+        let chunks = chunk("src/macros.rs", &text, &ChunkOptions::default());
+        let cut = chunks
+            .iter()
+            .find(|c| c.text.contains("use $crate"))
+            .expect("a chunk holds the line");
+        assert!(cut.start_line > 1, "{chunks:?}");
+        assert!(!imports("src/macros.rs", &cut.text).is_empty());
+        assert_eq!(cut.imports, Some(Vec::new()), "{cut:?}");
+    }
+
+    #[test]
+    fn stored_imports_decode_to_what_was_stored_and_no_more() {
+        let found = imports("src/a.rs", "use crate::b::C;\nmod d;\n");
+        assert_eq!(decode_imports(&encode_imports(&found)), Some(found));
+        for damaged in ["", "not json", "42", "[{\"Unknown\":1}]"] {
+            assert_eq!(decode_imports(damaged), None, "{damaged}");
+        }
+        let many: Vec<Import> = (0..1000).map(|i| Import::File(format!("f{i}"))).collect();
+        let read = decode_imports(&encode_imports(&many)).expect("decodes");
+        assert_eq!(read.len(), FILE_IMPORTS);
     }
 
     #[test]

@@ -74,10 +74,16 @@ impl<'a> Lines<'a> {
 
     /// Lines `start..=end` (0-based) with their line endings.
     pub(super) fn slice(&self, start: usize, end: usize) -> &'a str {
-        let from = self.starts.get(start).copied().unwrap_or(self.text.len());
-        let to = self.starts.get(end + 1).copied().unwrap_or(self.text.len());
+        let (from, to) = self.bytes(start, end);
         // Line starts follow a `\n`, so they are always character boundaries.
         self.text.get(from..to).unwrap_or_default()
+    }
+
+    /// The byte range of lines `start..=end` (0-based) with their line endings.
+    pub(super) fn bytes(&self, start: usize, end: usize) -> (usize, usize) {
+        let from = self.starts.get(start).copied().unwrap_or(self.text.len());
+        let to = self.starts.get(end + 1).copied().unwrap_or(self.text.len());
+        (from, to)
     }
 }
 

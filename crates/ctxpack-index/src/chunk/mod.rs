@@ -95,6 +95,9 @@ pub struct Chunk {
     /// The same for each of its later lines, where it changes (see [`Inside`]): a chunk cut
     /// to start at any of its lines finds that line's without a parse.
     pub inside: Vec<Inside>,
+    /// What it imports, read from the same parse, when its text holds an import word of its
+    /// language ([`graph::may_import`]); `None` when it holds none or the file was not parsed.
+    pub imports: Option<Vec<graph::Import>>,
 }
 
 /// From `line` on (1-based, up to the next such entry or the chunk's end), a chunk's lines are
@@ -214,6 +217,12 @@ pub fn chunk(path: &str, text: &str, options: &ChunkOptions) -> Vec<Chunk> {
             text: lines.slice(span.start, span.end).to_owned(),
             enclosing: code.and_then(|(cx, tree)| cx.enclosing(tree, span.start)),
             inside: code.map_or_else(Vec::new, |(cx, tree)| cx.inside(tree, span.start, span.end)),
+            imports: code
+                .filter(|_| graph::may_import(path, lines.slice(span.start, span.end)))
+                .map(|(cx, tree)| {
+                    let (from, to) = lines.bytes(span.start, span.end);
+                    graph::imports_within(cx, tree, path, from, to)
+                }),
         })
         .collect()
 }

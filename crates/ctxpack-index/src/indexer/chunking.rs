@@ -7,7 +7,7 @@ use ctxpack_core::Masker;
 use ctxpack_meter::Meter;
 use ctxpack_store::{NewChunk, NewFile, Store, failpoint};
 
-use crate::chunk::chunk;
+use crate::chunk::{chunk, graph};
 use crate::error::IndexError;
 use crate::git::{ObjectReader, Repo};
 
@@ -15,6 +15,10 @@ use super::{IndexOptions, IndexPhase, Pace, Reporter, STORED_CHUNKER};
 
 /// A file's chunks, or the reason it was skipped after reading it.
 pub type Chunked = Result<Vec<NewChunk>, &'static str>;
+
+/// A file as a worker leaves it: chunked, and what it imports (encoded for the store) when it
+/// was.
+type Worked = (Chunked, Option<String>);
 
 /// How many files wait between two stages of the chunking pipeline, per worker thread: with
 /// blobs of at most `max_file_bytes`, what the pipeline holds is bounded by this, the worker
@@ -73,7 +77,7 @@ pub(super) fn chunk_and_write(
         let cap = threads * IN_FLIGHT_PER_THREAD;
         let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(cap);
         let (done_tx, done_rx) =
-            mpsc::sync_channel::<(usize, u64, Result<Chunked, IndexError>)>(cap);
+            mpsc::sync_channel::<(usize, u64, Result<Worked, IndexError>)>(cap);
         // Dropped with the last worker, so the reader stops when they do.
         let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
         let source = repo.source();
@@ -109,9 +113,9 @@ pub(super) fn chunk_and_write(
                     let Ok(Ok((index, bytes))) = next else {
                         break;
                     };
-                    let chunked = chunk_file(&paths[index], &bytes, options, masker);
+                    let worked = chunk_file(&paths[index], &bytes, options, masker);
                     if done_tx
-                        .send((index, bytes.len() as u64, Ok(chunked)))
+                        .send((index, bytes.len() as u64, Ok(worked)))
                         .is_err()
                     {
                         break;
@@ -125,7 +129,8 @@ pub(super) fn chunk_and_write(
         // Every result counts one file; the loop ends when the last worker has finished, or
         // at the first failure (dropping the receiver stops the workers and the reader).
         for (index, bytes, result) in done_rx {
-            let step = result.and_then(|chunked| {
+            let step = result.and_then(|(chunked, imports)| {
+                files[index].imports = imports;
                 match chunked {
                     Ok(chunks) => files[index].chunks = chunks,
                     Err(reason) => files[index].skip_reason = Some(reason.to_owned()),
@@ -159,20 +164,28 @@ pub(super) fn chunk_and_write(
 /// Decodes, chunks, masks and costs one text the way indexing does (for artifacts): the reason
 /// it cannot be indexed (`binary`, `invalid_utf8`) otherwise.
 pub fn prepare_text(name: &str, bytes: &[u8], options: &IndexOptions) -> Chunked {
-    chunk_file(name, bytes, options, &Masker::new())
+    chunk_file(name, bytes, options, &Masker::new()).0
 }
 
-fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker) -> Chunked {
+/// A file chunked, masked and costed, and what it imports ([`graph::file_imports`] of its
+/// stored chunks, encoded for the store) when it was chunked: worked out once here rather
+/// than by every pack that ranks the file among its best.
+fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker) -> Worked {
     let head = &bytes[..bytes.len().min(8192)];
     if head.contains(&0) {
-        return Err("binary");
+        return (Err("binary"), None);
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| "invalid_utf8")?;
-    let chunks = chunk(path, text, &options.chunk);
-    Ok(chunks
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return (Err("invalid_utf8"), None);
+    };
+    let mut imports = Vec::new();
+    let chunks: Vec<NewChunk> = chunk(path, text, &options.chunk)
         .into_iter()
         .map(|c| {
             let (masked, redactions) = masker.mask(&c.text);
+            // Imports read from the file's parse are those of the text as it was; a chunk
+            // that masking changed is parsed as stored, as a pack would.
+            imports.push(c.imports.filter(|_| redactions.is_empty()));
             let text = masked.into_owned();
             let mut costs = [None; 5];
             let mut o200k_lines = None;
@@ -228,5 +241,8 @@ fn chunk_file(path: &str, bytes: &[u8], options: &IndexOptions, masker: &Masker)
                 o200k_lines,
             }
         })
-        .collect())
+        .collect();
+    let imports =
+        graph::file_imports_known(path, chunks.iter().map(|c| c.text.as_str()).zip(imports));
+    (Ok(chunks), Some(graph::encode_imports(&imports)))
 }

@@ -321,6 +321,7 @@ fn read_entry(
         bytes,
         skip_reason: too_large.then(|| "too_large".to_owned()),
         chunks: Vec::new(),
+        imports: None,
     };
     Ok(Read::New(file))
 }

@@ -98,8 +98,8 @@ impl Store {
         {
             let mut file_stmt = tx
                 .prepare_cached(
-                    "INSERT INTO files (path, blob, chunker, bytes, skip_reason, ready) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                    "INSERT INTO files (path, blob, chunker, bytes, skip_reason, ready, imports) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
                 )
                 .map_err(e)?;
             for file in files {
@@ -113,7 +113,8 @@ impl Store {
                             chunker,
                             file.bytes as i64,
                             file.skip_reason,
-                            ready
+                            ready,
+                            file.imports
                         ],
                         |r| r.get(0),
                     )
@@ -351,6 +352,28 @@ impl Store {
         Ok(out.into_iter().flatten().collect())
     }
 
+    /// What file version `file_id` imports, as stored with it when it was chunked by `chunker`
+    /// (`NewFile::imports`); `None` for a version stored without it, by another chunker, or
+    /// unknown.
+    pub fn file_imports(&self, file_id: i64, chunker: u32) -> Result<Option<String>, StoreError> {
+        if self.version < 14 {
+            return Ok(None);
+        }
+        let e = |err| sql_error(&self.dir, err);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT imports FROM files WHERE id = ?1 AND chunker = ?2")
+            .map_err(e)?;
+        let found: Option<Option<String>> = stmt
+            // Anything but text in the column (a damaged row) reads as none.
+            .query_row(params![file_id, chunker], |r| {
+                Ok(r.get_ref(0)?.as_str().ok().map(str::to_owned))
+            })
+            .optional()
+            .map_err(e)?;
+        Ok(found.flatten())
+    }
+
     /// The stored (masked) texts of a file version's chunks, in order; none for an unknown id.
     pub fn chunk_texts(&self, file_id: i64) -> Result<Vec<String>, StoreError> {
         let e = |err| sql_error(&self.dir, err);
@@ -388,11 +411,33 @@ impl Store {
     /// a manifest or an artifact, so a version that is not there is damage.
     pub fn export_file(&self, id: i64) -> Result<NewFile, StoreError> {
         let e = |err| sql_error(&self.dir, err);
-        let (path, blob, bytes, skip_reason): (String, String, i64, Option<String>) = self
+        // A store before format 14 (read-only, not migrated) has no `imports` column.
+        let imports = if self.version >= 14 {
+            "imports"
+        } else {
+            "NULL"
+        };
+        let (path, blob, bytes, skip_reason, imports): (
+            String,
+            String,
+            i64,
+            Option<String>,
+            Option<String>,
+        ) = self
             .conn
-            .prepare_cached("SELECT path, blob, bytes, skip_reason FROM files WHERE id = ?1")
+            .prepare_cached(&format!(
+                "SELECT path, blob, bytes, skip_reason, {imports} FROM files WHERE id = ?1"
+            ))
             .map_err(e)?
-            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .query_row([id], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get_ref(4)?.as_str().ok().map(str::to_owned),
+                ))
+            })
             .optional()
             .map_err(e)?
             .ok_or_else(|| StoreError::Corrupt {
@@ -456,6 +501,7 @@ impl Store {
             bytes: bytes as u64,
             skip_reason,
             chunks,
+            imports,
         })
     }
 }

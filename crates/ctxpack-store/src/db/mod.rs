@@ -22,7 +22,9 @@ use rows::snapshot_row;
 pub use rows::{
     ChunkHead, ChunkRow, FileVersion, InsideRuns, NewChunk, NewFile, SnapshotRow, SnapshotStats,
 };
-use schema::{FORMAT_5, FORMAT_7, FORMAT_8, FORMAT_9, FORMAT_11, FORMAT_12, SCHEMA, format_10};
+use schema::{
+    FORMAT_5, FORMAT_7, FORMAT_8, FORMAT_9, FORMAT_11, FORMAT_12, FORMAT_14, SCHEMA, format_10,
+};
 pub use schema::{TEST_MARKERS, has_test_marker};
 use search::remove_stale_lexical;
 
@@ -31,7 +33,7 @@ use search::remove_stale_lexical;
 /// 5: every vector raw; 6: no manifest records; 7: no stored histories; 8: no enclosing lines
 /// inside chunks; 9: no index of chunk heads; 10: no line counts; 11: no index of chunks by
 /// line; 12: no file lists) are read as they are and migrated by the first writer.
-pub const FORMAT_VERSION: i64 = 13;
+pub const FORMAT_VERSION: i64 = 14;
 
 const DB_FILE: &str = "ctxpack.sqlite";
 
@@ -272,6 +274,7 @@ impl Store {
         tx.execute_batch(FORMAT_12).map_err(|e| sql_error(dir, e))?;
         tx.execute_batch(crate::file_list::FORMAT_13)
             .map_err(|e| sql_error(dir, e))?;
+        tx.execute_batch(FORMAT_14).map_err(|e| sql_error(dir, e))?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION)
             .map_err(|e| sql_error(dir, e))?;
         tx.commit().map_err(|e| sql_error(dir, e))?;

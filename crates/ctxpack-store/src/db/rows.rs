@@ -160,6 +160,9 @@ pub struct NewFile {
     pub skip_reason: Option<String>,
     /// Its chunks (empty when skipped).
     pub chunks: Vec<NewChunk>,
+    /// What it imports as ranking reads it (the index crate's encoding), when worked out:
+    /// stored with the version, so a pack need not parse its chunks for it.
+    pub imports: Option<String>,
 }
 
 /// A stored chunk with its file.

@@ -183,6 +183,13 @@ pub(super) const FORMAT_12: &str = "
 CREATE INDEX chunks_by_line ON chunks (file_id, start_line, ordinal DESC, end_line);
 ";
 
+/// What format 14 adds: each file version's imports as ranking reads them (`NewFile::imports`),
+/// so a pack weighs the files its best files import without parsing their chunks. Versions
+/// written before have none (NULL), and a pack parses their chunks as it did.
+pub(super) const FORMAT_14: &str = "
+ALTER TABLE files ADD COLUMN imports TEXT;
+";
+
 impl Store {
     /// Fails unless every table of the schema is there and readable: a database whose tables
     /// were dropped or damaged is not rebuilt in place but moved aside.
@@ -325,6 +332,10 @@ impl Store {
             // Format 13: the file list of every snapshot stored whole, written here from its
             // rows (before format 4 every snapshot is stored whole).
             crate::file_list::write_file_lists(&tx, from >= 4).map_err(e)?;
+        }
+        if from < 14 {
+            // Format 14: imports, for file versions written from now on.
+            tx.execute_batch(FORMAT_14).map_err(e)?;
         }
 
         tx.pragma_update(None, "user_version", FORMAT_VERSION)

@@ -379,6 +379,7 @@ fn a_store_without_the_record_packs_as_before_and_repair_records_it() {
          ALTER TABLE chunks DROP COLUMN o200k_lines; \
          DROP INDEX chunks_by_line; \
          ALTER TABLE snapshots DROP COLUMN file_ids; \
+         ALTER TABLE files DROP COLUMN imports; \
          PRAGMA user_version = 6;",
     );
     let reader = f.workspace_with(Access::ReadOnly, None);

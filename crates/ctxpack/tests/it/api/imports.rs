@@ -102,3 +102,59 @@ fn imports_are_read_from_the_first_part_of_a_large_file() {
     assert!(imported(&hits, "src/gears.rs") > 0.0, "{hits:#?}");
     assert_eq!(imported(&hits, "src/valves.rs"), 0.0, "{hits:#?}");
 }
+
+/// What a file imports is worked out when its version is indexed and stored with it: a pack
+/// reads it there rather than parsing the file's chunks, and a version stored without it (by
+/// an older ctxpack) or with a damaged value is parsed, to the same pack.
+#[test]
+fn a_pack_reads_the_imports_stored_at_index_time() {
+    use ctxpack_api::{PackOptions, SnapshotPackRequest};
+    let (f, sha) = project();
+    let workspace = f.workspace();
+    index_at(&workspace, &sha);
+    let db = rusqlite::Connection::open(f.store().join("ctxpack.sqlite")).expect("the store");
+    let stored: String = db
+        .query_row(
+            "SELECT imports FROM files WHERE path = 'src/engine.rs'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("the engine's imports are stored");
+    assert!(
+        stored.contains("gears") && !stored.contains("valves"),
+        "{stored}"
+    );
+    let request = SnapshotPackRequest {
+        goal: GOAL.into(),
+        at: sha.clone(),
+        index: false,
+        ..SnapshotPackRequest::default()
+    };
+    let pack = || {
+        let packed = workspace
+            .snapshot_pack(&request, &PackOptions::default())
+            .expect("packs");
+        ctxpack_api::pack_json(&packed.pack, ctxpack_api::View::Full)
+    };
+    let from_store = pack();
+    let set = |value: &str| {
+        db.execute(
+            &format!("UPDATE files SET imports = {value} WHERE path = 'src/engine.rs'"),
+            [],
+        )
+        .expect("update");
+    };
+    // The stored value is what ranking reads: one that names the other module moves the edge,
+    // though the engine's text still imports the gears.
+    set("replace(imports, 'gears', 'valves')");
+    let hits = query(&workspace, &sha);
+    assert!(imported(&hits, "src/valves.rs") > 0.0, "{hits:#?}");
+    assert_eq!(imported(&hits, "src/gears.rs"), 0.0, "{hits:#?}");
+    // None stored, or a value that does not decode: the chunks are parsed, to the same pack.
+    for value in ["NULL", "'not json'", "42", "x'00ff'"] {
+        set(value);
+        assert_eq!(pack(), from_store, "imports = {value}");
+        let hits = query(&workspace, &sha);
+        assert!(imported(&hits, "src/gears.rs") > 0.0, "{value}: {hits:#?}");
+    }
+}
