@@ -27,6 +27,20 @@ pub(crate) fn spawn_beside<'scope, T: Send + 'scope>(
     handle
 }
 
+/// Starts `work` on a detached thread that keeps off the calling thread's core, as
+/// [`spawn_beside`] does, for work nothing waits on but what it leaves behind (a compiled
+/// rule set). A thread that cannot be started leaves the work undone.
+pub(crate) fn detach_beside(work: impl FnOnce() + Send + 'static) {
+    let parent = current();
+    let started = std::thread::Builder::new().spawn(move || {
+        leave(parent);
+        work()
+    });
+    if started.is_ok() {
+        std::thread::yield_now();
+    }
+}
+
 /// How many threads the process may run at once, asked once: the standard library reads the
 /// process's cgroup files each time it is asked.
 pub(crate) fn available() -> usize {

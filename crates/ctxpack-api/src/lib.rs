@@ -137,6 +137,16 @@ pub use ctxpack_core::{
 };
 pub use ctxpack_store::LedgerRecord;
 
+/// Starts compiling the masking rules on another core, for a front end about to pack: a pack
+/// masks its goal once selection begins, and compiling the rules there (some three
+/// milliseconds) would hold up the core that reads the working tree's status, which shaping
+/// wants back. A short process that calls this first overlaps the compilation with its own
+/// setup (configuration, the repository, the store). Never needed for correctness: the first
+/// masking compiles the rules, or waits for this compilation, if they are not ready.
+pub fn prepare_masking() {
+    mask::prepare_in_background();
+}
+
 /// The README's examples, run as tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

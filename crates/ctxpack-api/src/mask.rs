@@ -25,16 +25,14 @@ pub(crate) fn prepare() {
     masker();
 }
 
-/// [`prepare`] on a thread of its own, when the rules are not compiled yet: for a search, which
-/// masks only the documents it returns, at its end, so the compilation overlaps the search.
-/// The thread is not waited for: the first masking waits for the rules if it must, and a
-/// process that ends first loses nothing.
+/// [`prepare`] on a thread of its own, off the caller's core, when the rules are not compiled
+/// yet: for a search, which masks only the documents it returns, at its end, and for a front
+/// end about to pack ([`crate::prepare_masking`]), so the compilation overlaps their work. The
+/// thread is not waited for: the first masking waits for the rules if it must, and a process
+/// that ends first loses nothing.
 pub(crate) fn prepare_in_background() {
     if MASKER.get().is_none() {
-        // A thread that cannot be started leaves the compilation to the first masking.
-        let _ = std::thread::Builder::new()
-            .name("mask-rules".into())
-            .spawn(prepare);
+        crate::cores::detach_beside(prepare);
     }
 }
 

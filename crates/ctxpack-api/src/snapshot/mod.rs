@@ -87,34 +87,42 @@ impl Workspace {
             ));
         }
         let repo = self.repo()?;
-        let sha = repo.resolve(&request.at)?;
         let store_in_worktree = self.store_in_worktree();
         let source = repo.source();
         let (ranked, head) = std::thread::scope(|threads| {
             // HEAD and the working tree's status (for the "uncommitted changes" warning) are
-            // read on the second core while this one opens the store, ranks and selects: the
-            // status stats every tracked file and walks the tree for new ones, a third of a
-            // pack's work on a large repository, and neither needs the other. Started as soon
-            // as the commit is known, it is done before shaping, which wants both cores. A
+            // read on the second core while this one resolves the commit, opens the store,
+            // ranks and selects: the status stats every tracked file and walks the tree for new
+            // ones, a third of a pack's work on a large repository, and neither needs the
+            // other. Started as soon as the repository is open, it is done before shaping,
+            // which wants both cores (when it is not, shaping's second thread waits). A
             // repository handle stays on its thread: the status opens its own. That thread
-            // first compiles the masking rules, which shaping needs once ranking is done.
+            // then compiles the masking rules, which selection needs, unless a front end had
+            // them compiled already (`prepare_masking`): waiting for them first would hold the
+            // status past the start of shaping, which wants this core.
             let status = crate::cores::spawn_beside(threads, move || -> Result<_> {
-                crate::mask::prepare();
                 let repo = source.open()?;
                 let head = repo.head()?;
                 let changes =
                     WorktreeCounts::of(&repo, head.sha.as_deref(), store_in_worktree.as_deref());
+                crate::mask::prepare();
                 Ok((head, changes))
             });
-            let ranked = self.rank(
-                &repo,
-                &sha,
-                request,
-                options,
-                control,
-                paths.as_ref(),
-                session.as_ref(),
-            );
+            let ranked = repo
+                .resolve(&request.at)
+                .map_err(Error::from)
+                .and_then(|sha| {
+                    let ranked = self.rank(
+                        &repo,
+                        &sha,
+                        request,
+                        options,
+                        control,
+                        paths.as_ref(),
+                        session.as_ref(),
+                    )?;
+                    Ok((ranked, sha))
+                });
             let head = status
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -122,14 +130,17 @@ impl Workspace {
         });
         // What stops the pack (an unindexed snapshot, a bad request) is said before what the
         // status met.
-        let Ranked {
-            selected,
-            store,
-            overlay,
-            fit,
-            indexed,
-            past_read,
-        } = ranked?;
+        let (
+            Ranked {
+                selected,
+                store,
+                overlay,
+                fit,
+                indexed,
+                past_read,
+            },
+            sha,
+        ) = ranked?;
         let (head, changes) = head?;
         let Selected {
             mut pack,

@@ -253,6 +253,11 @@ fn request<P: Preset + Clone + Send + Sync + 'static>(
 /// index progress line on a terminal and its summary on stderr. The ledger records the
 /// effective configuration with the pack.
 pub fn run<P: Preset + Clone + Send + Sync + 'static>(args: &PackArgs<P>) -> Result<String, Error> {
+    // A local pack masks its goal and what it shows: the rules compile while the configuration,
+    // the repository and the store are read. A pack from a server masks nothing here.
+    if args.remote.server.is_none() {
+        ctxpack_api::prepare_masking();
+    }
     let (request, config) = request(args)?;
     let rendering = config.apply_render(RenderOptions::default());
     if let Some(remote) = Remote::from_args(&args.remote)? {
