@@ -36,6 +36,8 @@ use search::remove_stale_lexical;
 pub const FORMAT_VERSION: i64 = 14;
 
 const DB_FILE: &str = "ctxpack.sqlite";
+/// The page cache of a read-only store, in KiB (negative, as SQLite's `cache_size` takes it).
+const READ_CACHE_KIB: i64 = -16 * 1024;
 
 /// The checksum of stored text or bytes: the first 16 bytes of their SHA-256, in hex. It
 /// detects damage (a flipped byte, a truncated row), not forgery: a committed store is
@@ -109,6 +111,13 @@ impl Store {
             version: 0,
         };
         store.configure()?;
+        // A pack reads a few hundred pages once or twice each, more than SQLite's default
+        // cache of 2 MiB holds (a sixth of them were read again); pages are kept as they are
+        // read, up to this much, so a short reader pays only for what it reads.
+        store
+            .conn
+            .pragma_update(None, "cache_size", READ_CACHE_KIB)
+            .map_err(|e| sql_error(dir, e))?;
         let version = store.version()?;
         if version == 0 {
             return Err(StoreError::Corrupt {
