@@ -41,6 +41,20 @@ pub(crate) fn detach_beside(work: impl FnOnce() + Send + 'static) {
     }
 }
 
+/// Has the calling thread give way to the others of the process when they want its core: work
+/// that is wanted only at the end (the working tree's status) lets the threads a pack waits on
+/// (shaping's second thread) run first. On Linux a thread's nice value is its own; elsewhere,
+/// or when it cannot be changed, nothing happens, and the work only runs sooner.
+pub(crate) fn give_way() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::nice(GIVE_WAY_NICE);
+}
+
+/// How much lower [`give_way`] sets a thread's priority: at nice 10 a thread gets about a tenth
+/// of a core that a thread of nice 0 also wants.
+#[cfg(target_os = "linux")]
+const GIVE_WAY_NICE: i32 = 10;
+
 /// How many threads the process may run at once, asked once: the standard library reads the
 /// process's cgroup files each time it is asked.
 pub(crate) fn available() -> usize {

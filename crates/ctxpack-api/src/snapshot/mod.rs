@@ -101,6 +101,8 @@ impl Workspace {
             // them compiled already (`prepare_masking`): waiting for them first would hold the
             // status past the start of shaping, which wants this core.
             let status = crate::cores::spawn_beside(threads, move || -> Result<_> {
+                // Wanted only once the pack is selected: shaping's second thread goes first.
+                crate::cores::give_way();
                 let repo = source.open()?;
                 let head = repo.head()?;
                 let changes =
