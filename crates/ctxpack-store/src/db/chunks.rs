@@ -172,63 +172,48 @@ impl Store {
         } else {
             ""
         };
+        // One statement for all of them, the ids in order (a file's chunks lie together), and
+        // then each file's path once.
         let mut chunk = self
             .conn
             .prepare_cached(&format!(
-                "SELECT file_id, start_line, end_line, symbol, {} FROM chunks {indexed} WHERE id = ?1",
+                "SELECT c.id, c.file_id, c.start_line, c.end_line, c.symbol, {} \
+                 FROM json_each(?1) AS j CROSS JOIN chunks AS c {indexed} ON c.id = j.value",
                 test_marked()
             ))
             .map_err(e)?;
-        let mut file = self
-            .conn
-            .prepare_cached("SELECT path FROM files WHERE id = ?1")
-            .map_err(e)?;
+        let mut sorted = ids.to_vec();
+        sorted.sort_unstable();
+        let json = serde_json::to_string(&sorted).unwrap_or_else(|_| "[]".to_owned());
         let _batch = self.read_batch().map_err(e)?;
-        // Read in the order of the table (a file's chunks lie together), each file's path once.
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by_key(|&i| ids[i]);
-        let mut paths: HashMap<i64, String> = HashMap::new();
-        let mut heads: Vec<Option<ChunkHead>> = vec![None; ids.len()];
-        for i in order {
-            let id = ids[i];
-            let Some((file_id, start_line, end_line, symbol, test_marker)) = chunk
-                .query_row([id], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                    ))
-                })
-                .optional()
-                .map_err(e)?
-            else {
-                continue;
-            };
-            let path = match paths.get(&file_id) {
-                Some(path) => path.clone(),
-                None => {
-                    let path: String = file
-                        .query_row([file_id], |r| r.get(0))
-                        .optional()
-                        .map_err(e)?
-                        .ok_or_else(|| self.orphan_chunk(id, file_id))?;
-                    paths.insert(file_id, path.clone());
-                    path
-                }
-            };
-            heads[i] = Some(ChunkHead {
-                id,
+        let mut found: HashMap<i64, (i64, u32, u32, Option<String>, bool)> =
+            HashMap::with_capacity(ids.len());
+        let rows = chunk
+            .query_map([json], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?),
+                ))
+            })
+            .map_err(e)?;
+        for row in rows {
+            let (id, head) = row.map_err(e)?;
+            found.insert(id, head);
+        }
+        let paths = self.file_paths(found.iter().map(|(id, head)| (head.0, *id)))?;
+        let heads = ids.iter().filter_map(|id| {
+            let (file_id, start_line, end_line, symbol, test_marker) = found.get(id)?.clone();
+            Some(ChunkHead {
+                id: *id,
                 file_id,
-                path,
+                path: paths.get(&file_id)?.clone(),
                 start_line,
                 end_line,
                 symbol,
                 test_marker,
-            });
-        }
-        Ok(heads.into_iter().flatten().collect())
+            })
+        });
+        Ok(heads.collect())
     }
 
     /// The paths of the file versions of `files`, pairs of a version's id and the id of a chunk
@@ -243,19 +228,27 @@ impl Store {
         for (file, chunk) in files {
             chunk_of.entry(file).or_insert(chunk);
         }
+        // One statement for all of them (a pack asks for hundreds): the ids go in as one JSON
+        // array, in order, so the table is read front to back.
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT path FROM files WHERE id = ?1")
+            .prepare_cached(
+                "SELECT f.id, f.path FROM json_each(?1) AS j CROSS JOIN files AS f ON f.id = j.value",
+            )
             .map_err(e)?;
+        let ids = serde_json::to_string(&chunk_of.keys().collect::<Vec<_>>())
+            .unwrap_or_else(|_| "[]".to_owned());
         let _batch = self.read_batch().map_err(e)?;
         let mut paths = HashMap::with_capacity(chunk_of.len());
-        for (file, chunk) in chunk_of {
-            let path: String = stmt
-                .query_row([file], |r| r.get(0))
-                .optional()
-                .map_err(e)?
-                .ok_or_else(|| self.orphan_chunk(chunk, file))?;
+        let rows = stmt
+            .query_map([ids], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(e)?;
+        for row in rows {
+            let (file, path) = row.map_err(e)?;
             paths.insert(file, path);
+        }
+        if let Some((&file, &chunk)) = chunk_of.iter().find(|(f, _)| !paths.contains_key(*f)) {
+            return Err(self.orphan_chunk(chunk, file));
         }
         Ok(paths)
     }
