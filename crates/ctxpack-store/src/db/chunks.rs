@@ -182,9 +182,7 @@ impl Store {
                 test_marked()
             ))
             .map_err(e)?;
-        let mut sorted = ids.to_vec();
-        sorted.sort_unstable();
-        let json = serde_json::to_string(&sorted).unwrap_or_else(|_| "[]".to_owned());
+        let json = id_array(ids.iter().copied());
         let _batch = self.read_batch().map_err(e)?;
         let mut found: HashMap<i64, (i64, u32, u32, Option<String>, bool)> =
             HashMap::with_capacity(ids.len());
@@ -236,8 +234,7 @@ impl Store {
                 "SELECT f.id, f.path FROM json_each(?1) AS j CROSS JOIN files AS f ON f.id = j.value",
             )
             .map_err(e)?;
-        let ids = serde_json::to_string(&chunk_of.keys().collect::<Vec<_>>())
-            .unwrap_or_else(|_| "[]".to_owned());
+        let ids = id_array(chunk_of.keys().copied());
         let _batch = self.read_batch().map_err(e)?;
         let mut paths = HashMap::with_capacity(chunk_of.len());
         let rows = stmt
@@ -283,53 +280,50 @@ impl Store {
                 "SELECT c.id, c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.text, \
                  c.cost_o200k, c.cost_cl100k, c.cost_words, c.cost_chars, c.cost_approx, \
                  c.redactions, {checksum_column}, f.chunker, {lines_column} \
-                 FROM chunks c LEFT JOIN files f ON f.id = c.file_id \
-                 WHERE c.id = ?1"
+                 FROM json_each(?1) AS j CROSS JOIN chunks AS c ON c.id = j.value \
+                 LEFT JOIN files AS f ON f.id = c.file_id"
             ))
             .map_err(|e| sql_error(&self.dir, e))?;
         let _batch = self.read_batch().map_err(|e| sql_error(&self.dir, e))?;
-        // Read in the order of the table, so rows that share a page are read together.
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by_key(|&i| ids[i]);
-        let mut out: Vec<Option<ChunkRow>> = (0..ids.len()).map(|_| None).collect();
-        for i in order {
-            let id = ids[i];
-            let row = stmt
-                .query_row([id], |r| {
-                    let redactions: Option<String> = r.get(12)?;
-                    let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
-                        Ok(r.get::<_, Option<i64>>(7 + i)?.map(|v| v as u64))
-                    };
-                    let Some(path) = r.get::<_, Option<String>>(2)? else {
-                        return Ok(Err((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
-                    };
-                    let text: String = r.get(6)?;
-                    let o200k_lines = stored_line_counts(r.get(15)?, &text, cost(0)?);
-                    Ok(Ok((
-                        ChunkRow {
-                            id: r.get(0)?,
-                            file_id: r.get(1)?,
-                            path,
-                            start_line: r.get(3)?,
-                            end_line: r.get(4)?,
-                            symbol: r.get(5)?,
-                            text,
-                            o200k_lines,
-                            costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
-                            redactions: redactions
-                                .and_then(|s| serde_json::from_str(&s).ok())
-                                .unwrap_or_default(),
-                            chunker: r.get(14)?,
-                        },
-                        r.get::<_, Option<String>>(13)?,
-                    )))
-                })
-                .optional()
-                .map_err(|e| sql_error(&self.dir, e))?;
-            let (row, sum) = match row {
-                None => continue,
-                Some(Ok(found)) => found,
-                Some(Err((chunk, file))) => return Err(self.orphan_chunk(chunk, file)),
+        // One statement for all of them, in the order of the table, so rows that share a page
+        // are read together.
+        let json = id_array(ids.iter().copied());
+        let mut found: HashMap<i64, ChunkRow> = HashMap::with_capacity(ids.len());
+        let rows = stmt
+            .query_map([json], |r| {
+                let redactions: Option<String> = r.get(12)?;
+                let cost = |i: usize| -> rusqlite::Result<Option<u64>> {
+                    Ok(r.get::<_, Option<i64>>(7 + i)?.map(|v| v as u64))
+                };
+                let Some(path) = r.get::<_, Option<String>>(2)? else {
+                    return Ok(Err((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+                };
+                let text: String = r.get(6)?;
+                let o200k_lines = stored_line_counts(r.get(15)?, &text, cost(0)?);
+                Ok(Ok((
+                    ChunkRow {
+                        id: r.get(0)?,
+                        file_id: r.get(1)?,
+                        path,
+                        start_line: r.get(3)?,
+                        end_line: r.get(4)?,
+                        symbol: r.get(5)?,
+                        text,
+                        o200k_lines,
+                        costs: [cost(0)?, cost(1)?, cost(2)?, cost(3)?, cost(4)?],
+                        redactions: redactions
+                            .and_then(|s| serde_json::from_str(&s).ok())
+                            .unwrap_or_default(),
+                        chunker: r.get(14)?,
+                    },
+                    r.get::<_, Option<String>>(13)?,
+                )))
+            })
+            .map_err(|e| sql_error(&self.dir, e))?;
+        for row in rows {
+            let (row, sum) = match row.map_err(|e| sql_error(&self.dir, e))? {
+                Ok(read) => read,
+                Err((chunk, file)) => return Err(self.orphan_chunk(chunk, file)),
             };
             if check && sum.is_some_and(|sum| sum != checksum(row.text.as_bytes())) {
                 return Err(StoreError::Corrupt {
@@ -340,9 +334,25 @@ impl Store {
                     ),
                 });
             }
-            out[i] = Some(row);
+            found.insert(row.id, row);
         }
-        Ok(out.into_iter().flatten().collect())
+        // In the order asked; an id asked twice is read once and given twice.
+        let mut left: HashMap<i64, usize> = HashMap::with_capacity(ids.len());
+        for id in ids {
+            *left.entry(*id).or_default() += 1;
+        }
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                let n = left.get_mut(id)?;
+                *n -= 1;
+                if *n == 0 {
+                    found.remove(id)
+                } else {
+                    found.get(id).cloned()
+                }
+            })
+            .collect())
     }
 
     /// What file version `file_id` imports, as stored with it when it was chunked by `chunker`
@@ -497,4 +507,23 @@ impl Store {
             imports,
         })
     }
+}
+
+/// `ids` as the JSON array SQLite's `json_each` reads, sorted and each once: a statement that
+/// joins a table to it reads that table front to back, in one step per row rather than one
+/// statement per id.
+fn id_array(ids: impl IntoIterator<Item = i64>) -> String {
+    let mut ids: Vec<i64> = ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = String::with_capacity(ids.len() * 8 + 2);
+    out.push('[');
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&id.to_string());
+    }
+    out.push(']');
+    out
 }
