@@ -354,8 +354,10 @@ pub(crate) fn decode_imports(stored: &str) -> Option<Vec<Import>> {
 }
 
 /// The imports of the named nodes that lie within bytes `from..to` of a parsed file (a chunk's
-/// lines), in a walk of at most [`MAX_NODES`] nodes that enters only what overlaps them: what
-/// parsing those lines alone finds, since a chunk never cuts a statement, without parsing.
+/// lines): what parsing those lines alone finds, since a chunk never cuts a statement, without
+/// parsing. The walk enters only nodes that overlap the range, starting each level at the
+/// first child that reaches it and leaving it at the first that starts past it, so the chunks
+/// of a large file are read in time proportional to their own nodes (at most [`MAX_NODES`]).
 pub(super) fn imports_within(
     cx: &Cx<'_>,
     tree: &tree_sitter::Tree,
@@ -366,7 +368,7 @@ pub(super) fn imports_within(
     let mut imports = BTreeSet::new();
     let mut found = Vec::new();
     let mut cursor = tree.walk();
-    for _ in 0..MAX_NODES {
+    'walk: for _ in 0..MAX_NODES {
         let node = cursor.node();
         let overlaps = node.start_byte() < to && node.end_byte() > from;
         if overlaps && node.is_named() && node.start_byte() >= from && node.end_byte() <= to {
@@ -376,15 +378,16 @@ pub(super) fn imports_within(
                 break;
             }
         }
-        if (overlaps && cursor.goto_first_child()) || cursor.goto_next_sibling() {
+        if overlaps && cursor.goto_first_child_for_byte(from).is_some() {
             continue;
         }
         loop {
-            if !cursor.goto_parent() {
-                return imports.into_iter().collect();
+            // A sibling that starts past the range, and every one after it, lies outside it.
+            if cursor.goto_next_sibling() && cursor.node().start_byte() < to {
+                continue 'walk;
             }
-            if cursor.goto_next_sibling() {
-                break;
+            if !cursor.goto_parent() {
+                break 'walk;
             }
         }
     }
