@@ -157,8 +157,8 @@ impl Store {
         field: &str,
         f: impl FnMut(VectorRef<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        // Reading through a memory map saves a copy per page; SQLite maps at most this much.
-        self.scan_vectors_mapped(collection, field, 1i64 << 34, f)
+        // Reading through a memory map saves a copy per page.
+        self.scan_vectors_mapped(collection, field, crate::db::READ_MAP_BYTES, f)
     }
 
     /// [`Store::scan_vectors`] with SQLite's memory map limited to `mmap_size` bytes: a writer
