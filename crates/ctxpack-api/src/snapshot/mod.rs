@@ -177,6 +177,9 @@ impl Workspace {
         used.dedup();
         pack.artifacts = used;
         crate::fit::add_enclosing(&repo, &store, &sha, &mut pack);
+        // The store is read no more: closing it (SQLite's close, the unmapping of what it read)
+        // is left to a thread of its own rather than to the pack's last steps.
+        crate::cores::detach_beside(move || drop(store));
         fit.finish(&mut pack)?;
         // Cutting, widening and fitting changed what the hits show.
         pack.recount_redactions();
