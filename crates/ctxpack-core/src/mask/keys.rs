@@ -35,6 +35,19 @@ pub(super) fn byte_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)>
     (named && random_bytes(m.as_str())).then(|| span(m))
 }
 
+/// Whether `value` is a secret under `name`: under a secret-named name a literal that is one
+/// (any, where a person fills the value in; a generated-looking one under a token's or a key's
+/// name, not a label of words), under a key-named one a random-looking value
+/// ([`random_key_value`]): a name/value pair's or an XML setting's.
+pub(super) fn pair_value_is_secret(name: &str, value: &str) -> bool {
+    match secret_name(name) {
+        Some(human) => {
+            literal_is_secret(value) && (human || (looks_generated(value) && !is_word_list(value)))
+        }
+        None => random_key_value(name, value),
+    }
+}
+
 /// A random-looking value under a key-named name that no secret word names
 /// (`SESSION_SIGNING_KEY`, `PayloadEncryptionKey`): a key only when it looks random, since
 /// key-named settings also hold ids, names and paths ([`literal_is_secret`] leaves counting

@@ -243,8 +243,9 @@ pub(super) fn netrc(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
 
 /// XML element text, `<add key="…" value="…"/>`, `<name>…</name><value>…</value>` (or a
 /// Jenkins parameter's `<defaultValue>`) and a secret-named element's `<Value>` child: the name
-/// must be secret-named (the element must also close with the same name), and the value must
-/// pass the same checks as a quoted assignment.
+/// must be secret-named, with a value that passes the same checks as a quoted assignment, or
+/// key-named, with a random-looking value (`<add key="PayloadEncryptionKey" value="…"/>`); an
+/// element must close with its own name.
 pub(super) fn xml_secret(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
     let (name, value) =
         if let (Some(t), Some(s), Some(c)) = (caps.name("t"), caps.name("s"), caps.name("c")) {
@@ -268,9 +269,7 @@ pub(super) fn xml_secret(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
             }
             (caps.name("hn")?.as_str(), caps.name("hv")?)
         };
-    let human = secret_name(name)?;
-    let v = value.as_str();
-    (literal_is_secret(v) && (human || looks_generated(v))).then(|| span(value))
+    pair_value_is_secret(name, value.as_str()).then(|| span(value))
 }
 
 /// The lines of a YAML block scalar under a secret-named key: from the first content line to
@@ -542,11 +541,7 @@ pub(super) fn name_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
     if caps.name("bv").is_some() && looks_like_code(v) {
         return None;
     }
-    let secret = match secret_name(name) {
-        Some(human) => literal_is_secret(v) && (human || (looks_generated(v) && !is_word_list(v))),
-        None => random_key_value(name, v),
-    };
-    secret.then(|| span(m))
+    pair_value_is_secret(name, v).then(|| span(m))
 }
 
 /// Words that make a quoted string with spaces a message or a prompt, not a passphrase.

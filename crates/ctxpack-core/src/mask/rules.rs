@@ -215,13 +215,14 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "xml_secret",
-        description: "the value of an XML element whose name or key attribute is secret-named",
+        description: "the value of an XML element whose name or key attribute is secret-named, or key-named when the value looks random",
         // The attribute and its secret word, as the name must hold one: a secret word alone
-        // would run this rule over every text that mentions a key beside a generic type.
+        // would run this rule over every text that mentions a key beside a generic type. Or a
+        // key-named attribute right before a value (.NET's `<add key="…Key" value="…"/>`).
         prefilter: concat!(
             r#"(?i-u:name|key)[ \t]*=[ \t]*"[^"<>]*(?i-u:"#,
             secret_word!(),
-            ")"
+            r#"|key"[ \t]+value[ \t]*=)"#
         ),
         pattern: concat!(
             // `<property name="db.password" value="…"/>`, `<property name="…">…</property>`,
@@ -389,6 +390,21 @@ const PLACED_SPECS: &[Spec] = &[
             // JSON written a member a line: a Postman environment's `"key": …,` / `"value": …`).
             r#"(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*)["']?(?i-u:value)["']?[ \t]*[:=][ \t]*"#,
             r#"(?:"(?P<qv>[^"\r\n]*)"|'(?P<sv>[^'\r\n]*)'|(?P<bv>[^\s"'#,}][^\s,}]*))"#,
+        ),
+        locate: name_value,
+    },
+    Spec {
+        kind: "password_assignment",
+        description: "the value of a name/value pair written value first (- value: … / name: DB_PASSWORD), as the name/value rule above reads it",
+        // A list item or an object that opens with its `value` (`- value:`, `{value:`): the
+        // word alone, or its line up to the name, would run through every line of code that
+        // assigns a value.
+        prefilter: r#"(?:-[ \t]+|\{[ \t]*)["']?(?i-u:value)["']?[ \t]*[:=]"#,
+        pattern: concat!(
+            r#"(?:-[ \t]+|\{[ \t]*)["']?(?i-u:value)["']?[ \t]*[:=][ \t]*"#,
+            r#"(?:"(?P<qv>[^"\r\n]*)"|'(?P<sv>[^'\r\n]*)'|(?P<bv>[^\s"'#,}][^\s,}]*))"#,
+            r#"[ \t]*(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*)["']?(?i-u:name|key)["']?[ \t]*[:=][ \t]*"#,
+            r#"["']?(?P<k>[A-Za-z0-9_.-]+)["']?"#,
         ),
         locate: name_value,
     },

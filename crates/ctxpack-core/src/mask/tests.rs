@@ -19,7 +19,7 @@ fn the_rules_are_the_ones_their_version_names() {
     }
     assert_eq!(
         (MASK_RULES_VERSION, digest),
-        (37, 0xd5cb_92af_7448_6088),
+        (38, 0x168d_e77f_6955_e256),
         "the rules changed: bump MASK_RULES_VERSION, then pin it here with the new digest"
     );
 }
@@ -57,6 +57,28 @@ fn check(masker: &Masker, input: &str, expected: Option<&str>) {
 /// (kind, input, expected output or `None` for a near miss that must stay unchanged).
 /// Positive cases must produce exactly one redaction of `kind`.
 const CASES: &[(&str, &str, Option<&str>)] = &[
+    // consul_token
+    (
+        "consul_token",
+        "acl {\n  tokens {\n    initial_management = \"be454c9c-1173-41ab-98f1-5f8227fd5d43\"\n  }\n}\n",
+        Some("acl {\n  tokens {\n    initial_management = \"[REDACTED:consul_token]\"\n  }\n}\n"),
+    ),
+    (
+        "consul_token",
+        "{\"acl\": {\"tokens\": {\"agent\": \"5f8c6f86-63d6-4337-88aa-8ddaed68d7df\"}}}",
+        Some("{\"acl\": {\"tokens\": {\"agent\": \"[REDACTED:consul_token]\"}}}"),
+    ),
+    // A generic name outside a tokens block, or one the block closed before, is an id.
+    (
+        "consul_token",
+        "tokens { agent = \"x\" }\nservice {\n  default = \"5f8c6f86-63d6-4337-88aa-8ddaed68d7df\"\n}\n",
+        None,
+    ),
+    (
+        "consul_token",
+        "tokens {\n  default = \"00000000-0000-0000-0000-000000000002\"\n}\n",
+        None,
+    ),
     // private_key
     (
         "private_key",

@@ -69,6 +69,27 @@ pub(super) const TOKEN_SPECS: &[Spec] = &[
         locate: netrc,
     },
     Spec {
+        kind: "password_assignment",
+        description: "the result of a random_password resource in a Terraform state (.tfstate)",
+        prefilter: r#""random_password""#,
+        pattern: r#""result"[ \t]*:[ \t]*"(?P<s>(?:[^"\\\r\n]|\\.)+)""#,
+        locate: terraform_generated,
+    },
+    Spec {
+        kind: "consul_token",
+        description: "a Consul ACL token (a UUID) given to Consul's token settings: initial_management, agent_recovery, the acl_*_token settings, CONSUL_HTTP_TOKEN, or agent, default, … inside a tokens block",
+        prefilter: concat!(
+            r"initial_management|agent_recovery|agent_master|acl_[a-z_]*token|CONSUL_(?:HTTP_)?TOKEN",
+            r#"|tokens["']?[ \t]*[:=]?[ \t]*\{"#,
+        ),
+        pattern: concat!(
+            r"(?-u:\b)(?P<k>initial_management|agent_recovery|agent_master|acl_[a-z_]*token|CONSUL_(?:HTTP_)?TOKEN",
+            r#"|agent|default|dns|master|replication)["']?[ \t]*[:=][ \t]*["']?"#,
+            r"(?P<s>[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})(?-u:\b)",
+        ),
+        locate: consul_token,
+    },
+    Spec {
         kind: "password_hash",
         description: "crypt(3), htpasswd, LDAP or Django password hash",
         prefilter: concat!(

@@ -1,0 +1,61 @@
+//! Credentials known by where infrastructure tools keep them: the passwords a Terraform state
+//! records for the `random_password` resources it generated, and Consul's ACL tokens, which are
+//! UUIDs and so would read as ids anywhere else.
+
+use super::*;
+
+/// How far before a Terraform state's `"result"` its resource's `"type"` is looked for: a
+/// resource's attributes come before its next resource's type, and a `random_password`'s fit
+/// in far less.
+const STATE_WINDOW: usize = 4 << 10;
+
+/// The `"result"` of a `random_password` resource in a Terraform state: the last `"type"`
+/// before it, within [`STATE_WINDOW`], declares that resource (a `random_string`'s or
+/// `random_id`'s result is left: those name things as often as they guard them).
+pub(super) fn terraform_generated(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let from = hay.floor_char_boundary(m.start().saturating_sub(STATE_WINDOW));
+    let before = &hay[from..m.start()];
+    let at = before.rfind("\"type\"")?;
+    let declared = before[at + "\"type\"".len()..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    (declared.starts_with("\"random_password\"") && literal_is_secret(m.as_str())).then(|| span(m))
+}
+
+/// Consul's token settings whose names say nothing outside an `acl { tokens { … } }` block:
+/// a UUID under them is a token only there.
+const BLOCK_ONLY_TOKEN_NAMES: &[&str] = &["agent", "default", "dns", "master", "replication"];
+
+/// How far before a token setting the `tokens` block that holds it may open.
+const TOKENS_BLOCK_WINDOW: usize = 1 << 10;
+
+/// A Consul ACL token: a UUID given to one of Consul's token settings (`initial_management`,
+/// `agent_recovery`, the legacy `acl_*_token`s, `CONSUL_HTTP_TOKEN`), or to a generic one
+/// (`agent`, `default`, …) inside a `tokens` block. A UUID of one digit repeated but for one or
+/// two is a placeholder or a well-known id (the anonymous token's `00000000-…-000000000002`).
+pub(super) fn consul_token(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let name = caps.name("k")?.as_str();
+    if BLOCK_ONLY_TOKEN_NAMES.contains(&name) {
+        let from = hay.floor_char_boundary(m.start().saturating_sub(TOKENS_BLOCK_WINDOW));
+        let before = &hay[from..m.start()];
+        // The block opens after the word (`tokens {`, `"tokens": {`) and is still open.
+        let inside = before.rfind("tokens").is_some_and(|at| {
+            let rest = before[at + "tokens".len()..].trim_start_matches(['"', ' ', '\t', ':', '=']);
+            rest.strip_prefix('{')
+                .is_some_and(|block| !block.contains('}'))
+        });
+        if !inside {
+            return None;
+        }
+    }
+    let digits = m.as_str().bytes().filter(u8::is_ascii_hexdigit);
+    let most = b"0123456789abcdef"
+        .iter()
+        .map(|d| digits.clone().filter(|c| c.eq_ignore_ascii_case(d)).count())
+        .max()
+        .unwrap_or(0);
+    (most + 2 < 32).then(|| span(m))
+}
