@@ -36,10 +36,15 @@ macro_rules! foreign_password_word {
 pub(super) use foreign_password_word;
 
 /// The rules, in the order they run (more specific first): the tokens known by their shape
-/// ([`TOKEN_SPECS`]), then those known by where they stand. Keep the `mask` module's table in
+/// ([`TOKEN_SPECS`]), then those known by where they stand, in code ([`CODE_SPECS`]) and in
+/// tables. Keep the `mask` module's table in
 /// step with them; a test checks that every kind is documented.
 pub(super) fn specs() -> impl Iterator<Item = &'static Spec> {
-    TOKEN_SPECS.iter().chain(PLACED_SPECS).chain(TABLE_SPECS)
+    TOKEN_SPECS
+        .iter()
+        .chain(PLACED_SPECS)
+        .chain(CODE_SPECS)
+        .chain(TABLE_SPECS)
 }
 
 /// The rules that find a secret by what surrounds it: a name, a call, a header, a URL.
@@ -263,13 +268,14 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "code_credential",
-        description: "a password passed as a string literal: define('DB_PASSWORD', '...'), a lookup's default or fallback (process.env.JWT_SECRET ?? \"...\"), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
-        prefilter: r"define[ \t]*\(|env[ \t]*\(|environ\.get|ENV\.fetch|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection|process\.env\.[A-Za-z0-9_]+[ \t]*(?:\?\?|\|\|)",
+        description: "a password passed as a string literal: define('DB_PASSWORD', '...'), a lookup's or os.environ.setdefault's default or fallback (process.env.JWT_SECRET ?? \"...\"), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
+        prefilter: r"define[ \t]*\(|env[ \t]*\(|environ\.(?:get|setdefault)|ENV\.fetch|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection|process\.env\.[A-Za-z0-9_]+[ \t]*(?:\?\?|\|\|)",
         pattern: concat!(
             // `define('DB_PASSWORD', '…')`: the constant's name says what the value is; so
             // does the variable's in a lookup's default (`env('DB_PASSWORD', '…')`,
-            // `os.getenv("DB_PASSWORD", "…")`, `ENV.fetch("DB_PASSWORD", "…")`).
-            r#"(?-u:\b)(?:define|env|getenv|environ\.get|ENV\.fetch)[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
+            // `os.getenv("DB_PASSWORD", "…")`, `ENV.fetch("DB_PASSWORD", "…")`, and
+            // `os.environ.setdefault("API_TOKEN", "…")`, a default set for what follows).
+            r#"(?-u:\b)(?:define|env|getenv|environ\.get|environ\.setdefault|ENV\.fetch)[ \t]*\([ \t]*["'](?P<k>[A-Za-z0-9_]+)["'][ \t]*,[ \t]*["'](?P<dv>[^"'\\\r\n]*)["'][ \t]*\)"#,
             // A lookup's fallback: `process.env.JWT_SECRET ?? "…"` (or `||`), Python's
             // `os.getenv("DB_PASSWORD") or "…"`.
             r#"|process\.env\.(?P<fk>[A-Za-z0-9_]+)[ \t]*(?:\?\?|\|\|)[ \t]*["'`](?P<fv>[^"'`\\\r\n]*)["'`]"#,
