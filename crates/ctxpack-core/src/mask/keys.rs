@@ -120,3 +120,21 @@ pub(super) fn is_public_or_test_key(value: &str) -> bool {
         .any(|p| value.starts_with(p))
         || counting_hex(value)
 }
+
+/// How often `value` changes between lower-case letters, upper-case letters and digits: a
+/// generated string keeps changing (`y56edLOiDvyg6`, 7), a name's words and numbers change
+/// a few times (`OAuth2Token`, 4; `X509CertPem`, 5).
+pub(super) fn class_changes(value: &str) -> usize {
+    let class = |b: u8| {
+        (
+            b.is_ascii_lowercase(),
+            b.is_ascii_uppercase(),
+            b.is_ascii_digit(),
+        )
+    };
+    value
+        .as_bytes()
+        .windows(2)
+        .filter(|w| class(w[0]) != class(w[1]))
+        .count()
+}

@@ -775,10 +775,13 @@ pub(super) fn looks_like_code(value: &str) -> bool {
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     };
     // `zWemT.opYkeWXQbKmJ1E`, `eHFSqBF.UZUv642GhEH`: a part mixing cases and digits without
-    // words is generated. (`resp.OAuth2Token`, `cfg.X509CertPem`: a few capitals start words.)
+    // words is generated; so is one that keeps changing between lower case, upper case and
+    // digits (`SAgFh.y56edLOiDvyg6`, `Lzb6Bkpc5s9V`). (`resp.OAuth2Token`, `cfg.X509CertPem`:
+    // a few capitals and a number start words, four or five changes.)
     let generated = |s: &str| {
+        let upper = s.bytes().filter(u8::is_ascii_uppercase).count();
         s.len() >= 8
-            && s.bytes().filter(u8::is_ascii_uppercase).count() >= 5
+            && (upper >= 5 || (upper >= 2 && class_changes(s) >= 6))
             && s.bytes().filter(u8::is_ascii_lowercase).count() >= 2
             && s.bytes().any(|b| b.is_ascii_digit())
             && !is_camel_words(s)
