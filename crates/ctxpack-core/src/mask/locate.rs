@@ -578,7 +578,8 @@ pub(super) const MESSAGE_WORDS: &[&str] = &[
 /// unless it reads as a message (`"Invalid password, try again."`), a template or a stand-in
 /// (`"change me"`, `"your token here"`).
 pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    if secret_name(caps.name("k")?.as_str()) != Some(true) {
+    let k = caps.name("k")?.as_str();
+    if secret_name(k) != Some(true) {
         return None;
     }
     let m = caps
@@ -625,8 +626,11 @@ pub(super) fn passphrase(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)>
         && v.trim().chars().count() >= 8
         && !message
         && !v.trim_end().ends_with([':', ','])
-        // A sentence ends in `.`, `?` or `!`; a passphrase may too, and then it holds a digit.
-        && (!v.trim_end().ends_with(['.', '?', '!']) || v.bytes().any(|b| b.is_ascii_digit()))
+        // A sentence ends in `.`, `?` or `!`; a passphrase may too, and then it holds a digit,
+        // or it is an env file's, under a name that says it is a phrase.
+        && (!v.trim_end().ends_with(['.', '?', '!'])
+            || v.bytes().any(|b| b.is_ascii_digit())
+            || (env_style && k.to_ascii_lowercase().ends_with("passphrase")))
         && !v.contains(['%', '{', '}', '$', '<', '>', '(', ')'])
         && !is_placeholder(v.trim())
         && !is_placeholder(&words.join("_"))

@@ -457,13 +457,13 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "high_entropy_key",
-        description: "a random-looking value assigned to a key, salt, encryption or credentials name (secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys, Consul's encrypt), also as hex or base64 given to a decoder (keyHex = \"…\", KEY = Base64.getDecoder().decode(\"…\"), KEY: [u8; 32] = hex!(\"…\"), hex2bin('…'))",
+        description: "a random-looking value assigned to a key, salt, encryption or credentials name (cred, creds; secret_key_base, APP_KEY=base64:..., FERNET_KEY, signing keys, Consul's encrypt), also as hex or base64 given to a decoder (keyHex = \"…\", KEY = Base64.getDecoder().decode(\"…\"), KEY: [u8; 32] = hex!(\"…\"), hex2bin('…'))",
         prefilter: concat!(
-            r"(?i-u)(?:key(?:[_.-]?base|s)?|salt|pepper|hmac|credentials?|auth|encrypt|kek|dek)",
+            r"(?i-u)(?:key(?:[_.-]?base|s)?|salt|pepper|hmac|cred(?:entials?|s)?|auth|encrypt|kek|dek)",
             r#"(?:[_.-]?(?:hex|b64|base64|bytes))?(?:\\?["']\]?|\[[0-9A-Z_]{0,8}\])?(?:,|[ \t]*[=:])"#,
         ),
         pattern: concat!(
-            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|auth|encrypt|kek|dek))",
+            r"(?P<k>[A-Za-z0-9_.-]*?(?P<w>(?i-u:key[_.-]?base|keys|key|salt|pepper|hmac|credentials?|creds?|auth|encrypt|kek|dek))",
             // A key's encoding may follow its name (`keyHex`, `KEY_B64`, `aes_key_bytes`).
             r"(?i-u:[_.-]?(?:hex|b64|base64|bytes))?)",
             // Go's `signingKey, _ = hex.DecodeString(…)` drops the decoder's error.
