@@ -1,6 +1,6 @@
 //! Credentials a program is given in its own code besides an assignment's literal: the default
-//! of a command-line flag it defines, and a password kept encoded and decoded where it is
-//! assigned.
+//! of a command-line flag it defines, a password kept encoded and decoded where it is assigned,
+//! and a secret-named header's value set on a request.
 
 use super::*;
 
@@ -30,6 +30,17 @@ pub(super) const CODE_SPECS: &[Spec] = &[
         ),
         locate: decoded_secret,
     },
+    Spec {
+        kind: "password_assignment",
+        description: "the value of a secret-named HTTP header set in code: .header(\"X-Api-Key\", \"...\"), addHeader, setRequestProperty, Go's Header.Set",
+        // A quoted secret-named header, a comma and the quoted value.
+        prefilter: r#"(?i-u:key|token|secret|auth)["'][ \t]*,[ \t]*["']"#,
+        pattern: concat!(
+            r"(?-u:\b)(?:header|addHeader|setHeader|setRequestProperty|set|Set|add|Add|append)[ \t]*\(\s*",
+            r#"["'](?P<k>[A-Za-z0-9_-]+)["'][ \t]*,[ \t]*["'](?P<s>[^"'\\\s]+)["']"#,
+        ),
+        locate: header_value,
+    },
 ];
 
 /// The default of a secret-named flag a program defines (Python's
@@ -49,4 +60,15 @@ pub(super) fn decoded_secret(caps: &Captures<'_>, _: &str) -> Option<(usize, usi
     secret_name(caps.name("k")?.as_str())?;
     let m = caps.name("s")?;
     literal_is_secret(m.as_str()).then(|| span(m))
+}
+
+/// A header set in code under a secret-named name (`X-Api-Key`, `X-Auth-Token`): its value is
+/// judged as a secret-named lookup's default is. A header named only a key is a protocol's
+/// (WebSocket's `Sec-WebSocket-Key` is a public nonce), and `Authorization`'s scheme and
+/// credentials are `authorization_header`'s.
+pub(super) fn header_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let name = caps.name("k")?.as_str();
+    secret_name(name)?;
+    let m = caps.name("s")?;
+    named_value_is_secret(name, m.as_str()).then(|| span(m))
 }

@@ -1,8 +1,19 @@
 //! Credentials known by where infrastructure tools keep them: the passwords a Terraform state
-//! records for the `random_password` resources it generated, and Consul's ACL tokens, which are
-//! UUIDs and so would read as ids anywhere else.
+//! records for the `random_password` resources it generated, Consul's ACL tokens, which are
+//! UUIDs and so would read as ids anywhere else, and the values of a Kubernetes Secret's `data`.
 
 use super::*;
+
+/// The rules keyed on the block a value stands in rather than on its name, run after every
+/// other (a `.dockerconfigjson` or a `tls.key` in a Secret's data is `registry_auth`'s or
+/// `private_key`'s).
+pub(super) const LATE_INFRA_SPECS: &[Spec] = &[Spec {
+    kind: "password_assignment",
+    description: "a value of a Kubernetes Secret's data block (base64, under any key) in a manifest that says kind: Secret",
+    prefilter: r"kind:[ \t]*Secret[ \t]*\r?\n",
+    pattern: r#"(?m)^(?P<i>[ \t]+)[A-Za-z0-9_.-]+:[ \t]*["']?(?P<s>[A-Za-z0-9+/]{8,}={0,2})["']?[ \t]*\r?$"#,
+    locate: kubernetes_secret_data,
+}];
 
 /// How far before a Terraform state's `"result"` its resource's `"type"` is looked for: a
 /// resource's attributes come before its next resource's type, and a `random_password`'s fit
@@ -58,4 +69,30 @@ pub(super) fn consul_token(caps: &Captures<'_>, hay: &str) -> Option<(usize, usi
         .max()
         .unwrap_or(0);
     (most + 2 < 32).then(|| span(m))
+}
+
+/// A value of a Kubernetes `Secret`'s `data` block (base64 of the secret, whatever its key is
+/// named: `signing_material: aDBO…`): the line's block opens with `data:`, in a YAML document
+/// (between `---` lines) that says `kind: Secret`. A `SealedSecret`'s `encryptedData` is
+/// ciphertext meant to be committed, and `stringData` is read by the rules for names.
+pub(super) fn kubernetes_secret_data(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let line = caps.get(0)?.start();
+    let indent = caps.name("i")?.as_str().len();
+    let start = hay[..line].rfind("\n---").map_or(0, |at| at + 4);
+    let end = hay[line..].find("\n---").map_or(hay.len(), |at| line + at);
+    if !hay[start..end]
+        .lines()
+        .any(|l| l.trim_end() == "kind: Secret")
+    {
+        return None;
+    }
+    let indent_of = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let parent = hay[start..line]
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty() && indent_of(l) < indent)?;
+    let v = m.as_str();
+    let base64 = v.len() % 4 == 0 && !is_placeholder(v);
+    (parent.trim() == "data:" && base64).then(|| span(m))
 }

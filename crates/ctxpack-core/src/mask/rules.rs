@@ -8,7 +8,7 @@ use super::*;
 /// [`secret_name`] checks that.
 macro_rules! secret_word {
     () => {
-        r"(?:passwd|password|passphrase|pass|pwd|pw|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key|license[_.-]?key)"
+        r"(?:passwd|password|passphrase|passcode|pass|pwd|pw|psk|secret|token|authtok|api[_.-]?key|access[_.-]?key|private[_.-]?key|license[_.-]?key)"
     };
 }
 
@@ -36,14 +36,15 @@ macro_rules! foreign_password_word {
 pub(super) use foreign_password_word;
 
 /// The rules, in the order they run (more specific first): the tokens known by their shape
-/// ([`TOKEN_SPECS`]), then those known by where they stand, in code ([`CODE_SPECS`]) and in
-/// tables. Keep the `mask` module's table in
+/// ([`TOKEN_SPECS`]), then those known by where they stand, in code ([`CODE_SPECS`]), by the
+/// block they are in ([`LATE_INFRA_SPECS`]) and in tables. Keep the `mask` module's table in
 /// step with them; a test checks that every kind is documented.
 pub(super) fn specs() -> impl Iterator<Item = &'static Spec> {
     TOKEN_SPECS
         .iter()
         .chain(PLACED_SPECS)
         .chain(CODE_SPECS)
+        .chain(LATE_INFRA_SPECS)
         .chain(TABLE_SPECS)
 }
 
@@ -269,7 +270,7 @@ const PLACED_SPECS: &[Spec] = &[
     Spec {
         kind: "code_credential",
         description: "a password passed as a string literal: define('DB_PASSWORD', '...'), a lookup's or os.environ.setdefault's default or fallback (process.env.JWT_SECRET ?? \"...\"), new NetworkCredential(user, \"...\"), PasswordAuthentication, HTTPBasicAuth, SetBasicAuth, getConnection(url, user, \"...\")",
-        prefilter: r"define[ \t]*\(|env[ \t]*\(|environ\.(?:get|setdefault)|ENV\.fetch|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|login[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection|process\.env\.[A-Za-z0-9_]+[ \t]*(?:\?\?|\|\|)",
+        prefilter: r"define[ \t]*\(|env[ \t]*\(|environ\.(?:get|setdefault)|ENV\.fetch|Credential|PasswordAuthentication|BasicAuth|DigestAuth|PlainAuth|(?i-u:basic_?auth)|(?:l|L)ogin[ \t]*\(|auth[ \t]*=?[ \t]*\(|getConnection|process\.env\.[A-Za-z0-9_]+[ \t]*(?:\?\?|\|\|)",
         pattern: concat!(
             // `define('DB_PASSWORD', '…')`: the constant's name says what the value is; so
             // does the variable's in a lookup's default (`env('DB_PASSWORD', '…')`,
@@ -283,7 +284,7 @@ const PLACED_SPECS: &[Spec] = &[
             // Calls whose second argument is the password (the user comes first).
             r"|(?-u:\b)(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials",
             r"|UsernamePasswordAuthenticationToken|PasswordCredential|HTTPBasicAuth|HTTPDigestAuth",
-            r"|HttpBasicAuth|BasicAuth|DigestAuth|SetBasicAuth|basicAuth|basic_auth|login|auth",
+            r"|HttpBasicAuth|BasicAuth|DigestAuth|SetBasicAuth|basicAuth|basic_auth|login|Login|auth",
             // OkHttp's `Credentials.basic(user, "…")`.
             r"|Credentials\.basic",
             // `requests.get(url, auth=("user", "…"))`
@@ -549,8 +550,8 @@ const PLACED_SPECS: &[Spec] = &[
     },
     Spec {
         kind: "code_credential",
-        description: "a password as a positional argument of a connection call (Perl's DBI->connect, C's mysql_real_connect, Sequelize, Ruby's Net::SMTP.start), curl's CURLOPT_USERPWD, or a URL template's user:password arguments (Sprintf(\"…://%s:%s@…\", user, \"…\"), \"…://{}:{}@…\".format(user, \"…\"))",
-        prefilter: r"DBI->connect|mysql_real_connect|Sequelize[ \t]*\(|SMTP\.start|CURLOPT_USERPWD|://%s:%s@|://\{\}:\{\}@",
+        description: "a password as a positional argument of a connection call (Perl's DBI->connect, C's mysql_real_connect, Sequelize, Ruby's Net::SMTP.start), curl's CURLOPT_USERPWD and CURLOPT_PASSWORD, or a URL template's user:password arguments (Sprintf(\"…://%s:%s@…\", user, \"…\"), \"…://{}:{}@…\".format(user, \"…\"))",
+        prefilter: r"DBI->connect|mysql_real_connect|Sequelize[ \t]*\(|SMTP\.start|CURLOPT_(?:USERPWD|(?:PROXY|TLSAUTH_)?PASSWORD|KEYPASSWD)|://%s:%s@|://\{\}:\{\}@",
         pattern: concat!(
             // The arguments before the password: strings, names, variables, symbols, numbers.
             r#"(?:DBI->connect[ \t]*\((?:\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|[$@:]?[A-Za-z_][A-Za-z0-9_.:]*|[0-9]+)\s*,){2}"#,
@@ -561,7 +562,9 @@ const PLACED_SPECS: &[Spec] = &[
             r#"|://\{\}:\{\}@[^"'\r\n]*["']\.format\(\s*(?:"[^"\r\n]*"|'[^'\r\n]*'|[A-Za-z_][A-Za-z0-9_.]*)\s*,)"#,
             r#"\s*["'](?P<pa>[^"'\\\s,)]*)["']"#,
             // `curl_easy_setopt(curl, CURLOPT_USERPWD, "user:…")`: what follows the user's colon.
-            r#"|CURLOPT_USERPWD\s*,\s*["'][^"':\r\n]*:(?P<pb>[^"'\\\s]*)["']"#,
+            // `CURLOPT_PASSWORD, "…"` (and the proxy's, TLS-SRP's and a client key's): all of it.
+            r#"|CURLOPT_(?:USERPWD\s*,\s*["'][^"':\r\n]*:|(?:(?:PROXY|TLSAUTH_)?PASSWORD|KEYPASSWD)\s*,\s*["'])"#,
+            r#"(?P<pb>[^"'\\\s]*)["']"#,
         ),
         locate: code_credential,
     },

@@ -380,6 +380,7 @@ pub(super) fn secret_name(name: &str) -> Option<bool> {
         "passwd",
         "password",
         "passphrase",
+        "passcode",
         "pass",
         "pwd",
         "pw",

@@ -75,8 +75,9 @@ fn heldout() -> Vec<Entry> {
 /// inside an Ansible lookup, a `nextPageToken`, and a SealedSecret's ciphertext written without
 /// the `Ag…` start the controller gives it); set 24 (rule set 35), 16 of 136 survived and 1
 /// of 68 changed (a Jenkins credential's `{AQAAAB…}` ciphertext, masked on purpose as Maven's
-/// braced ciphertext is).
-const UNSEEN_ALLOWED_FAILURES: usize = 348;
+/// braced ciphertext is); set 25 (rule set 41), 38 of 140 survived and 1 of 70 changed (AWS's
+/// published examples).
+const UNSEEN_ALLOWED_FAILURES: usize = 387;
 
 fn unseen() -> Vec<Entry> {
     parse(include_str!("../secrets/unseen.jsonl"))
@@ -85,7 +86,7 @@ fn unseen() -> Vec<Entry> {
 #[test]
 fn an_unseen_set_scores_no_worse_than_on_arrival() {
     let entries = unseen();
-    assert_eq!(entries.len(), 3182);
+    assert_eq!(entries.len(), 3392);
     let failures = failures(&entries);
     assert!(
         failures.len() <= UNSEEN_ALLOWED_FAILURES,
