@@ -18,7 +18,7 @@
 //!
 //! | kind | what it catches | what is replaced |
 //! |---|---|---|
-//! | `private_key` | PEM and OpenSSH private keys: `-----BEGIN … PRIVATE KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP `… PRIVATE KEY BLOCK`), also with `\n` escapes inside a string literal, and a block cut short by a chunk boundary; PuTTY `.ppk` private lines; a whole PEM private key in base64 (`LS0tLS1CRUdJTi…`, a kubeconfig's `client-key-data`); an OpenVPN static key (`-----BEGIN OpenVPN Static key V1-----`); a JSON Web Key's private members (`"d"`; `p`, `q`, `dp`, `dq`, `qi`; a symmetric key's `k`) in an object with a `"kty"` | the whole block, BEGIN to END line inclusive; the private lines; the base64; the static key's hex lines; the member's value |
+//! | `private_key` | PEM and OpenSSH private keys: `-----BEGIN … PRIVATE KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP `… PRIVATE KEY BLOCK`), also with `\n` escapes inside a string literal, and a block cut short by a chunk boundary; PuTTY `.ppk` private lines; a whole PEM private key in base64 (`LS0tLS1CRUdJTi…`, a kubeconfig's `client-key-data`); an OpenVPN static key (`-----BEGIN OpenVPN Static key V1-----`); a JSON Web Key's private members (`"d"`; `p`, `q`, `dp`, `dq`, `qi`; a symmetric key's `k`) in an object with a `"kty"`; an Ethereum account's key (64 hex digits) given to `Account.from_key`, `privateKeyToAccount`, `new ethers.Wallet` or `Wallet.fromPrivateKey` | the whole block, BEGIN to END line inclusive; the private lines; the base64; the static key's hex lines; the member's value |
 //! | `password_hash` | crypt(3) hashes as in `/etc/shadow` and htpasswd (`$1$`, `$apr1$`, `$2a$`/`$2b$`/`$2y$` bcrypt, `$5$`, `$6$`, `$y$` yescrypt, `$argon2id$…`), LDAP/htpasswd `{SHA}`/`{SSHA}`/`{MD5}` and Django `pbkdf2_sha256$…` | the hash |
 //! | `anthropic_api_key` | `sk-ant-…` keys (`sk-ant-api03-…`, `sk-ant-admin01-…`) | the key |
 //! | `openai_api_key` | `sk-…`, `sk-proj-…`, `sk-svcacct-…`, `sk-admin-…` keys of 32 or more characters mixing upper case, lower case and digits | the key |
@@ -257,7 +257,7 @@ use shape::*;
 use tables::*;
 
 /// Bumped whenever the rule set changes (stored text is masked at index time).
-pub const MASK_RULES_VERSION: u32 = 42;
+pub const MASK_RULES_VERSION: u32 = 43;
 
 /// How every marker starts; no rule accepts a value that contains it, which is what makes
 /// masking idempotent.

@@ -666,7 +666,8 @@ const PLACED_SPECS: &[Spec] = &[
         pattern: concat!(
             r"(?:(?m:^)|[ \t])(?:--(?P<k>api-?key|(?:auth|access|api)-token|token|client-secret|secret-key)(?:[ \t]+|=)",
             r#"|(?P<c>-setcookie)[ \t]+)(?P<s>"[^"\r\n$]+"|'[^'\r\n]+'|[^\s"'$<{\\`-][^\s"'`;|&)]*)"#,
-            r"|(?:(?m:^)|[ \t;|&(])openssl[ \t][^\r\n]*?[ \t]-K[ \t]+(?P<x>[0-9A-Fa-f]{32,})(?:[ \t]|\r?$)",
+            // (The command may go on over lines ending in `\`.)
+            r"|(?:(?m:^)|[ \t;|&(])openssl[ \t](?:[^\r\n]|\\\r?\n)*?[ \t]-K[ \t]+(?P<x>[0-9A-Fa-f]{32,})(?:[ \t]|\r?$)",
         ),
         locate: cli_flag,
     },

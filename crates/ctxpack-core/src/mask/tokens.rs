@@ -90,6 +90,16 @@ pub(super) const TOKEN_SPECS: &[Spec] = &[
         locate: consul_token,
     },
     Spec {
+        kind: "private_key",
+        description: "an Ethereum account's private key (64 hex digits) given to an account or wallet constructor: Account.from_key(\"0x...\"), privateKeyToAccount, new ethers.Wallet, Wallet.fromPrivateKey",
+        prefilter: r"from_key[ \t]*\(|privateKeyToAccount[ \t]*\(|Wallet[ \t]*\(|fromPrivateKey[ \t]*\(",
+        pattern: concat!(
+            r"(?:from_key|privateKeyToAccount|Wallet|fromPrivateKey)[ \t]*\(\s*",
+            r#"(?:Buffer\.from\(\s*)?["'](?P<s>(?:0x)?[0-9A-Fa-f]{64})["']"#,
+        ),
+        locate: group_s,
+    },
+    Spec {
         kind: "password_hash",
         description: "crypt(3), htpasswd, LDAP or Django password hash",
         prefilter: concat!(
