@@ -71,16 +71,27 @@ pub(super) fn consul_token(caps: &Captures<'_>, hay: &str) -> Option<(usize, usi
     (most + 2 < 32).then(|| span(m))
 }
 
+/// How far around a value of a Secret's `data` its block's `data:` and the manifest's `kind:
+/// Secret` are looked for: a Secret's entries are a line each (a certificate's a few KiB), and
+/// every match looks only this far, so a text of many such lines costs time in proportion. A
+/// value further below its `data:` than this (after a hundred short entries) is left.
+const SECRET_DATA_WINDOW: usize = 4 << 10;
+
 /// A value of a Kubernetes `Secret`'s `data` block (base64 of the secret, whatever its key is
 /// named: `signing_material: aDBO…`): the line's block opens with `data:`, in a YAML document
-/// (between `---` lines) that says `kind: Secret`. A `SealedSecret`'s `encryptedData` is
-/// ciphertext meant to be committed, and `stringData` is read by the rules for names.
+/// (between `---` lines) that says `kind: Secret`, both within [`SECRET_DATA_WINDOW`]. A
+/// `SealedSecret`'s `encryptedData` is ciphertext meant to be committed, and `stringData` is
+/// read by the rules for names.
 pub(super) fn kubernetes_secret_data(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)> {
     let m = caps.name("s")?;
     let line = caps.get(0)?.start();
     let indent = caps.name("i")?.as_str().len();
-    let start = hay[..line].rfind("\n---").map_or(0, |at| at + 4);
-    let end = hay[line..].find("\n---").map_or(hay.len(), |at| line + at);
+    let from = hay.floor_char_boundary(line.saturating_sub(SECRET_DATA_WINDOW));
+    let to = hay.ceil_char_boundary(line.saturating_add(SECRET_DATA_WINDOW).min(hay.len()));
+    let start = hay[from..line]
+        .rfind("\n---")
+        .map_or(from, |at| from + at + 4);
+    let end = hay[line..to].find("\n---").map_or(to, |at| line + at);
     if !hay[start..end]
         .lines()
         .any(|l| l.trim_end() == "kind: Secret")
