@@ -1,6 +1,7 @@
 //! Credentials known by where infrastructure tools keep them: the passwords a Terraform state
 //! records for the `random_password` resources it generated, Consul's ACL tokens, which are
-//! UUIDs and so would read as ids anywhere else, and the values of a Kubernetes Secret's `data`.
+//! UUIDs and so would read as ids anywhere else, the values of a Kubernetes Secret's `data`, and
+//! a CI variable's personal access token (`…_PAT`).
 
 use super::*;
 
@@ -106,4 +107,12 @@ pub(super) fn kubernetes_secret_data(caps: &Captures<'_>, hay: &str) -> Option<(
     let v = m.as_str();
     let base64 = v.len() % 4 == 0 && !is_placeholder(v);
     (parent.trim() == "data:" && base64).then(|| span(m))
+}
+
+/// A value that looks generated and is no placeholder, under a name the rule's expression
+/// already judged (`AZURE_DEVOPS_EXT_PAT`).
+pub(super) fn generated_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
+    let m = caps.name("s")?;
+    let v = m.as_str();
+    (literal_is_secret(v) && looks_generated(v) && !is_word_list(v)).then(|| span(m))
 }

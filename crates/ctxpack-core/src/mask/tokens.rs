@@ -90,6 +90,13 @@ pub(super) const TOKEN_SPECS: &[Spec] = &[
         locate: consul_token,
     },
     Spec {
+        kind: "password_assignment",
+        description: "a generated value under an upper-case name ending in _PAT, a personal access token's (AZURE_DEVOPS_EXT_PAT, GH_PAT)",
+        prefilter: r"_PAT[ \t]*[:=]",
+        pattern: r#"(?-u:\b)(?P<k>[A-Z][A-Z0-9_]*_PAT)[ \t]*[:=][ \t]*["']?(?P<s>[A-Za-z0-9_-]{20,})["']?"#,
+        locate: generated_value,
+    },
+    Spec {
         kind: "private_key",
         description: "an Ethereum account's private key (64 hex digits) given to an account or wallet constructor: Account.from_key(\"0x...\"), privateKeyToAccount, new ethers.Wallet, Wallet.fromPrivateKey",
         prefilter: r"from_key[ \t]*\(|privateKeyToAccount[ \t]*\(|Wallet[ \t]*\(|fromPrivateKey[ \t]*\(",
