@@ -67,8 +67,7 @@ pub(super) fn decoded_secret(caps: &Captures<'_>, _: &str) -> Option<(usize, usi
 /// (WebSocket's `Sec-WebSocket-Key` is a public nonce), and `Authorization`'s scheme and
 /// credentials are `authorization_header`'s.
 pub(super) fn header_value(caps: &Captures<'_>, _: &str) -> Option<(usize, usize)> {
-    let name = caps.name("k")?.as_str();
-    secret_name(name)?;
+    let human = secret_name(caps.name("k")?.as_str())?;
     let m = caps.name("s")?;
-    named_value_is_secret(name, m.as_str()).then(|| span(m))
+    credible(m.as_str(), human).then(|| span(m))
 }

@@ -35,15 +35,12 @@ pub(super) fn byte_key(caps: &Captures<'_>, hay: &str) -> Option<(usize, usize)>
     (named && random_bytes(m.as_str())).then(|| span(m))
 }
 
-/// Whether `value` is a secret under `name`: under a secret-named name a literal that is one
-/// (any, where a person fills the value in; a generated-looking one under a token's or a key's
-/// name, not a label of words), under a key-named one a random-looking value
-/// ([`random_key_value`]): a name/value pair's or an XML setting's.
+/// Whether `value` is a secret under `name`: under a secret-named name a [`credible`] literal,
+/// under a key-named one a random-looking value ([`random_key_value`]): a name/value pair's or
+/// an XML setting's.
 pub(super) fn pair_value_is_secret(name: &str, value: &str) -> bool {
     match secret_name(name) {
-        Some(human) => {
-            literal_is_secret(value) && (human || (looks_generated(value) && !is_word_list(value)))
-        }
+        Some(human) => credible(value, human),
         None => random_key_value(name, value),
     }
 }
